@@ -1,0 +1,143 @@
+/**
+ * Colloquy's errors. Every error the framework throws is a {@link ColloquyError} with a stable
+ * `code`; subclasses carry the context needed to act on it (bot, state, endpoint, variable…).
+ * Messages never contain secrets or tokens.
+ */
+
+/** One problem found while validating a message or a payload. */
+export interface Issue {
+  /** Where the problem is, as a path into the object (`["listMessages", "sections", 0, "title"]`). */
+  readonly path: readonly (string | number)[];
+  /** What is wrong, for a person. */
+  readonly message: string;
+}
+
+/** Formats a path as `a.b[0].c`. */
+export function formatPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const part of path) {
+    out += typeof part === 'number' ? `[${part}]` : out === '' ? part : `.${part}`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+/** Formats issues one per line, `path: message`. */
+export function formatIssues(issues: readonly Issue[]): string {
+  return issues.map((i) => `  - ${formatPath(i.path)}: ${i.message}`).join('\n');
+}
+
+/** The base of every error Colloquy throws. */
+export class ColloquyError extends Error {
+  override name = 'ColloquyError';
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** A bad configuration value (an environment variable, an option). */
+export class ConfigError extends ColloquyError {
+  override name = 'ConfigError';
+  /** The variable or option at fault. */
+  readonly variable: string;
+  constructor(variable: string, message: string, options?: { cause?: unknown }) {
+    super('config', `${variable}: ${message}`, options);
+    this.variable = variable;
+  }
+}
+
+/** Where a message came from, when a bot emitted it. */
+export interface MessageOrigin {
+  readonly bot?: string;
+  readonly state?: string;
+}
+
+/** A message that breaks the seed's shape or a provider limit. Lists every issue with its path. */
+export class MessageValidationError extends ColloquyError {
+  override name = 'MessageValidationError';
+  readonly issues: readonly Issue[];
+  readonly bot: string | undefined;
+  readonly state: string | undefined;
+  constructor(issues: readonly Issue[], origin: MessageOrigin = {}, options?: { cause?: unknown }) {
+    const where = [origin.bot && `bot "${origin.bot}"`, origin.state && `state "${origin.state}"`]
+      .filter(Boolean)
+      .join(', ');
+    super(
+      'message_invalid',
+      `Invalid message${where ? ` from ${where}` : ''} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${formatIssues(issues)}`,
+      options,
+    );
+    this.issues = issues;
+    this.bot = origin.bot;
+    this.state = origin.state;
+  }
+
+  /** The same issues, attributed to a bot and a state. */
+  withOrigin(origin: MessageOrigin): MessageValidationError {
+    return new MessageValidationError(this.issues, origin, { cause: this.cause });
+  }
+}
+
+/** Which provider call failed. */
+export type Endpoint = 'token' | 'messaging' | 'sms';
+
+/** A provider call that failed: carries the endpoint, HTTP status and the provider's code. */
+export class TransportError extends ColloquyError {
+  override name = 'TransportError';
+  readonly endpoint: Endpoint;
+  readonly status: number | undefined;
+  readonly providerCode: number | string | undefined;
+  readonly retryable: boolean;
+  constructor(
+    init: {
+      endpoint: Endpoint;
+      message: string;
+      status?: number | undefined;
+      providerCode?: number | string | undefined;
+      retryable: boolean;
+      code?: string;
+    },
+    options?: { cause?: unknown },
+  ) {
+    super(init.code ?? 'transport', init.message, options);
+    this.endpoint = init.endpoint;
+    this.status = init.status;
+    this.providerCode = init.providerCode;
+    this.retryable = init.retryable;
+  }
+}
+
+/** The identity provider refused our credentials (`invalid_client`, `unauthorized_client`), or a
+ *  fresh token was refused again. A configuration problem: never retried. */
+export class AuthError extends TransportError {
+  override name = 'AuthError';
+  constructor(message: string, init: { status?: number | undefined; providerCode?: string | undefined } = {}, options?: { cause?: unknown }) {
+    super({ endpoint: 'token', message, status: init.status, providerCode: init.providerCode, retryable: false, code: 'auth' }, options);
+  }
+}
+
+/** A storage failure: a changed migration, a version conflict, a broken row. */
+export class StoreError extends ColloquyError {
+  override name = 'StoreError';
+}
+
+/** Another process saved the conversation first; the turn is retried. */
+export class VersionConflictError extends StoreError {
+  override name = 'VersionConflictError';
+  constructor(readonly conversationId: number, readonly expected: number) {
+    super('version_conflict', `Conversation ${conversationId} was saved by someone else (expected version ${expected})`);
+  }
+}
+
+/** A bot definition or a bot's behaviour is wrong (not a message: see MessageValidationError). */
+export class BotError extends ColloquyError {
+  override name = 'BotError';
+  readonly bot: string | undefined;
+  readonly state: string | undefined;
+  constructor(message: string, origin: MessageOrigin = {}, options?: { cause?: unknown }) {
+    super('bot', message, options);
+    this.bot = origin.bot;
+    this.state = origin.state;
+  }
+}

@@ -1,0 +1,6 @@
+export * from './builders.js';
+export * from './limits.js';
+export * from './message.js';
+export * from './request.js';
+export * from './schema.js';
+export * from './validate.js';

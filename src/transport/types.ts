@@ -1,0 +1,81 @@
+/**
+ * The send adapter's contract. The conversation runtime sees only this interface; the HTTP
+ * implementation (undici, OAuth token, retries) lives beside it.
+ */
+import type { InteractiveRequest, SmsRequest } from '../messages/schema.js';
+
+/** The two provider channels. */
+export type Channel = 'interactive' | 'sms';
+
+/** One thing to deliver: a validated request body for one channel. */
+export type Outbound =
+  | { readonly channel: 'interactive'; readonly request: InteractiveRequest }
+  | { readonly channel: 'sms'; readonly request: SmsRequest };
+
+/** What the SMS endpoint answered (provider.md §1.3). */
+export interface SmsOutcome {
+  readonly code: number;
+  readonly mailingId: string | number | null;
+  readonly result: string | null;
+}
+
+/** The provider accepted the message. */
+export interface SendAccepted {
+  readonly ok: true;
+  readonly channel: Channel;
+  readonly status: number;
+  /** The provider's identifier, when its answer holds one (`id`, `messageId`, `mailingId`, `messages[0].id`). */
+  readonly providerId: string | undefined;
+  /** The answer's body, parsed when JSON. */
+  readonly raw: unknown;
+  /** For SMS: `code`, `mailingId`, `result`. */
+  readonly sms?: SmsOutcome | undefined;
+  /** How many HTTP attempts it took (1 when the first succeeded). */
+  readonly attempts: number;
+}
+
+/** The message was not accepted. */
+export interface SendFailed {
+  readonly ok: false;
+  readonly channel: Channel;
+  /** `retryable`: worth trying later (408, 429, 5xx, network, SMS code 19); `permanent`: not. */
+  readonly kind: 'permanent' | 'retryable';
+  /** HTTP status, when an answer came. */
+  readonly status?: number | undefined;
+  /** The provider's code: the SMS `code`, or a Meta-style `error.code` (131047, …), or an OAuth `error`. */
+  readonly providerCode?: number | string | undefined;
+  /** Why, for a person; never holds a secret or a token. */
+  readonly reason: string;
+  /** The provider's hint (SMS failures carry one). */
+  readonly hint?: string | undefined;
+  /** The answer's body, parsed when JSON. */
+  readonly raw?: unknown;
+  readonly attempts: number;
+  /** When the provider said when to come back (`Retry-After`). */
+  readonly retryAfterMs?: number | undefined;
+  /** True when the failure is our credentials (a configuration error). */
+  readonly auth?: boolean | undefined;
+}
+
+export type SendResult = SendAccepted | SendFailed;
+
+/** Delivers messages to the provider. */
+export interface SendAdapter {
+  /** Sends one message on its channel, with the adapter's own bounded retries. Never throws for a
+   *  provider or network failure: that is a {@link SendFailed}. */
+  send(outbound: Outbound, options?: { signal?: AbortSignal }): Promise<SendResult>;
+  /** Releases connections. */
+  close(): Promise<void>;
+}
+
+/** What the transport reports as it works, for metrics and logs. */
+export type TransportEvent =
+  | { readonly type: 'token.request'; readonly ok: boolean; readonly ms: number; readonly status?: number | undefined }
+  | { readonly type: 'retry'; readonly endpoint: 'token' | 'messaging' | 'sms'; readonly attempt: number; readonly delayMs: number; readonly status?: number | undefined; readonly reason: string }
+  | { readonly type: 'send'; readonly channel: Channel; readonly ok: boolean; readonly ms: number; readonly status?: number | undefined };
+
+/** A clock, so tests can use fake time. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
