@@ -3,11 +3,12 @@
  * provider's limits at once, and throws a MessageValidationError listing every problem with the
  * seed's field path (`listMessages.sections[0].messages[2].title`).
  */
-import { MessageValidationError } from '../errors.js';
+import { MessageValidationError, type Issue } from '../errors.js';
 import { LIMITS, charLength } from './limits.js';
+import type { z } from 'zod';
 import type { ButtonsMessage, FlowMessage, ListMessage, SmsMessage, TextMessage } from './message.js';
 import { FlowSchema, ListMessagesSchema, ReplyButtonsSchema, type FlowBody, type ListMessages, type ReplyButtons } from './schema.js';
-import { parseOrThrow } from './validate.js';
+import { check } from './validate.js';
 
 /** Put into a flow message whose token the runtime fills in (one token per conversation). */
 export const FLOW_TOKEN_PLACEHOLDER = 'colloquy:flow-token';
@@ -51,10 +52,9 @@ export function list(init: ListInit): ListMessage {
       messages: s.rows.map((r) => ({ id: r.id, title: r.title, ...(r.description !== undefined && { description: r.description }) })),
     })),
   };
-  if (init.sections !== undefined && init.rows !== undefined) {
-    throw new MessageValidationError([{ path: ['listMessages', 'sections'], message: 'give either sections or rows, not both' }]);
-  }
-  return { kind: 'list', listMessages: parseOrThrow(ListMessagesSchema, body, undefined, ['listMessages']), ...smsOf(init) };
+  const extra: Issue[] =
+    init.sections !== undefined && init.rows !== undefined ? [{ path: ['listMessages', 'sections'], message: 'give either sections or rows, not both' }] : [];
+  return { kind: 'list', listMessages: validated(ListMessagesSchema, body, 'listMessages', init, extra), ...smsOf(init) };
 }
 
 /** A reply button. */
@@ -88,7 +88,7 @@ export function buttons(init: ButtonsInit): ButtonsMessage {
     ...(init.footer !== undefined && { footer: init.footer }),
     buttons: init.buttons.map((b) => ({ id: b.id, title: b.title })),
   };
-  return { kind: 'buttons', replyButtons: parseOrThrow(ReplyButtonsSchema, body, undefined, ['replyButtons']), ...smsOf(init) };
+  return { kind: 'buttons', replyButtons: validated(ReplyButtonsSchema, body, 'replyButtons', init), ...smsOf(init) };
 }
 
 /** What {@link flow} takes. */
@@ -131,7 +131,11 @@ export function flow(init: FlowInit): FlowMessage {
       },
     },
   };
-  return { kind: 'flow', flow: parseOrThrow(FlowSchema, body, undefined, ['flow']), ...smsOf(init) };
+  const extra: Issue[] =
+    action !== 'navigate' && (init.screen !== undefined || init.data !== undefined)
+      ? [{ path: ['flow', 'action', 'parameters', 'flow_action_payload'], message: `screen and data apply only to flow_action "navigate" (got "${action}")` }]
+      : [];
+  return { kind: 'flow', flow: validated(FlowSchema, body, 'flow', init, extra), ...smsOf(init) };
 }
 
 /** Plain text. */
@@ -151,6 +155,24 @@ function checkText(body: unknown, max: number, field: string): void {
   const n = charLength(body);
   if (n === 0 || body.trim() === '') throw new MessageValidationError([{ path: [field], message: 'must not be empty' }]);
   if (n > max) throw new MessageValidationError([{ path: [field], message: `must be at most ${max} characters (has ${n})` }]);
+}
+
+/** Validates a body object under its seed key, together with the builder's own checks and the
+ *  `sms` override, and throws one error listing every problem. */
+function validated<T>(schema: z.ZodType<T>, body: unknown, key: string, init: { sms?: string | undefined }, extra: readonly Issue[] = []): T {
+  const issues: Issue[] = [...extra];
+  const r = check(schema, body, [key]);
+  if (!r.ok) issues.push(...r.issues);
+  if (init.sms !== undefined) {
+    try {
+      checkText(init.sms, LIMITS.sms.message, 'sms');
+    } catch (e) {
+      if (e instanceof MessageValidationError) issues.push(...e.issues);
+      else throw e;
+    }
+  }
+  if (issues.length > 0 || !r.ok) throw new MessageValidationError(issues);
+  return r.value;
 }
 
 function smsOf(init: { sms?: string | undefined }): { sms?: string } {

@@ -2,11 +2,11 @@
  * From a message to the provider's request bodies: the messaging endpoint's envelope (seed §2.1)
  * and the SMS body (provider.md §1.3). Also reads a seed-shaped message from JSON.
  */
-import { MessageValidationError } from '../errors.js';
+import { MessageValidationError, type Issue } from '../errors.js';
 import { FLOW_TOKEN_PLACEHOLDER } from './builders.js';
 import type { InteractiveMessage, Message } from './message.js';
 import { InteractiveRequestSchema, SmsRequestSchema, type InteractiveRequest, type SmsRequest } from './schema.js';
-import { parseOrThrow } from './validate.js';
+import { check, parseOrThrow } from './validate.js';
 
 /** Who a request goes from and to, and the conversation's flow token. */
 export interface Addressing {
@@ -19,18 +19,21 @@ export interface Addressing {
 /** The messaging endpoint's body for an interactive message, validated. */
 export function toInteractiveRequest(m: InteractiveMessage, a: Addressing): InteractiveRequest {
   let req: InteractiveRequest;
+  const missing: Issue[] = [];
   if (m.kind === 'list') req = { from: a.from, to: a.to, type: 'contacts', listMessages: m.listMessages };
   else if (m.kind === 'buttons') req = { from: a.from, to: a.to, type: 'interactive', replyButtons: m.replyButtons };
   else {
     const p = m.flow.action.parameters;
     let token = p.flow_token;
     if (token === FLOW_TOKEN_PLACEHOLDER) {
-      if (a.flowToken === undefined) throw new MessageValidationError([{ path: ['flow', 'action', 'parameters', 'flow_token'], message: 'no flow token: pass one, or send the flow from a conversation' }]);
-      token = a.flowToken;
+      if (a.flowToken === undefined) missing.push({ path: ['flow', 'action', 'parameters', 'flow_token'], message: 'no flow token: pass one, or send the flow from a conversation' });
+      else token = a.flowToken;
     }
     req = { from: a.from, to: a.to, type: 'interactive', flow: { ...m.flow, action: { ...m.flow.action, parameters: { ...p, flow_token: token } } } };
   }
-  return parseOrThrow(InteractiveRequestSchema, req);
+  const r = check(InteractiveRequestSchema, req);
+  if (!r.ok || missing.length > 0) throw new MessageValidationError([...missing, ...(r.ok ? [] : r.issues)]);
+  return r.value;
 }
 
 /** SMS body options (provider.md §1.3). */

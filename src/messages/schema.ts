@@ -41,7 +41,21 @@ function httpsLink(kind: keyof typeof MEDIA_EXTENSIONS) {
   });
 }
 
-const emoji = /\p{Extended_Pictographic}/u;
+/** Pictographs, plus what builds emoji out of ordinary characters: flags (regional indicator pairs),
+ *  keycaps (`1️⃣`) and the emoji presentation selector. */
+const emoji = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20E3|\uFE0F/u;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Zod skips an object's refinements once a field has a type error (a missing or mistyped field).
+ * Ours cross-check fields (one body object, unique ids, section titles…) and must report their
+ * problems together with the others, so they run whenever the value is an object, and are written
+ * to cope with a value that is only partly valid.
+ */
+const always = { when: (payload: { value: unknown }) => isObject(payload.value) };
 
 export const RowSchema = z.strictObject({
   id: text(LIMITS.list.rowId),
@@ -60,31 +74,38 @@ export const ListMessagesSchema = z
     body: text(LIMITS.list.body),
     footer: text(LIMITS.list.footer).optional(),
     buttonText: text(LIMITS.list.buttonText),
-    sections: z
-      .array(SectionSchema)
-      .min(LIMITS.list.sections.min, 'a list needs at least one section')
-      .max(LIMITS.list.sections.max, `a list has at most ${LIMITS.list.sections.max} sections`),
+    // The maximum is checked in the refinement below: zod stops at an array over its `.max()`
+    // without looking at the items, which would hide their problems.
+    sections: z.array(SectionSchema).min(LIMITS.list.sections.min, 'a list needs at least one section'),
   })
   .superRefine((list, ctx) => {
-    const total = list.sections.reduce((n, s) => n + s.messages.length, 0);
+    // Runs even when a field is malformed (see `always`), so the value may be only partly valid.
+    const sections: unknown[] = Array.isArray(list.sections) ? list.sections : [];
+    const rowsOf = (s: unknown): unknown[] => (isObject(s) && Array.isArray(s['messages']) ? s['messages'] : []);
+    if (sections.length > LIMITS.list.sections.max) {
+      ctx.addIssue({ code: 'custom', path: ['sections'], message: `a list has at most ${LIMITS.list.sections.max} sections (has ${sections.length})` });
+    }
+    const total = sections.reduce<number>((n, s) => n + rowsOf(s).length, 0);
     if (total > LIMITS.list.rowsTotal.max) {
       ctx.addIssue({ code: 'custom', path: ['sections'], message: `a list has at most ${LIMITS.list.rowsTotal.max} rows in all sections (has ${total})` });
     }
-    if (list.sections.length > 1) {
-      list.sections.forEach((s, i) => {
-        if (s.title === undefined) ctx.addIssue({ code: 'custom', path: ['sections', i, 'title'], message: 'is required when a list has more than one section' });
+    if (sections.length > 1) {
+      sections.forEach((s, i) => {
+        if (isObject(s) && s['title'] === undefined) ctx.addIssue({ code: 'custom', path: ['sections', i, 'title'], message: 'is required when a list has more than one section' });
       });
     }
     const seen = new Map<string, string>();
-    list.sections.forEach((s, i) =>
-      s.messages.forEach((row, j) => {
+    sections.forEach((s, i) =>
+      rowsOf(s).forEach((row, j) => {
+        const id = isObject(row) ? row['id'] : undefined;
+        if (typeof id !== 'string') return;
         const here = `sections[${i}].messages[${j}]`;
-        const first = seen.get(row.id);
-        if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['sections', i, 'messages', j, 'id'], message: `duplicate row id "${row.id}" (also at ${first})` });
-        else seen.set(row.id, here);
+        const first = seen.get(id);
+        if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['sections', i, 'messages', j, 'id'], message: `duplicate row id "${id}" (also at ${first})` });
+        else seen.set(id, here);
       }),
     );
-  });
+  }, always);
 
 export const ButtonSchema = z.strictObject({
   id: text(LIMITS.buttons.id),
@@ -109,23 +130,32 @@ export const ReplyButtonsSchema = z
     headerDocument: HeaderDocumentSchema.optional(),
     body: text(LIMITS.buttons.body),
     footer: text(LIMITS.buttons.footer).optional(),
-    buttons: z
-      .array(ButtonSchema)
-      .min(LIMITS.buttons.count.min, 'at least one button is required')
-      .max(LIMITS.buttons.count.max, `at most ${LIMITS.buttons.count.max} buttons are allowed`),
+    // The maximum is checked in the refinement below (see ListMessagesSchema).
+    buttons: z.array(ButtonSchema).min(LIMITS.buttons.count.min, 'at least one button is required'),
   })
   .superRefine((rb, ctx) => {
     const headers = (['headerImage', 'headerVideo', 'headerDocument'] as const).filter((k) => rb[k] !== undefined);
     if (headers.length > 1) ctx.addIssue({ code: 'custom', path: [headers[1]!], message: `only one header is allowed (also has ${headers[0]})` });
     const ids = new Map<string, number>();
     const titles = new Map<string, number>();
-    rb.buttons.forEach((b, i) => {
-      if (ids.has(b.id)) ctx.addIssue({ code: 'custom', path: ['buttons', i, 'id'], message: `duplicate button id "${b.id}" (also buttons[${ids.get(b.id)}])` });
-      else ids.set(b.id, i);
-      if (titles.has(b.title)) ctx.addIssue({ code: 'custom', path: ['buttons', i, 'title'], message: `duplicate button title "${b.title}" (also buttons[${titles.get(b.title)}])` });
-      else titles.set(b.title, i);
+    const list: unknown[] = Array.isArray(rb.buttons) ? rb.buttons : [];
+    if (list.length > LIMITS.buttons.count.max) {
+      ctx.addIssue({ code: 'custom', path: ['buttons'], message: `at most ${LIMITS.buttons.count.max} buttons are allowed (has ${list.length})` });
+    }
+    list.forEach((b, i) => {
+      if (!isObject(b)) return;
+      const id = b['id'];
+      const title = b['title'];
+      if (typeof id === 'string') {
+        if (ids.has(id)) ctx.addIssue({ code: 'custom', path: ['buttons', i, 'id'], message: `duplicate button id "${id}" (also buttons[${ids.get(id)}])` });
+        else ids.set(id, i);
+      }
+      if (typeof title === 'string') {
+        if (titles.has(title)) ctx.addIssue({ code: 'custom', path: ['buttons', i, 'title'], message: `duplicate button title "${title}" (also buttons[${titles.get(title)}])` });
+        else titles.set(title, i);
+      }
     });
-  });
+  }, always);
 
 export const FlowActionPayloadSchema = z.strictObject({
   screen: text(200),
@@ -149,7 +179,7 @@ export const FlowParametersSchema = z
     if (p.flow_action === 'data_exchange' && p.flow_action_payload !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['flow_action_payload'], message: 'must be absent when flow_action is "data_exchange"' });
     }
-  });
+  }, always);
 
 export const FlowSchema = z.strictObject({
   body: text(LIMITS.flow.body),
@@ -181,8 +211,12 @@ export const InteractiveRequestSchema = z
       return;
     }
     const expected = bodies[0] === 'listMessages' ? 'contacts' : 'interactive';
-    if (req.type !== expected) ctx.addIssue({ code: 'custom', path: ['type'], message: `must be "${expected}" for ${bodies[0]} (got "${req.type}")` });
-  });
+    // An unknown `type` already has its own issue from the enum.
+    const type: unknown = req.type;
+    if ((type === 'contacts' || type === 'interactive') && type !== expected) {
+      ctx.addIssue({ code: 'custom', path: ['type'], message: `must be "${expected}" for ${bodies[0]} (got "${type}")` });
+    }
+  }, always);
 
 /** The SMS endpoint's request (provider.md §1.3). */
 export const SmsRequestSchema = z.strictObject({

@@ -2,12 +2,16 @@
 import type { z } from 'zod';
 import { MessageValidationError, type Issue, type MessageOrigin } from '../errors.js';
 
-/** Zod's issues as Colloquy issues (path + message). */
+/**
+ * Zod's issues as Colloquy issues (path + message). An unknown field gets an issue of its own whose
+ * path ends at that field (`listMessages.rows`), not at the object holding it.
+ */
 export function toIssues(error: z.ZodError, prefix: readonly (string | number)[] = []): Issue[] {
-  return error.issues.map((i) => ({
-    path: [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
-    message: i.message,
-  }));
+  return error.issues.flatMap((i) => {
+    const path = [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
+    if (i.code === 'unrecognized_keys') return i.keys.map((key) => ({ path: [...path, key], message: `unknown field "${key}"` }));
+    return [{ path, message: i.message }];
+  });
 }
 
 /** A validation outcome: the parsed value, or every issue. */

@@ -1,0 +1,10 @@
+/** The send transport: the adapter contract, its HTTP implementation and the pieces it is made of. */
+export * from './types.js';
+export { createHttpAdapter, MESSAGING_PATH, SMS_PATH, type ClientCredentials, type HttpAdapterOptions, type TokenSource } from './adapter.js';
+export { OAuthTokenProvider, staticToken, type AuthMethod, type OAuthTokenOptions, type TokenProvider } from './token.js';
+export { HttpClient, type HttpClientOptions, type HttpPoster, type HttpRequest, type HttpResponse, type Target } from './http.js';
+export { classifyInteractive, classifySms, providerIdOf, type Classifier, type Verdict } from './channels.js';
+export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions, type RetryPolicy } from './retry.js';
+export { systemClock } from './clock.js';
+// Logger is not re-exported: it has the shape of src/log.ts's Logger, which the package exports.
+export type { ObserverOptions } from './log.js';
