@@ -1,0 +1,11 @@
+/** The sandbox provider: a strict fake of the provider for tests, the simulator and `colloquy serve`. */
+export type { Sandbox } from './api.js';
+export * from './constants.js';
+export { Deliverer, smsUrlOf, type DeliveryResult, type MessageOptions } from './deliver.js';
+export type { DeliverRequest } from './control-deliver.js';
+export { Faults, type FailInit, type FaultsSnapshot, type LatencyInit, type RateLimitInit, type RefusalInit, type SmsErrorInit } from './faults.js';
+export * from './inbound.js';
+export { createSandbox } from './sandbox.js';
+export { startSandbox, type RunningSandbox, type StartSandboxOptions } from './server.js';
+export type { TokenGrant } from './tokens.js';
+export type * from './types.js';
