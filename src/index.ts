@@ -1,1 +1,13 @@
-export {};
+/**
+ * Colloquy's public API. Every export is named here; `colloquy/testing` holds the test harness.
+ */
+export * from './errors.js';
+export * from './messages/index.js';
+export * from './conversation/index.js';
+export type * from './store/types.js';
+export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './store/sqlite.js';
+export { migrate, readMigrations, MIGRATIONS_DIR, type MigrationFile, type MigrationReport } from './store/migrate.js';
+export { createHttpAdapter, staticToken, OAuthTokenProvider, type HttpAdapterOptions, type TokenProvider } from './transport/index.js';
+export type { Channel, Outbound, SendAdapter, SendResult, SendAccepted, SendFailed, SmsOutcome, TransportEvent } from './transport/types.js';
+export { Metrics } from './metrics.js';
+export { silentLogger, type Logger } from './log.js';

@@ -1,0 +1,84 @@
+/**
+ * A bot: an id, an XState v5 machine, and options. A bot module exports one, made with
+ * {@link defineBot}.
+ */
+import type { AnyStateMachine, SnapshotFrom } from 'xstate';
+import { BotError } from '../errors.js';
+import type { Message } from '../messages/message.js';
+
+/** What to do with input the current state does not handle (a stale tap, stray text). */
+export type UnhandledPolicy =
+  | 'reprompt'
+  | 'ignore'
+  | ((info: { readonly event: { readonly type: string }; readonly state: string; readonly context: unknown }) => Message | readonly Message[] | undefined);
+
+/** When a failed interactive message goes out by SMS instead (see the SMS fallback docs). */
+export interface FallbackPolicy {
+  /** Off: a failed message is reported to the bot as `delivery.failed`, nothing more. Default on. */
+  readonly enabled?: boolean | undefined;
+  /** Provider codes of a permanent failure that fall back (default 131047, 131026 and any other permanent 4xx). */
+  readonly codes?: readonly (string | number)[] | 'any-permanent' | undefined;
+  /** Fall back when retries are exhausted (default true). */
+  readonly onRetriesExhausted?: boolean | undefined;
+  /** Fall back on a `failed` delivery status (default true). */
+  readonly onFailedStatus?: boolean | undefined;
+  /** The longest SMS, in segments, before the text is shortened (default 3). */
+  readonly maxSegments?: number | undefined;
+}
+
+/** Options of a bot. */
+export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> {
+  /** The number the bot sends from (default: the configured sender). Inbound routing uses it. */
+  readonly sender?: string | undefined;
+  /** Idle time after which a conversation expires and the next message starts a new one (ms; default 24 h). */
+  readonly expireAfterMs?: number | undefined;
+  /** Unhandled input: re-send the current prompt (default), ignore it, or answer with messages. */
+  readonly onUnhandled?: UnhandledPolicy | undefined;
+  /** SMS fallback policy. */
+  readonly fallback?: FallbackPolicy | undefined;
+  /** The `tag` of this bot's SMS (default: the bot's id). */
+  readonly smsTag?: string | undefined;
+  /** Input for a new conversation's machine (default `{ user, botId }`). */
+  readonly input?: ((key: { readonly botId: string; readonly user: string }) => unknown) | undefined;
+  /** Sample context for `colloquy check` and `colloquy graph` (default: the machine's own). */
+  readonly sampleContext?: Record<string, unknown> | undefined;
+  /** Called after every committed turn (for logs or analytics); must not throw. */
+  readonly onTurn?: ((info: { readonly user: string; readonly snapshot: SnapshotFrom<TMachine> }) => void) | undefined;
+}
+
+/** A bot definition. */
+export interface Bot<TMachine extends AnyStateMachine = AnyStateMachine> {
+  readonly id: string;
+  readonly machine: TMachine;
+  readonly options: BotOptions<TMachine>;
+  readonly [BOT]: true;
+}
+
+const BOT = Symbol.for('colloquy.bot');
+
+/** The default idle expiry: 24 hours, WhatsApp's customer-service window. */
+export const DEFAULT_EXPIRE_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Defines a bot.
+ *
+ * @example
+ * export default defineBot({ id: 'pizza', machine, options: { expireAfterMs: 3_600_000 } });
+ */
+export function defineBot<TMachine extends AnyStateMachine>(def: { id: string; machine: TMachine; options?: BotOptions<TMachine> }): Bot<TMachine> {
+  if (typeof def.id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(def.id)) {
+    throw new BotError(`Bot id ${JSON.stringify(def.id)} must be 1–64 letters, digits, "-" or "_"`, { bot: String(def.id) });
+  }
+  if (!def.machine || typeof (def.machine as { transition?: unknown }).transition !== 'function') {
+    throw new BotError(`Bot "${def.id}": machine must be an XState v5 machine (from setup().createMachine())`, { bot: def.id });
+  }
+  if (def.options?.sender !== undefined && !/^[0-9]{6,20}$/.test(def.options.sender)) {
+    throw new BotError(`Bot "${def.id}": sender must be digits only`, { bot: def.id });
+  }
+  return { id: def.id, machine: def.machine, options: def.options ?? {}, [BOT]: true };
+}
+
+/** True for a value made by {@link defineBot} (in any copy of this package). */
+export function isBot(v: unknown): v is Bot {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[BOT] === true;
+}

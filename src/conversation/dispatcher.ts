@@ -1,0 +1,155 @@
+/**
+ * The dispatcher: sends committed outbox rows through the send adapter, in emitted order per
+ * conversation (the store only hands out a conversation's oldest unsent row, and none while one is
+ * in flight), different conversations in parallel. Retryable failures come back later with backoff;
+ * a final failure is handed to the runtime (fallback, `delivery.failed`).
+ */
+import { errorInfo, type Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { OutboxRecord, SendRecord, Store } from '../store/types.js';
+import type { SendAdapter, SendFailed, SendResult } from '../transport/types.js';
+import type { RuntimeClock } from './clock.js';
+
+/** How the dispatcher paces and retries. */
+export interface DispatcherOptions {
+  /** Sends in flight at once, across conversations (default 16). */
+  readonly concurrency?: number;
+  /** How long a claimed row is ours before another process may take it (default 60 s). */
+  readonly leaseMs?: number;
+  /** Attempts of one row before it counts as failed (default 6; the adapter retries inside each). */
+  readonly maxAttempts?: number;
+  /** First backoff between attempts (default 2 s), doubled each time up to `maxDelayMs` (default 5 min). */
+  readonly baseDelayMs?: number;
+  readonly maxDelayMs?: number;
+}
+
+interface Deps {
+  readonly store: Store;
+  readonly adapter: SendAdapter;
+  readonly clock: RuntimeClock;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** A row failed for good: `exhausted` when retries ran out. */
+  readonly onFailed: (row: OutboxRecord, result: SendFailed, exhausted: boolean) => Promise<void>;
+  /** A row was accepted by the provider. */
+  readonly onSent: (row: OutboxRecord, providerId: string | undefined) => Promise<void>;
+}
+
+/** Sends the outbox. */
+export class Dispatcher {
+  private readonly o: Required<DispatcherOptions>;
+  private inflight = 0;
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  private timer: unknown;
+  private stopped = false;
+  private readonly tasks = new Set<Promise<void>>();
+
+  constructor(private readonly d: Deps, options: DispatcherOptions = {}) {
+    this.o = { concurrency: 16, leaseMs: 60_000, maxAttempts: 6, baseDelayMs: 2_000, maxDelayMs: 300_000, ...options };
+  }
+
+  /** Looks for due rows now. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) { this.again = true; return; }
+    this.pumping = this.pump().catch((err) => this.d.logger.error({ err: errorInfo(err) }, 'dispatcher failed to claim rows')).finally(() => { this.pumping = undefined; });
+  }
+
+  /** True when nothing is in flight and no pump is running. */
+  get idle(): boolean {
+    return this.inflight === 0 && this.pumping === undefined;
+  }
+
+  /** Waits for the sends in flight. */
+  async settle(): Promise<void> {
+    while (this.tasks.size || this.pumping) await Promise.all([...this.tasks, this.pumping]);
+  }
+
+  /** Stops claiming, waits for sends in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
+    await this.settle();
+  }
+
+  private async pump(): Promise<void> {
+    do {
+      this.again = false;
+      const free = this.o.concurrency - this.inflight;
+      if (free <= 0) return;
+      const rows = await this.d.store.claimOutbound(this.d.clock.now(), free, this.o.leaseMs);
+      for (const row of rows) this.track(row);
+      if (rows.length === free) this.again = true;
+    } while (this.again && !this.stopped);
+    await this.arm();
+  }
+
+  private track(row: OutboxRecord): void {
+    this.inflight++;
+    const t = this.deliver(row)
+      .catch((err) => this.d.logger.error({ err: errorInfo(err), outbox: row.id }, 'recording a send failed'))
+      .finally(() => { this.inflight--; this.tasks.delete(t); this.wake(); });
+    this.tasks.add(t);
+  }
+
+  private async arm(): Promise<void> {
+    if (this.stopped) return;
+    const next = await this.d.store.nextOutboundAt();
+    if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (next === undefined) return;
+    this.timer = this.d.clock.setTimeout(() => { this.timer = undefined; this.wake(); }, Math.max(0, next - this.d.clock.now()));
+  }
+
+  private async deliver(row: OutboxRecord): Promise<void> {
+    const started = performance.now();
+    let result: SendResult;
+    try {
+      result = await this.d.adapter.send({ channel: row.channel, request: row.request } as never);
+    } catch (err) {
+      result = { ok: false, channel: row.channel, kind: 'retryable', reason: `adapter threw: ${errorInfo(err).message}`, attempts: 1 };
+    }
+    const labels = { channel: row.channel, outcome: result.ok ? 'accepted' : result.kind };
+    this.d.metrics.inc('colloquy_sends_total', 'Messages sent to the provider, by channel and outcome', labels);
+    this.d.metrics.observe('colloquy_send_seconds', 'Time to deliver one message to the provider, retries included', { channel: row.channel }, (performance.now() - started) / 1000);
+    const now = this.d.clock.now();
+    if (result.ok) {
+      await this.d.store.finishOutbound(row.id, accepted(result), now);
+      await this.d.onSent(row, result.providerId);
+      return;
+    }
+    if (result.kind === 'retryable' && row.attempts < this.o.maxAttempts) {
+      const delay = this.backoff(row.attempts, result.retryAfterMs);
+      this.d.metrics.inc('colloquy_send_retries_total', 'Outbox rows put back for a later attempt', { channel: row.channel });
+      this.d.logger.warn({ outbox: row.id, attempt: row.attempts, delayMs: delay, reason: result.reason }, 'send failed, will retry');
+      await this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result));
+      return;
+    }
+    await this.d.store.finishOutbound(row.id, failed(result), now);
+    this.d.logger.warn({ outbox: row.id, channel: row.channel, reason: result.reason, code: result.providerCode }, 'message failed for good');
+    await this.d.onFailed(row, result, result.kind === 'retryable');
+  }
+
+  private backoff(attempt: number, retryAfterMs: number | undefined): number {
+    const exp = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** (attempt - 1));
+    const jittered = exp / 2 + Math.random() * (exp / 2);
+    return Math.max(jittered, retryAfterMs ?? 0);
+  }
+}
+
+function code(r: SendFailed): string | undefined {
+  return r.providerCode === undefined ? undefined : String(r.providerCode);
+}
+
+function accepted(r: Extract<SendResult, { ok: true }>): SendRecord {
+  return {
+    state: 'sent', providerId: r.providerId, httpStatus: r.status, response: r.raw,
+    smsCode: r.sms?.code, smsMailingId: r.sms?.mailingId === null || r.sms?.mailingId === undefined ? undefined : String(r.sms.mailingId), smsResult: r.sms?.result ?? undefined,
+  };
+}
+
+function failed(r: SendFailed): SendRecord {
+  const smsCode = r.channel === 'sms' && typeof r.providerCode === 'number' ? r.providerCode : undefined;
+  return { state: 'failed', httpStatus: r.status, response: r.raw, error: r.hint ? `${r.reason} (${r.hint})` : r.reason, errorCode: code(r), smsCode };
+}

@@ -1,0 +1,353 @@
+/**
+ * The conversation runtime: inbox → turn → outbox, exactly once. Each conversation has a lane that
+ * runs its pending inbounds one at a time, in arrival order; lanes run independently. Timers and
+ * delivery failures come back through the inbox, so they are deduplicated and ordered the same way.
+ */
+import { randomUUID } from 'node:crypto';
+import { ColloquyError, ConfigError, VersionConflictError } from '../errors.js';
+import { errorInfo, silentLogger, type Logger } from '../log.js';
+import type { Message } from '../messages/message.js';
+import { Metrics } from '../metrics.js';
+import type { ConversationKey, InboundSource, InboxRecord, NewStatus, OutboxRecord, Store, TranscriptEntry } from '../store/types.js';
+import type { SendAdapter, SendFailed } from '../transport/types.js';
+import type { Bot } from './bot.js';
+import { systemClock, type RuntimeClock } from './clock.js';
+import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
+import { isUserEvent } from './events.js';
+import type { SmsSettings } from './outbound.js';
+import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
+import { unhandledReply } from './unhandled.js';
+
+/** What the runtime is built from. */
+export interface RuntimeOptions {
+  readonly store: Store;
+  readonly adapter: SendAdapter;
+  readonly bots: readonly Bot[];
+  /** The default `from` number (a bot's own `sender` wins). */
+  readonly sender: string;
+  readonly sms?: SmsSettings | undefined;
+  readonly clock?: RuntimeClock | undefined;
+  readonly logger?: Logger | undefined;
+  readonly metrics?: Metrics | undefined;
+  readonly dispatcher?: DispatcherOptions | undefined;
+  /** How often idle conversations are swept (default 60 s). */
+  readonly sweepEveryMs?: number | undefined;
+}
+
+/** An inbound for {@link Runtime.receive}. */
+export interface Inbound extends ConversationKey {
+  /** The provider's message id (the dedupe key); generated when absent. */
+  readonly providerId?: string | undefined;
+  readonly source?: InboundSource | undefined;
+  readonly event: { readonly type: string; readonly [k: string]: unknown };
+  readonly raw?: unknown;
+}
+
+interface Lane { running: boolean; again: boolean; sync: boolean; resume: boolean; done: Promise<void> }
+
+const MAX_CONFLICT_RETRIES = 5;
+
+/** Runs bots' conversations. */
+export class Runtime {
+  readonly store: Store;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly clock: RuntimeClock;
+  private readonly bots = new Map<string, Bot>();
+  private readonly lanes = new Map<string, Lane>();
+  private readonly live = new Map<string, LiveConversation>();
+  private readonly dispatcher: Dispatcher;
+  private readonly deps: TurnDeps;
+  private timer: unknown;
+  private sweeper: unknown;
+  private accepting = false;
+  private readonly idleWaiters = new Set<() => void>();
+
+  constructor(private readonly o: RuntimeOptions) {
+    this.store = o.store;
+    this.clock = o.clock ?? systemClock;
+    this.logger = o.logger ?? silentLogger;
+    this.metrics = o.metrics ?? new Metrics();
+    for (const bot of o.bots) {
+      if (this.bots.has(bot.id)) throw new ConfigError('bots', `two bots have the id "${bot.id}"`);
+      this.bots.set(bot.id, bot);
+    }
+    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => this.kick(key, 'sync') };
+    this.dispatcher = new Dispatcher(
+      { store: o.store, adapter: o.adapter, clock: this.clock, logger: this.logger, metrics: this.metrics, onFailed: (row, r, exhausted) => this.onSendFailed(row, r, exhausted), onSent: (row, id) => this.onSent(row, id) },
+      o.dispatcher,
+    );
+  }
+
+  /** The bots served, by id. */
+  bot(id: string): Bot | undefined {
+    return this.bots.get(id);
+  }
+
+  get botList(): Bot[] {
+    return [...this.bots.values()];
+  }
+
+  /** Recovers (pending inbounds, unsent messages, due timers, running invocations) and starts. */
+  async start(): Promise<void> {
+    this.accepting = true;
+    for (const key of await this.store.pendingKeys()) this.kick(key);
+    for (const id of await this.store.activeConversationIds()) {
+      const conv = await this.store.conversation(id);
+      if (conv && this.bots.has(conv.botId)) this.kick(conv, 'resume');
+    }
+    this.dispatcher.wake();
+    await this.checkTimers();
+    this.scheduleSweep();
+  }
+
+  /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
+  async receive(inbound: Inbound): Promise<{ inboxId: number; duplicate: boolean }> {
+    if (!this.accepting) throw new ColloquyError('stopped', 'The runtime is not accepting messages (not started, or shutting down)');
+    if (!this.bots.has(inbound.botId)) throw new ConfigError('botId', `no bot "${inbound.botId}" is served`);
+    const r = await this.store.addInbound({
+      providerId: inbound.providerId ?? `api:${randomUUID()}`, botId: inbound.botId, user: inbound.user,
+      source: inbound.source ?? 'api', event: inbound.event, raw: inbound.raw, receivedAt: this.clock.now(),
+    });
+    this.metrics.inc('colloquy_inbound_total', 'Inbounds received, by source and whether they were duplicates', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
+    if (!r.duplicate) this.kick(inbound);
+    return { inboxId: r.id, duplicate: r.duplicate };
+  }
+
+  /**
+   * Records a delivery status from the provider. Repeated and out-of-order statuses are kept once
+   * and never move a message's status back; a `failed` status of a sent message is a delivery
+   * failure (fallback, then `delivery.failed` for the bot).
+   */
+  async receiveStatus(status: Omit<NewStatus, 'receivedAt'>): Promise<{ duplicate: boolean; known: boolean }> {
+    const r = await this.store.addStatus({ ...status, receivedAt: this.clock.now() });
+    this.metrics.inc('colloquy_statuses_total', 'Delivery statuses received, by status', { status: status.status });
+    if (!r.duplicate && status.status === 'failed' && r.outbound?.deliveryStatus === 'failed' && r.outbound.state === 'sent') {
+      await this.onStatusFailed(r.outbound, status.errors);
+    }
+    return { duplicate: r.duplicate, known: r.outbound !== undefined };
+  }
+
+  /** Resolves when no turn is running or queued and no send is in flight. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const lanes = [...this.lanes.values()].map((l) => l.done);
+      if (lanes.length) { await Promise.all(lanes); continue; }
+      if (!this.dispatcher.idle) { await this.dispatcher.settle(); continue; }
+      return;
+    }
+  }
+
+  /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
+  async stop(): Promise<void> {
+    this.accepting = false;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    if (this.sweeper !== undefined) this.clock.clearTimeout(this.sweeper);
+    await Promise.all([...this.lanes.values()].map((l) => l.done));
+    await this.dispatcher.stop();
+    for (const l of this.live.values()) l.handle.stop();
+    this.live.clear();
+  }
+
+  /** Wakes the dispatcher and the timers (after the clock moved, in tests). */
+  async poke(): Promise<void> {
+    this.dispatcher.wake();
+    await this.checkTimers();
+  }
+
+  /** Both directions of a conversation, in order, with delivery results. */
+  async transcript(key: ConversationKey | number): Promise<TranscriptEntry[]> {
+    const conv = typeof key === 'number' ? await this.store.conversation(key) : await this.store.activeConversation(key) ?? (await this.store.conversations(key)).at(-1);
+    return conv ? this.store.transcript(conv.id) : [];
+  }
+
+  private kick(key: ConversationKey, mode?: 'sync' | 'resume'): void {
+    const k = `${key.botId}\u0000${key.user}`;
+    let lane = this.lanes.get(k);
+    if (!lane) this.lanes.set(k, (lane = { running: false, again: false, sync: false, resume: false, done: Promise.resolve() }));
+    if (mode === 'sync') lane.sync = true;
+    if (mode === 'resume') lane.resume = true;
+    if (lane.running) { lane.again = true; return; }
+    lane.running = true;
+    const l = lane;
+    l.done = this.drain({ botId: key.botId, user: key.user }, l)
+      .catch((err) => this.logger.error({ err: errorInfo(err), bot: key.botId, user: key.user }, 'conversation lane failed'))
+      .finally(() => {
+        l.running = false;
+        if (l.again || l.sync || l.resume) this.kick(key);
+        else if (this.lanes.get(k) === l) this.lanes.delete(k);
+      });
+  }
+
+  private async drain(key: ConversationKey, lane: Lane): Promise<void> {
+    let turns = 0;
+    for (;;) {
+      lane.again = false;
+      if (lane.resume) { lane.resume = false; await this.resume(key); }
+      if (lane.sync) { lane.sync = false; await this.sync(key); }
+      const row = await this.store.nextInbound(key);
+      if (!row) { if (lane.again || lane.sync || lane.resume) continue; return; }
+      await this.process(row);
+      if (++turns % 8 === 0) await new Promise((r) => setImmediate(r)); // let the webhook answer during a burst
+    }
+  }
+
+  private async process(row: InboxRecord): Promise<void> {
+    const bot = this.bots.get(row.botId);
+    if (!bot) { await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now()); return; }
+    const started = performance.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.turn(bot, row);
+        this.metrics.inc('colloquy_turns_total', 'Turns run, by bot and outcome', { bot: bot.id, outcome: 'ok' });
+        this.metrics.observe('colloquy_turn_seconds', 'Time to run and commit one turn', { bot: bot.id }, (performance.now() - started) / 1000);
+        return;
+      } catch (err) {
+        this.dropLive(row);
+        if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) { this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id }); continue; }
+        this.metrics.inc('colloquy_turns_total', 'Turns run, by bot and outcome', { bot: bot.id, outcome: 'error' });
+        this.logger.error({ err: errorInfo(err), bot: bot.id, user: row.user, inbox: row.id, state: (err as { state?: string }).state }, 'turn failed; the inbound is kept as failed');
+        await this.store.failInbound(row.id, (err as Error).message ?? String(err), this.clock.now());
+        return;
+      }
+    }
+  }
+
+  private async turn(bot: Bot, row: InboxRecord): Promise<void> {
+    const key = { botId: row.botId, user: row.user };
+    const userEvent = isUserEvent(row.event);
+    let conv = await this.store.activeConversation(key);
+    let expire: number | undefined;
+    if (conv && userEvent && isExpired(bot, conv, this.clock.now())) {
+      this.logger.info({ bot: bot.id, user: key.user, conversation: conv.id }, 'conversation expired after idling; starting a new one');
+      expire = conv.id;
+      conv = undefined;
+    }
+    const owner = (row.raw as { conversationId?: number } | null)?.conversationId;
+    if (!userEvent && (!conv || (owner !== undefined && owner !== conv.id))) {
+      // A timer or delivery report of a conversation that has ended: nothing to run.
+      await this.store.skipInbound(row.id, 'its conversation has ended', this.clock.now());
+      return;
+    }
+    const existing = this.live.get(laneKey(key));
+    const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
+    const { live, fresh } = reuse ? { live: existing, fresh: false } : openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
+    if (!reuse && existing) this.dropLive(key);
+    const restarted = !fresh ? false : conv !== undefined;
+    const event = row.event;
+    let extra: readonly Message[] | undefined;
+    const staleFlow = event.type === 'flow' && conv !== undefined && event['token'] !== live.flowToken;
+    const handled = !staleFlow && live.handle.offer(event);
+    throwIfFailed(bot, live.handle);
+    if (!handled && userEvent && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
+    if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
+    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra });
+    this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+  }
+
+  /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
+  private async sync(key: ConversationKey): Promise<void> {
+    const live = this.live.get(laneKey(key));
+    const bot = this.bots.get(key.botId);
+    if (!live || !bot) return;
+    const conv = await this.store.conversation(live.conversationId);
+    if (!conv || conv.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
+    try {
+      throwIfFailed(bot, live.handle);
+      const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
+      this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+    } catch (err) {
+      this.dropLive(key);
+      if (err instanceof VersionConflictError) return;
+      this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
+      await this.store.commitTurn({ key, conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', status: 'failed', flowToken: conv.flowToken, userActivity: false, outbox: [], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: this.clock.now() });
+    }
+  }
+
+  /** After a restart, re-opens a conversation whose invocation was running (it runs again). */
+  private async resume(key: ConversationKey): Promise<void> {
+    const bot = this.bots.get(key.botId);
+    const conv = await this.store.activeConversation(key);
+    if (!bot || !conv || this.live.has(laneKey(key))) return;
+    const { live, fresh } = openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
+    if (fresh || !live.handle.busy) { live.handle.stop(); return; }
+    this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running at shutdown; it runs again');
+    this.live.set(laneKey(key), live);
+    if (live.handle.said.length) this.kick(key, 'sync');
+  }
+
+  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, conversationId: number, version: number, sent: number): void {
+    live.conversationId = conversationId;
+    live.version = version;
+    const k = laneKey(key);
+    if (live.handle.snapshot.status === 'active' && (live.handle.busy || live.handle.dirty)) this.live.set(k, live);
+    else {
+      if (this.live.get(k) === live) this.live.delete(k);
+      live.handle.stop();
+    }
+    try { bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never }); } catch (err) { this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw'); }
+    if (sent) this.dispatcher.wake();
+    void this.checkTimers();
+  }
+
+  private dropLive(key: ConversationKey): void {
+    const k = laneKey(key);
+    const l = this.live.get(k);
+    if (!l) return;
+    this.live.delete(k);
+    l.handle.stop();
+  }
+
+  private async onStatusFailed(row: OutboxRecord, errors: unknown): Promise<void> {
+    const first = Array.isArray(errors) ? (errors[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined) : undefined;
+    const reason = `the provider reported the message failed${first ? `: ${first.title ?? first.message ?? ''}${first.error_data?.details ? ` (${first.error_data.details})` : ''}` : ''}`;
+    await this.onSendFailed(row, { ok: false, channel: row.channel, kind: 'permanent', reason, providerCode: first?.code, attempts: row.attempts }, false);
+  }
+
+  /** A sent message whose `failed` status arrived before its send was recorded. */
+  private async onSent(row: OutboxRecord, providerId: string | undefined): Promise<void> {
+    if (providerId === undefined) return;
+    const failed = (await this.store.statuses(providerId)).find((s) => s.status === 'failed');
+    if (failed) await this.onStatusFailed({ ...row, providerId }, failed.errors);
+  }
+
+  private async onSendFailed(row: OutboxRecord, r: SendFailed, exhausted: boolean): Promise<void> {
+    const event = { type: 'delivery.failed', channel: row.channel, reason: exhausted ? `retries exhausted: ${r.reason}` : r.reason, code: r.providerCode, hint: r.hint, messageId: row.id };
+    const added = await this.store.addInbound({ providerId: `delivery:${row.id}`, botId: row.botId, user: row.user, source: 'delivery', event, raw: { conversationId: row.conversationId }, receivedAt: this.clock.now() });
+    if (!added.duplicate) this.kick(row);
+  }
+
+  private async checkTimers(): Promise<void> {
+    if (!this.accepting) return;
+    const now = this.clock.now();
+    const fired = await this.store.fireDueTimers(now, 500);
+    for (const key of fired) this.kick(key);
+    if (fired.length) this.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
+    const next = await this.store.nextTimerAt();
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => { this.timer = undefined; void this.checkTimers(); }, Math.max(0, next - this.clock.now()));
+  }
+
+  private scheduleSweep(): void {
+    const every = this.o.sweepEveryMs ?? 60_000;
+    this.sweeper = this.clock.setTimeout(() => {
+      void this.sweep().finally(() => { if (this.accepting) this.scheduleSweep(); });
+    }, every);
+  }
+
+  /** Expires conversations idle past their bot's expiry. */
+  async sweep(): Promise<number> {
+    let n = 0;
+    const now = this.clock.now();
+    for (const bot of this.bots.values()) {
+      const ttl = bot.options.expireAfterMs ?? 24 * 60 * 60 * 1000;
+      n += await this.store.expireIdle(bot.id, now - ttl, now);
+    }
+    if (n) this.metrics.inc('colloquy_conversations_expired_total', 'Conversations expired after idling', {}, n);
+    return n;
+  }
+}
+
+function laneKey(key: ConversationKey): string {
+  return `${key.botId}\u0000${key.user}`;
+}

@@ -1,0 +1,70 @@
+/**
+ * The migration runner: ordered `NNNN_description.sql` files, each recorded with its checksum.
+ * Refuses to run when an applied file has changed; applies each pending file in a transaction.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type Database from 'better-sqlite3';
+import { StoreError } from '../errors.js';
+
+/** The package's own migrations folder. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+
+/** One migration file. */
+export interface MigrationFile {
+  readonly name: string;
+  readonly sql: string;
+  readonly checksum: string;
+}
+
+const NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
+
+/** Reads the migration files of a folder, in order. */
+export function readMigrations(dir: string = MIGRATIONS_DIR): MigrationFile[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .map((name) => {
+      if (!NAME.test(name)) throw new StoreError('migration_name', `Migration ${name} is not named NNNN_description.sql`);
+      const sql = readFileSync(`${dir}/${name}`, 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** What a run did. */
+export interface MigrationReport {
+  readonly applied: readonly string[];
+  readonly alreadyApplied: readonly string[];
+}
+
+/** Applies pending migrations; throws when an applied file changed or went missing. */
+export function migrate(db: Database.Database, files: readonly MigrationFile[] = readMigrations()): MigrationReport {
+  db.exec(`CREATE TABLE IF NOT EXISTS _migrations (
+    name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+  const rows = db.prepare('SELECT name, checksum FROM _migrations ORDER BY name').all() as { name: string; checksum: string }[];
+  const byName = new Map(files.map((f) => [f.name, f]));
+  for (const row of rows) {
+    const file = byName.get(row.name);
+    if (!file) throw new StoreError('migration_missing', `Migration ${row.name} was applied but its file is gone`);
+    if (file.checksum !== row.checksum) {
+      throw new StoreError('migration_changed', `Migration ${row.name} changed after it was applied (checksum ${row.checksum.slice(0, 12)}… is now ${file.checksum.slice(0, 12)}…); add a new migration instead`);
+    }
+  }
+  const done = new Set(rows.map((r) => r.name));
+  const applied: string[] = [];
+  const record = db.prepare('INSERT INTO _migrations (name, checksum, applied_at) VALUES (?, ?, ?)');
+  for (const file of files) {
+    if (done.has(file.name)) continue;
+    try {
+      db.transaction(() => {
+        db.exec(file.sql);
+        record.run(file.name, file.checksum, Date.now());
+      }).immediate();
+    } catch (cause) {
+      throw new StoreError('migration_failed', `Migration ${file.name} failed and was rolled back: ${(cause as Error).message}`, { cause });
+    }
+    applied.push(file.name);
+  }
+  return { applied, alreadyApplied: [...done] };
+}

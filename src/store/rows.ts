@@ -1,0 +1,84 @@
+/** Row ↔ record mapping for the SQLite store. */
+import type { ConversationRecord, InboxRecord, OutboxRecord, TimerSpec } from './types.js';
+
+type Row = Record<string, unknown>;
+
+function json(v: unknown): unknown {
+  return typeof v === 'string' ? JSON.parse(v) : null;
+}
+
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+export function toConversation(r: Row): ConversationRecord {
+  return {
+    id: Number(r['id']),
+    botId: String(r['bot_id']),
+    user: String(r['user']),
+    status: r['status'] as ConversationRecord['status'],
+    snapshot: json(r['snapshot']),
+    state: str(r['state']),
+    version: Number(r['version']),
+    flowToken: String(r['flow_token']),
+    channel: r['channel'] as ConversationRecord['channel'],
+    lastPrompt: json(r['last_prompt']) as unknown[] | null,
+    createdAt: Number(r['created_at']),
+    updatedAt: Number(r['updated_at']),
+    lastActivityAt: Number(r['last_activity_at']),
+    endedAt: num(r['ended_at']),
+  };
+}
+
+export function toInbox(r: Row): InboxRecord {
+  return {
+    id: Number(r['id']),
+    providerId: String(r['provider_id']),
+    botId: String(r['bot_id']),
+    user: String(r['user']),
+    source: r['source'] as InboxRecord['source'],
+    event: json(r['event']) as InboxRecord['event'],
+    raw: json(r['raw']),
+    state: r['state'] as InboxRecord['state'],
+    conversationId: num(r['conversation_id']),
+    attempts: Number(r['attempts']),
+    error: str(r['error']),
+    receivedAt: Number(r['received_at']),
+    processedAt: num(r['processed_at']),
+  };
+}
+
+export function toOutbox(r: Row): OutboxRecord {
+  return {
+    id: Number(r['id']),
+    conversationId: Number(r['conversation_id']),
+    botId: String(r['bot_id']),
+    user: String(r['user']),
+    inboxId: num(r['inbox_id']),
+    kind: String(r['kind']),
+    message: json(r['message']),
+    channel: r['channel'] as OutboxRecord['channel'],
+    request: json(r['request']),
+    state: r['state'] as OutboxRecord['state'],
+    attempts: Number(r['attempts']),
+    nextAttemptAt: Number(r['next_attempt_at']),
+    providerId: str(r['provider_id']),
+    httpStatus: num(r['http_status']),
+    response: json(r['response']),
+    smsCode: num(r['sms_code']),
+    smsMailingId: str(r['sms_mailing_id']),
+    smsResult: str(r['sms_result']),
+    error: str(r['error']),
+    errorCode: str(r['error_code']),
+    fallbackOf: num(r['fallback_of']),
+    deliveryStatus: str(r['delivery_status']),
+    createdAt: Number(r['created_at']),
+    sentAt: num(r['sent_at']),
+  };
+}
+
+export function toTimer(r: Row): TimerSpec {
+  return { key: String(r['key']), stateNode: str(r['state_node']), event: json(r['event']) as TimerSpec['event'], fireAt: Number(r['fire_at']) };
+}
+
+/** How far along a delivery status is; a later report never moves it back. */
+export const STATUS_RANK: Readonly<Record<string, number>> = { sent: 1, delivered: 2, read: 3, failed: 4 };

@@ -1,0 +1,339 @@
+/**
+ * The SQLite store (better-sqlite3, WAL). Every method is one statement or one transaction;
+ * the async signatures are the port's, so a networked database can implement the same interface.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { VersionConflictError } from '../errors.js';
+import { migrate, readMigrations } from './migrate.js';
+import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
+import type {
+  ChannelName, CommitResult, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
+  NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, TimerSpec, TranscriptEntry, TurnCommit,
+} from './types.js';
+
+type Row = Record<string, unknown>;
+
+/** Options of {@link openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /** A file path or `:memory:`. Folders are created. */
+  readonly path: string;
+  /** Apply pending migrations on open (default true). */
+  readonly migrate?: boolean;
+  readonly migrationsDir?: string;
+}
+
+/** Opens (and migrates) a SQLite store. */
+export function openSqliteStore(options: SqliteStoreOptions | string): SqliteStore {
+  const o = typeof options === 'string' ? { path: options } : options;
+  if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
+  const db = new Database(o.path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  if (o.migrate !== false) migrate(db, readMigrations(o.migrationsDir));
+  return new SqliteStore(db);
+}
+
+const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+/** The SQLite implementation of {@link Store}. */
+export class SqliteStore implements Store {
+  private readonly q;
+  constructor(readonly db: Database.Database) {
+    const p = (sql: string) => db.prepare(sql);
+    this.q = {
+      insertInbox: p(`INSERT INTO inbox (provider_id, bot_id, user, source, event, raw, received_at)
+        VALUES (@providerId, @botId, @user, @source, @event, @raw, @receivedAt) ON CONFLICT (provider_id) DO NOTHING`),
+      inboxByProvider: p('SELECT id FROM inbox WHERE provider_id = ?'),
+      nextInbox: p(`SELECT * FROM inbox WHERE bot_id = ? AND user = ? AND state = 'pending' ORDER BY id LIMIT 1`),
+      pendingKeys: p(`SELECT bot_id, user, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user ORDER BY first`),
+      failInbox: p(`UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ?`),
+      skipInbox: p(`UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ?`),
+      inbox: p('SELECT * FROM inbox WHERE id = ?'),
+      active: p(`SELECT * FROM conversations WHERE bot_id = ? AND user = ? AND status = 'active'`),
+      conv: p('SELECT * FROM conversations WHERE id = ?'),
+      convByToken: p('SELECT * FROM conversations WHERE flow_token = ?'),
+      activeIds: p(`SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`),
+      insertConv: p(`INSERT INTO conversations (bot_id, user, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
+        VALUES (@botId, @user, @status, @snapshot, @state, 1, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`),
+      updateConv: p(`UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1,
+        channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
+        last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
+        WHERE id = @id AND version = @expectedVersion`),
+      expireOne: p(`UPDATE conversations SET status = 'expired', ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`),
+      expireIdle: p(`UPDATE conversations SET status = 'expired', ended_at = @now, updated_at = @now
+        WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`),
+      setChannel: p('UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?'),
+      markInboxDone: p(`UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ?`),
+      insertOutbox: p(`INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
+        VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`),
+      claimable: p(`SELECT o.* FROM outbox o
+        WHERE o.state IN ('pending', 'sending') AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until < @now)
+          AND COALESCE(o.fallback_of, o.id) * 2 + (o.fallback_of IS NOT NULL) = (
+            SELECT MIN(COALESCE(o2.fallback_of, o2.id) * 2 + (o2.fallback_of IS NOT NULL)) FROM outbox o2
+            WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending'))
+        ORDER BY o.id LIMIT @limit`),
+      claim: p(`UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1 WHERE id = ?`),
+      finish: p(`UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
+        sms_code = @smsCode, sms_mailing_id = @smsMailingId, sms_result = @smsResult, error = @error, error_code = @errorCode,
+        sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL WHERE id = @id`),
+      retry: p(`UPDATE outbox SET state = 'pending', next_attempt_at = ?, error = ?, error_code = ?, lease_until = NULL WHERE id = ?`),
+      outbox: p('SELECT * FROM outbox WHERE id = ?'),
+      outboxByProvider: p('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1'),
+      nextOutboxAt: p(`SELECT MIN(CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END) AS t FROM outbox WHERE state IN ('pending', 'sending')`),
+      convOutbox: p('SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id'),
+      convInbox: p('SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id'),
+      upsertTimer: p(`INSERT INTO timers (conversation_id, bot_id, user, key, state_node, event, fire_at)
+        VALUES (@conversationId, @botId, @user, @key, @stateNode, @event, @fireAt)
+        ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = excluded.state_node, event = excluded.event, fire_at = excluded.fire_at`),
+      deleteTimer: p('DELETE FROM timers WHERE conversation_id = ? AND key = ?'),
+      deleteTimers: p('DELETE FROM timers WHERE conversation_id = ?'),
+      timersOf: p('SELECT * FROM timers WHERE conversation_id = ? ORDER BY fire_at, id'),
+      nextTimer: p('SELECT MIN(fire_at) AS t FROM timers'),
+      dueTimers: p('SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?'),
+      deleteTimerId: p('DELETE FROM timers WHERE id = ?'),
+      insertStatus: p(`INSERT INTO statuses (provider_message_id, status, timestamp, recipient, errors, raw, received_at)
+        VALUES (@providerMessageId, @status, @timestamp, @recipient, @errors, @raw, @receivedAt) ON CONFLICT DO NOTHING`),
+      statusesOf: p('SELECT * FROM statuses WHERE provider_message_id = ? ORDER BY id'),
+      setDelivery: p('UPDATE outbox SET delivery_status = ? WHERE id = ?'),
+    };
+  }
+
+  async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
+    const r = this.q.insertInbox.run({ ...i, event: JSON.stringify(i.event), raw: j(i.raw) });
+    if (r.changes === 1) return { id: Number(r.lastInsertRowid), duplicate: false };
+    const row = this.q.inboxByProvider.get(i.providerId) as Row;
+    return { id: Number(row['id']), duplicate: true };
+  }
+
+  async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
+    const r = this.q.nextInbox.get(key.botId, key.user) as Row | undefined;
+    return r && toInbox(r);
+  }
+
+  async pendingKeys(): Promise<ConversationKey[]> {
+    return (this.q.pendingKeys.all() as Row[]).map((r) => ({ botId: String(r['bot_id']), user: String(r['user']) }));
+  }
+
+  async failInbound(id: number, error: string, now: number): Promise<void> {
+    this.q.failInbox.run(error, now, id);
+  }
+
+  async skipInbound(id: number, note: string, now: number): Promise<void> {
+    this.q.skipInbox.run(note, now, id);
+  }
+
+  async inbound(id: number): Promise<InboxRecord | undefined> {
+    const r = this.q.inbox.get(id) as Row | undefined;
+    return r && toInbox(r);
+  }
+
+  async activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined> {
+    const r = this.q.active.get(key.botId, key.user) as Row | undefined;
+    return r && toConversation(r);
+  }
+
+  async conversation(id: number): Promise<ConversationRecord | undefined> {
+    const r = this.q.conv.get(id) as Row | undefined;
+    return r && toConversation(r);
+  }
+
+  async conversationByFlowToken(token: string): Promise<ConversationRecord | undefined> {
+    const r = this.q.convByToken.get(token) as Row | undefined;
+    return r && toConversation(r);
+  }
+
+  async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    for (const [col, v] of [['bot_id', filter.botId], ['user', filter.user], ['status', filter.status]] as const) {
+      if (v !== undefined) { where.push(`${col} = ?`); args.push(v); }
+    }
+    const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
+    return (this.db.prepare(sql).all(...args) as Row[]).map(toConversation);
+  }
+
+  async activeConversationIds(): Promise<number[]> {
+    return (this.q.activeIds.all() as Row[]).map((r) => Number(r['id']));
+  }
+
+  async commitTurn(c: TurnCommit): Promise<CommitResult> {
+    return this.db.transaction((): CommitResult => {
+      if (c.expire !== undefined) {
+        this.q.expireOne.run(c.now, c.now, c.expire);
+        this.q.deleteTimers.run(c.expire);
+      }
+      const ended = c.status === 'active' ? null : c.now;
+      const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
+      let id: number;
+      let version: number;
+      if (c.conversationId === undefined) {
+        try {
+          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt) });
+          id = Number(r.lastInsertRowid);
+        } catch (e) {
+          if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
+          throw e;
+        }
+        version = 1;
+      } else {
+        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0 });
+        if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
+        id = c.conversationId;
+        version = c.expectedVersion + 1;
+      }
+      if (c.inboxId !== undefined) this.q.markInboxDone.run(id, c.now, c.inboxId);
+      const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
+      this.applyTimers(id, c);
+      return { conversationId: id, version, outboxIds };
+    }).immediate();
+  }
+
+  private insertOutbox(conversationId: number, key: ConversationKey, inboxId: number | undefined, rows: readonly NewOutbound[], now: number): number[] {
+    return rows.map((o) => Number(this.q.insertOutbox.run({
+      conversationId, botId: key.botId, user: key.user, inboxId: inboxId ?? null, kind: o.kind,
+      message: JSON.stringify(o.message), channel: o.channel, request: JSON.stringify(o.request), now, fallbackOf: o.fallbackOf ?? null,
+    }).lastInsertRowid));
+  }
+
+  private applyTimers(conversationId: number, c: TurnCommit): void {
+    if (c.status !== 'active') {
+      this.q.deleteTimers.run(conversationId);
+      return;
+    }
+    for (const key of c.timers.remove) this.q.deleteTimer.run(conversationId, key);
+    const active = new Set(c.timers.activeStateNodes);
+    for (const t of this.q.timersOf.all(conversationId) as Row[]) {
+      const node = t['state_node'];
+      if (typeof node === 'string' && !active.has(node)) this.q.deleteTimerId.run(t['id']);
+    }
+    for (const t of c.timers.upsert) {
+      this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: t.key, stateNode: t.stateNode, event: JSON.stringify(t.event), fireAt: t.fireAt });
+    }
+  }
+
+  async expireIdle(botId: string, before: number, now: number): Promise<number> {
+    return this.db.transaction(() => {
+      const ids = this.db.prepare(`SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`).all(botId, before) as Row[];
+      for (const r of ids) this.q.deleteTimers.run(r['id']);
+      return this.q.expireIdle.run({ botId, before, now }).changes;
+    }).immediate();
+  }
+
+  async setChannel(conversationId: number, channel: ChannelName, now: number): Promise<void> {
+    this.q.setChannel.run(channel, now, conversationId);
+  }
+
+  async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
+    return this.db.transaction(() => {
+      const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
+      for (const r of rows) this.q.claim.run(now + leaseMs, r.id);
+      return rows.map((r) => ({ ...r, state: 'sending' as const, attempts: r.attempts + 1 }));
+    }).immediate();
+  }
+
+  async finishOutbound(id: number, s: SendRecord, now: number): Promise<void> {
+    this.q.finish.run({
+      id, now, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
+      smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
+    });
+  }
+
+  async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void> {
+    this.q.retry.run(nextAttemptAt, error, errorCode ?? null, id);
+  }
+
+  async addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]> {
+    return this.db.transaction(() => {
+      const conv = this.q.conv.get(conversationId) as Row;
+      const key = { botId: String(conv['bot_id']), user: String(conv['user']) };
+      if (inbound) this.q.insertInbox.run({ ...inbound, event: JSON.stringify(inbound.event), raw: j(inbound.raw) });
+      return this.insertOutbox(conversationId, key, undefined, rows, now);
+    }).immediate();
+  }
+
+  async outbound(id: number): Promise<OutboxRecord | undefined> {
+    const r = this.q.outbox.get(id) as Row | undefined;
+    return r && toOutbox(r);
+  }
+
+  async outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined> {
+    const r = this.q.outboxByProvider.get(providerId) as Row | undefined;
+    return r && toOutbox(r);
+  }
+
+  async nextOutboundAt(): Promise<number | undefined> {
+    const t = (this.q.nextOutboxAt.get() as Row)['t'];
+    return t === null ? undefined : Number(t);
+  }
+
+  async nextTimerAt(): Promise<number | undefined> {
+    const t = (this.q.nextTimer.get() as Row)['t'];
+    return t === null ? undefined : Number(t);
+  }
+
+  async fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
+    return this.db.transaction(() => {
+      const due = this.q.dueTimers.all(now, limit) as Row[];
+      for (const t of due) {
+        this.q.insertInbox.run({
+          providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: t['bot_id'], user: t['user'], source: 'timer',
+          event: t['event'], raw: JSON.stringify({ key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }), receivedAt: now,
+        });
+        this.q.deleteTimerId.run(t['id']);
+      }
+      return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user']) }));
+    }).immediate();
+  }
+
+  async timers(conversationId: number): Promise<TimerSpec[]> {
+    return (this.q.timersOf.all(conversationId) as Row[]).map(toTimer);
+  }
+
+  async addStatus(s: NewStatus): Promise<{ duplicate: boolean; outbound: OutboxRecord | undefined }> {
+    return this.db.transaction(() => {
+      const r = this.q.insertStatus.run({ ...s, timestamp: s.timestamp ?? null, recipient: s.recipient ?? null, errors: j(s.errors), raw: j(s.raw) });
+      const row = this.q.outboxByProvider.get(s.providerMessageId) as Row | undefined;
+      const outbound = row && toOutbox(row);
+      if (outbound && r.changes === 1 && (STATUS_RANK[s.status] ?? 0) > (STATUS_RANK[outbound.deliveryStatus ?? ''] ?? 0)) {
+        this.q.setDelivery.run(s.status, outbound.id);
+        return { duplicate: false, outbound: { ...outbound, deliveryStatus: s.status } };
+      }
+      return { duplicate: r.changes === 0, outbound };
+    }).immediate();
+  }
+
+  async statuses(providerMessageId: string): Promise<NewStatus[]> {
+    return (this.q.statusesOf.all(providerMessageId) as Row[]).map((r) => ({
+      providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
+      recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])), receivedAt: Number(r['received_at']),
+    }));
+  }
+
+  async transcript(conversationId: number): Promise<TranscriptEntry[]> {
+    // Commits are totally ordered by outbox ids: an inbound comes before every row added after it.
+    const inbox = this.q.convInbox.all(conversationId) as Row[];
+    const outbox = (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox);
+    const out: TranscriptEntry[] = [];
+    let i = 0;
+    const inboundUpTo = (id: number) => {
+      for (; i < inbox.length && Number(inbox[i]!['outbox_mark'] ?? Number.POSITIVE_INFINITY) < id; i++) {
+        const r = toInbox(inbox[i]!);
+        out.push({ direction: 'in', at: r.receivedAt, source: r.source, event: r.event, providerId: r.providerId, state: r.state, error: r.error });
+      }
+    };
+    for (const o of outbox) {
+      inboundUpTo(o.id);
+      out.push({ direction: 'out', at: o.createdAt, record: o });
+    }
+    inboundUpTo(Number.POSITIVE_INFINITY);
+    return out;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * The store port. The runtime sees only this interface; SQLite (better-sqlite3) is the default
+ * implementation, and another database is one new file implementing it.
+ */
+
+/** A conversation is one user's run of one bot. */
+export interface ConversationKey {
+  readonly botId: string;
+  readonly user: string;
+}
+
+export type ConversationStatus = 'active' | 'done' | 'expired' | 'failed';
+export type ChannelName = 'interactive' | 'sms';
+
+/** A stored conversation. */
+export interface ConversationRecord extends ConversationKey {
+  readonly id: number;
+  readonly status: ConversationStatus;
+  /** XState's persisted snapshot (parsed JSON), or null before the first turn commits. */
+  readonly snapshot: unknown;
+  /** The state value as text (`"menu"`, `{"order":"size"}`), for people and queries. */
+  readonly state: string | null;
+  readonly version: number;
+  readonly flowToken: string;
+  /** The channel the conversation is on: `sms` while its messages go by SMS. */
+  readonly channel: ChannelName;
+  /** The messages re-sent on unhandled input (JSON values of Message). */
+  readonly lastPrompt: readonly unknown[] | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly lastActivityAt: number;
+  readonly endedAt: number | null;
+}
+
+/** Where an inbound came from. */
+export type InboundSource = 'whatsapp' | 'sms' | 'timer' | 'delivery' | 'api' | 'internal';
+
+/** An inbound to commit before its turn. */
+export interface NewInbound extends ConversationKey {
+  /** The dedupe key: the provider's message id (or `timer:…`, `delivery:…` for our own). */
+  readonly providerId: string;
+  readonly source: InboundSource;
+  /** The runtime event, a JSON object with a `type`. */
+  readonly event: { readonly type: string; readonly [k: string]: unknown };
+  readonly raw?: unknown;
+  readonly receivedAt: number;
+}
+
+/** A stored inbound. */
+export interface InboxRecord extends NewInbound {
+  readonly id: number;
+  readonly state: 'pending' | 'done' | 'failed';
+  readonly conversationId: number | null;
+  readonly attempts: number;
+  readonly error: string | null;
+  readonly processedAt: number | null;
+}
+
+/** A message a turn emitted, to commit with the turn. */
+export interface NewOutbound {
+  readonly kind: string;
+  /** The Message, as JSON. */
+  readonly message: unknown;
+  readonly channel: ChannelName;
+  /** The provider request body. */
+  readonly request: unknown;
+  /** For an SMS fallback: the outbox row it stands in for. */
+  readonly fallbackOf?: number | undefined;
+}
+
+export type OutboxState = 'pending' | 'sending' | 'sent' | 'failed';
+
+/** A stored outbound message. */
+export interface OutboxRecord extends ConversationKey {
+  readonly id: number;
+  readonly conversationId: number;
+  readonly inboxId: number | null;
+  readonly kind: string;
+  readonly message: unknown;
+  readonly channel: ChannelName;
+  readonly request: unknown;
+  readonly state: OutboxState;
+  readonly attempts: number;
+  readonly nextAttemptAt: number;
+  readonly providerId: string | null;
+  readonly httpStatus: number | null;
+  readonly response: unknown;
+  readonly smsCode: number | null;
+  readonly smsMailingId: string | null;
+  readonly smsResult: string | null;
+  readonly error: string | null;
+  readonly errorCode: string | null;
+  readonly fallbackOf: number | null;
+  readonly deliveryStatus: string | null;
+  readonly createdAt: number;
+  readonly sentAt: number | null;
+}
+
+/** The result of one send, as recorded. */
+export interface SendRecord {
+  readonly state: 'sent' | 'failed';
+  readonly providerId?: string | undefined;
+  readonly httpStatus?: number | undefined;
+  readonly response?: unknown;
+  readonly smsCode?: number | undefined;
+  readonly smsMailingId?: string | undefined;
+  readonly smsResult?: string | undefined;
+  readonly error?: string | undefined;
+  readonly errorCode?: string | undefined;
+}
+
+/** A durable timer: an XState delayed event that fires through the inbox. */
+export interface TimerSpec {
+  readonly key: string;
+  /** The state node that armed an `after` delay: the timer dies when that state is left. */
+  readonly stateNode: string | null;
+  readonly event: { readonly type: string; readonly [k: string]: unknown };
+  readonly fireAt: number;
+}
+
+/** How a turn changes the conversation's timers. */
+export interface TimerChanges {
+  readonly upsert: readonly TimerSpec[];
+  readonly remove: readonly string[];
+  /** Timers armed by states not in this list are removed (`null` state nodes are kept). */
+  readonly activeStateNodes: readonly string[];
+}
+
+/** Everything one turn commits, atomically. */
+export interface TurnCommit {
+  readonly key: ConversationKey;
+  /** Undefined to create the conversation (with `flowToken`). */
+  readonly conversationId: number | undefined;
+  /** The version the turn started from (0 for a new conversation). */
+  readonly expectedVersion: number;
+  readonly snapshot: unknown;
+  readonly state: string;
+  readonly status: ConversationStatus;
+  readonly flowToken: string;
+  readonly channel?: ChannelName | undefined;
+  /** Set to replace the prompt; undefined keeps it. */
+  readonly lastPrompt?: readonly unknown[] | undefined;
+  /** Whether the user was active in this turn (for idle expiry). */
+  readonly userActivity: boolean;
+  /** An older conversation to mark expired first (when idle expiry starts a new one). */
+  readonly expire?: number | undefined;
+  /** The inbox row this turn consumed, if any. */
+  readonly inboxId?: number | undefined;
+  readonly outbox: readonly NewOutbound[];
+  readonly timers: TimerChanges;
+  readonly now: number;
+}
+
+/** What a commit produced. */
+export interface CommitResult {
+  readonly conversationId: number;
+  readonly version: number;
+  readonly outboxIds: readonly number[];
+}
+
+/** A delivery status reported by the provider. */
+export interface NewStatus {
+  readonly providerMessageId: string;
+  readonly status: string;
+  readonly timestamp?: number | undefined;
+  readonly recipient?: string | undefined;
+  readonly errors?: unknown;
+  readonly raw?: unknown;
+  readonly receivedAt: number;
+}
+
+/** One line of a transcript. */
+export type TranscriptEntry =
+  | { readonly direction: 'in'; readonly at: number; readonly source: InboundSource; readonly event: unknown; readonly providerId: string; readonly state: InboxRecord['state']; readonly error: string | null }
+  | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
+
+/** The conversation store. */
+export interface Store {
+  /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
+  addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
+  /** The oldest pending inbound of a conversation. */
+  nextInbound(key: ConversationKey): Promise<InboxRecord | undefined>;
+  /** Conversations with pending inbounds (for recovery on start). */
+  pendingKeys(): Promise<ConversationKey[]>;
+  /** Marks an inbound failed (a bot error); it is kept for inspection. */
+  failInbound(id: number, error: string, now: number): Promise<void>;
+  /** Marks an inbound done without a turn (a timer of an ended conversation), with a note. */
+  skipInbound(id: number, note: string, now: number): Promise<void>;
+  inbound(id: number): Promise<InboxRecord | undefined>;
+
+  activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined>;
+  conversation(id: number): Promise<ConversationRecord | undefined>;
+  conversationByFlowToken(token: string): Promise<ConversationRecord | undefined>;
+  conversations(filter?: { botId?: string; user?: string; status?: ConversationStatus }): Promise<ConversationRecord[]>;
+  /** Active conversations whose snapshot has running invocations (for recovery on start). */
+  activeConversationIds(): Promise<number[]>;
+  /** Commits a turn; throws VersionConflictError when another writer got there first. */
+  commitTurn(commit: TurnCommit): Promise<CommitResult>;
+  /** Marks active conversations of a bot idle since before `before` as expired; returns how many. */
+  expireIdle(botId: string, before: number, now: number): Promise<number>;
+  /** Sets the conversation's channel (SMS mode on or off). */
+  setChannel(conversationId: number, channel: ChannelName, now: number): Promise<void>;
+
+  /** Claims due outbound rows: the oldest unsent of each conversation, none in flight before it. */
+  claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]>;
+  /** Records a final result. */
+  finishOutbound(id: number, result: SendRecord, now: number): Promise<void>;
+  /** Puts a claimed row back for a later attempt. */
+  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void>;
+  /** Adds rows outside a turn (an SMS fallback), atomically with an optional inbound. */
+  addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]>;
+  outbound(id: number): Promise<OutboxRecord | undefined>;
+  outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
+  /** The earliest time an unsent row becomes due, if any. */
+  nextOutboundAt(): Promise<number | undefined>;
+
+  /** The earliest timer, if any. */
+  nextTimerAt(): Promise<number | undefined>;
+  /** Moves due timers into the inbox, atomically; returns the conversations touched. */
+  fireDueTimers(now: number, limit: number): Promise<ConversationKey[]>;
+  timers(conversationId: number): Promise<TimerSpec[]>;
+
+  /** Records a status; returns whether it was new and the outbound row it is about. */
+  addStatus(status: NewStatus): Promise<{ duplicate: boolean; outbound: OutboxRecord | undefined }>;
+  statuses(providerMessageId: string): Promise<NewStatus[]>;
+
+  /** Both directions of a conversation, in order. */
+  transcript(conversationId: number): Promise<TranscriptEntry[]>;
+  close(): Promise<void>;
+}
