@@ -61,7 +61,8 @@ export class Runtime {
   private timer: unknown;
   private sweeper: unknown;
   private accepting = false;
-  private readonly idleWaiters = new Set<() => void>();
+  /** Background work (timer checks, sweeps) that idle() waits for. */
+  private readonly background = new Set<Promise<unknown>>();
 
   constructor(private readonly o: RuntimeOptions) {
     this.store = o.store;
@@ -134,6 +135,7 @@ export class Runtime {
       const lanes = [...this.lanes.values()].map((l) => l.done);
       if (lanes.length) { await Promise.all(lanes); continue; }
       if (!this.dispatcher.idle) { await this.dispatcher.settle(); continue; }
+      if (this.background.size) { await Promise.all(this.background); continue; }
       return;
     }
   }
@@ -287,7 +289,12 @@ export class Runtime {
     }
     try { bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never }); } catch (err) { this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw'); }
     if (sent) this.dispatcher.wake();
-    void this.checkTimers();
+    this.track(this.checkTimers());
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.catch((err) => this.logger.error({ err: errorInfo(err) }, 'background work failed')).finally(() => this.background.delete(t));
+    this.background.add(t);
   }
 
   private dropLive(key: ConversationKey): void {
@@ -325,13 +332,13 @@ export class Runtime {
     if (fired.length) this.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
     const next = await this.store.nextTimerAt();
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => { this.timer = undefined; void this.checkTimers(); }, Math.max(0, next - this.clock.now()));
+    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => { this.timer = undefined; this.track(this.checkTimers()); }, Math.max(0, next - this.clock.now()));
   }
 
   private scheduleSweep(): void {
     const every = this.o.sweepEveryMs ?? 60_000;
     this.sweeper = this.clock.setTimeout(() => {
-      void this.sweep().finally(() => { if (this.accepting) this.scheduleSweep(); });
+      this.track(this.sweep().finally(() => { if (this.accepting) this.scheduleSweep(); }));
     }, every);
   }
 

@@ -39,6 +39,16 @@ export function openSqliteStore(options: SqliteStoreOptions | string): SqliteSto
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
+/**
+ * An unsent outbox row `o` that is its conversation's next: rows go in id order, except that an SMS
+ * fallback goes right after the row it stands in for (rank 2·original + 1). Rows behind it are not
+ * due, whatever their `next_attempt_at`.
+ */
+const HEAD = `o.state IN ('pending', 'sending')
+  AND COALESCE(o.fallback_of, o.id) * 2 + (o.fallback_of IS NOT NULL) = (
+    SELECT MIN(COALESCE(o2.fallback_of, o2.id) * 2 + (o2.fallback_of IS NOT NULL)) FROM outbox o2
+    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending'))`;
+
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
   private readonly q;
@@ -50,8 +60,8 @@ export class SqliteStore implements Store {
       inboxByProvider: p('SELECT id FROM inbox WHERE provider_id = ?'),
       nextInbox: p(`SELECT * FROM inbox WHERE bot_id = ? AND user = ? AND state = 'pending' ORDER BY id LIMIT 1`),
       pendingKeys: p(`SELECT bot_id, user, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user ORDER BY first`),
-      failInbox: p(`UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ?`),
-      skipInbox: p(`UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ?`),
+      failInbox: p(`UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
+      skipInbox: p(`UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
       inbox: p('SELECT * FROM inbox WHERE id = ?'),
       active: p(`SELECT * FROM conversations WHERE bot_id = ? AND user = ? AND status = 'active'`),
       conv: p('SELECT * FROM conversations WHERE id = ?'),
@@ -67,14 +77,11 @@ export class SqliteStore implements Store {
       expireIdle: p(`UPDATE conversations SET status = 'expired', ended_at = @now, updated_at = @now
         WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`),
       setChannel: p('UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?'),
-      markInboxDone: p(`UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ?`),
+      markInboxDone: p(`UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
       insertOutbox: p(`INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
         VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`),
       claimable: p(`SELECT o.* FROM outbox o
-        WHERE o.state IN ('pending', 'sending') AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until < @now)
-          AND COALESCE(o.fallback_of, o.id) * 2 + (o.fallback_of IS NOT NULL) = (
-            SELECT MIN(COALESCE(o2.fallback_of, o2.id) * 2 + (o2.fallback_of IS NOT NULL)) FROM outbox o2
-            WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending'))
+        WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
         ORDER BY o.id LIMIT @limit`),
       claim: p(`UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1 WHERE id = ?`),
       finish: p(`UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
@@ -83,7 +90,7 @@ export class SqliteStore implements Store {
       retry: p(`UPDATE outbox SET state = 'pending', next_attempt_at = ?, error = ?, error_code = ?, lease_until = NULL WHERE id = ?`),
       outbox: p('SELECT * FROM outbox WHERE id = ?'),
       outboxByProvider: p('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1'),
-      nextOutboxAt: p(`SELECT MIN(CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END) AS t FROM outbox WHERE state IN ('pending', 'sending')`),
+      nextOutboxAt: p(`SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`),
       convOutbox: p('SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id'),
       convInbox: p('SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id'),
       upsertTimer: p(`INSERT INTO timers (conversation_id, bot_id, user, key, state_node, event, fire_at)
@@ -185,7 +192,8 @@ export class SqliteStore implements Store {
         id = c.conversationId;
         version = c.expectedVersion + 1;
       }
-      if (c.inboxId !== undefined) this.q.markInboxDone.run(id, c.now, c.inboxId);
+      // An inbound consumed by another writer (same turn in two processes) must not run twice.
+      if (c.inboxId !== undefined && this.q.markInboxDone.run(id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
       return { conversationId: id, version, outboxIds };
@@ -236,10 +244,22 @@ export class SqliteStore implements Store {
   }
 
   async finishOutbound(id: number, s: SendRecord, now: number): Promise<void> {
-    this.q.finish.run({
-      id, now, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
-      smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
-    });
+    this.db.transaction(() => {
+      this.q.finish.run({
+        id, now, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
+        smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
+      });
+      if (s.providerId === undefined) return;
+      // Statuses can arrive before the send is recorded (a fast provider): they count now.
+      const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
+      if (current === undefined) return;
+      let best = current;
+      for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
+        const status = String(r['status']);
+        if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
+      }
+      if (best !== current) this.q.setDelivery.run(best, id);
+    }).immediate();
   }
 
   async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void> {
@@ -309,7 +329,8 @@ export class SqliteStore implements Store {
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
     return (this.q.statusesOf.all(providerMessageId) as Row[]).map((r) => ({
       providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
-      recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])), receivedAt: Number(r['received_at']),
+      recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
+      raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])), receivedAt: Number(r['received_at']),
     }));
   }
 

@@ -1,0 +1,108 @@
+/** A process killed (SIGKILL) mid-way loses nothing: the next process finishes what it left. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Runtime, createHttpAdapter, openSqliteStore, systemClock } from '../../src/index.js';
+import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import counterBot from '../fixtures/counter-bot.js';
+import { tempDir } from './helpers.js';
+
+const CHILD = join(import.meta.dirname, 'crash-child.ts');
+const tmp = tempDir();
+let sb: RunningSandbox;
+const releases: (() => void)[] = [];
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  // Latency faults sleep here, so the test can let a held request go when it is done.
+  sb = await startSandbox({ port: 0, sleep: (ms) => new Promise<void>((r) => { const t = setTimeout(r, ms); releases.push(() => { clearTimeout(t); r(); }); }) });
+});
+afterEach(() => child?.kill('SIGKILL'));
+afterAll(async () => { releases.forEach((r) => r()); await sb.close(); tmp.remove(); });
+
+function startChild(db: string, env: Record<string, string>): { proc: ChildProcess; waitFor: (line: string) => Promise<void>; send: (m: object) => void } {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, db, sb.url], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  child = proc;
+  let out = '';
+  const waiters: { line: string; resolve: () => void }[] = [];
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of [...waiters]) if (out.split('\n').includes(w.line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+  });
+  return {
+    proc,
+    waitFor: (line) => new Promise<void>((resolve, reject) => {
+      if (out.split('\n').includes(line)) return resolve();
+      const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
+      waiters.push({ line, resolve: () => { clearTimeout(t); resolve(); } });
+    }),
+    send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
+  };
+}
+
+async function kill(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+function rows(db: string, sql: string): Record<string, unknown>[] {
+  const d = new Database(db, { readonly: true });
+  try { return d.prepare(sql).all() as Record<string, unknown>[]; } finally { d.close(); }
+}
+
+async function recover(db: string, until: () => boolean): Promise<Runtime> {
+  const store = openSqliteStore(db);
+  const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+  const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, clock: systemClock });
+  await runtime.start();
+  const deadline = Date.now() + 15_000;
+  while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  await runtime.idle();
+  return runtime;
+}
+
+const texts = (user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'sms' ? m.text : '?'));
+
+describe('crash safety', () => {
+  it('killed between the inbox commit and the turn: the turn runs after restart, once', async () => {
+    const db = join(tmp.dir, 'crash-1.db');
+    const user = '5215500001001';
+    // The child's lease is short so the next process may resend its in-flight message soon (the hang blocks it).
+    const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '300' });
+    await c.waitFor('ready');
+    c.send({ id: 'wamid.c1', user, text: 'first' });
+    await c.waitFor('committed wamid.c1');
+    c.send({ id: 'wamid.c2', user, text: 'hang' });
+    await c.waitFor('hanging');
+    await kill(c.proc);
+    expect(rows(db, `SELECT provider_id, state FROM inbox ORDER BY id`)).toEqual([{ provider_id: 'wamid.c1', state: 'done' }, { provider_id: 'wamid.c2', state: 'pending' }]);
+    const runtime = await recover(db, () => texts(user).length >= 2);
+    const conv = (await runtime.store.conversations())[0]!;
+    expect((conv.snapshot as { context: { seen: string[] } }).context.seen).toEqual(['first', 'hang']);
+    expect(conv.version).toBe(2);
+    expect(texts(user)).toEqual(['#1', '#2']);
+    await runtime.stop();
+  });
+
+  it('killed between the turn commit and the send: the message is sent after restart', async () => {
+    const db = join(tmp.dir, 'crash-2.db');
+    const user = '5215500001002';
+    sb.sandbox.faults.latency(60_000, { endpoint: 'sms', times: 1 });
+    const c = startChild(db, { LEASE_MS: '300' });
+    await c.waitFor('ready');
+    c.send({ id: 'wamid.d1', user, text: 'hello' });
+    await c.waitFor('committed wamid.d1');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && rows(db, `SELECT state FROM outbox`)[0]?.['state'] !== 'sending') await new Promise((r) => setTimeout(r, 20));
+    await kill(c.proc);
+    expect(rows(db, `SELECT state, attempts FROM outbox`)).toEqual([{ state: 'sending', attempts: 1 }]);
+    expect(texts(user)).toEqual([]); // the held request never got its answer
+    const runtime = await recover(db, () => texts(user).length >= 1);
+    expect(texts(user)).toEqual(['#1']);
+    expect(rows(db, `SELECT state, attempts FROM outbox`)).toEqual([{ state: 'sent', attempts: 2 }]);
+    expect(rows(db, `SELECT version FROM conversations`)).toEqual([{ version: 1 }]);
+    await runtime.stop();
+  });
+});
