@@ -206,7 +206,11 @@ export class Runtime {
         return;
       } catch (err) {
         this.dropLive(row);
-        if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) { this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id }); continue; }
+        if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
+          this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id });
+          if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
+          continue;
+        }
         this.metrics.inc('colloquy_turns_total', 'Turns run, by bot and outcome', { bot: bot.id, outcome: 'error' });
         this.logger.error({ err: errorInfo(err), bot: bot.id, user: row.user, inbox: row.id, state: (err as { state?: string }).state }, 'turn failed; the inbound is kept as failed');
         await this.store.failInbound(row.id, (err as Error).message ?? String(err), this.clock.now());

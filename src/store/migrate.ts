@@ -47,24 +47,38 @@ export function migrate(db: Database.Database, files: readonly MigrationFile[] =
   for (const row of rows) {
     const file = byName.get(row.name);
     if (!file) throw new StoreError('migration_missing', `Migration ${row.name} was applied but its file is gone`);
-    if (file.checksum !== row.checksum) {
-      throw new StoreError('migration_changed', `Migration ${row.name} changed after it was applied (checksum ${row.checksum.slice(0, 12)}… is now ${file.checksum.slice(0, 12)}…); add a new migration instead`);
-    }
+    if (file.checksum !== row.checksum) throw changed(row.name, row.checksum, file.checksum);
   }
   const done = new Set(rows.map((r) => r.name));
   const applied: string[] = [];
+  const recorded = db.prepare('SELECT checksum FROM _migrations WHERE name = ?');
   const record = db.prepare('INSERT INTO _migrations (name, checksum, applied_at) VALUES (?, ?, ?)');
   for (const file of files) {
     if (done.has(file.name)) continue;
+    let ran: boolean;
     try {
-      db.transaction(() => {
+      ran = db.transaction((): boolean => {
+        // Another process starting at the same time may have applied it since we looked; under
+        // the write lock this check is final.
+        const row = recorded.get(file.name) as { checksum: string } | undefined;
+        if (row) {
+          if (row.checksum !== file.checksum) throw changed(file.name, row.checksum, file.checksum);
+          return false;
+        }
         db.exec(file.sql);
         record.run(file.name, file.checksum, Date.now());
+        return true;
       }).immediate();
     } catch (cause) {
+      if (cause instanceof StoreError) throw cause;
       throw new StoreError('migration_failed', `Migration ${file.name} failed and was rolled back: ${(cause as Error).message}`, { cause });
     }
-    applied.push(file.name);
+    if (ran) applied.push(file.name);
+    else done.add(file.name);
   }
   return { applied, alreadyApplied: [...done] };
+}
+
+function changed(name: string, was: string, now: string): StoreError {
+  return new StoreError('migration_changed', `Migration ${name} changed after it was applied (checksum ${was.slice(0, 12)}… is now ${now.slice(0, 12)}…); add a new migration instead`);
 }

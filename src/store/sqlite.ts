@@ -60,7 +60,8 @@ export class SqliteStore implements Store {
       inboxByProvider: p('SELECT id FROM inbox WHERE provider_id = ?'),
       nextInbox: p(`SELECT * FROM inbox WHERE bot_id = ? AND user = ? AND state = 'pending' ORDER BY id LIMIT 1`),
       pendingKeys: p(`SELECT bot_id, user, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user ORDER BY first`),
-      failInbox: p(`UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
+      failInbox: p(`UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox), conversation_id = COALESCE(conversation_id, (SELECT c.id FROM conversations c WHERE c.bot_id = inbox.bot_id AND c.user = inbox.user AND c.status = 'active'))
+        WHERE id = ? AND state = 'pending'`),
       skipInbox: p(`UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
       inbox: p('SELECT * FROM inbox WHERE id = ?'),
       active: p(`SELECT * FROM conversations WHERE bot_id = ? AND user = ? AND status = 'active'`),

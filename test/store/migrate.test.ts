@@ -1,0 +1,231 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/errors.js';
+import { MIGRATIONS_DIR, migrate, readMigrations, type MigrationFile } from '../../src/store/migrate.js';
+import { open, rows, tempDir } from './helpers.js';
+
+const dbs: Database.Database[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) if (db.open) db.close();
+});
+
+function db(path = ':memory:'): Database.Database {
+  const d = new Database(path);
+  dbs.push(d);
+  return d;
+}
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+function tables(d: Database.Database): string[] {
+  return (d.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+}
+
+function applied(d: Database.Database): { name: string; checksum: string; applied_at: number }[] {
+  return d.prepare('SELECT name, checksum, applied_at FROM _migrations ORDER BY name').all() as { name: string; checksum: string; applied_at: number }[];
+}
+
+const A = 'CREATE TABLE a (id INTEGER PRIMARY KEY, x TEXT);\n';
+// B and C only work after A: the order matters.
+const B = 'CREATE TABLE b (id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a (id));\nINSERT INTO a (x) VALUES (\'from b\');\n';
+const C = 'ALTER TABLE a ADD COLUMN y TEXT;\nUPDATE a SET y = \'from c\';\n';
+
+/** A migrations folder with the given files. */
+function folder(files: Record<string, string>): string {
+  const dir = tempDir();
+  for (const [name, sql] of Object.entries(files)) writeFileSync(join(dir, name), sql);
+  return dir;
+}
+
+/** Runs `fn` and returns what it threw. */
+function thrown(fn: () => unknown): StoreError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(StoreError);
+    return err as StoreError;
+  }
+  throw new Error('expected a StoreError, nothing was thrown');
+}
+
+describe('readMigrations', () => {
+  it('reads NNNN_description.sql files in numeric order with their sha256, ignoring other files', () => {
+    // Written out of order; 0010 must come after 0002.
+    const dir = folder({ '0010_c.sql': C, '0002_b.sql': B, '0001_a.sql': A, 'README.md': '# not a migration', 'notes.txt': 'x' });
+    const files = readMigrations(dir);
+    expect(files).toEqual([
+      { name: '0001_a.sql', sql: A, checksum: sha256(A) },
+      { name: '0002_b.sql', sql: B, checksum: sha256(B) },
+      { name: '0010_c.sql', sql: C, checksum: sha256(C) },
+    ]);
+  });
+
+  it.each(['001_short.sql', '0001-dash.sql', '0001_Upper.sql', 'abcd_letters.sql', '0001.sql', '0001_.sql', '00001_five.sql'])(
+    'refuses a file named %s',
+    (name) => {
+      const dir = folder({ '0001_a.sql': A, [name]: 'SELECT 1;' });
+      const err = thrown(() => readMigrations(dir));
+      expect(err.code).toBe('migration_name');
+      expect(err.message).toContain(name);
+      expect(err.message).toContain('NNNN_description.sql');
+    },
+  );
+
+  it('defaults to the package migrations folder', () => {
+    const files = readMigrations();
+    expect(files.map((f) => f.name)).toContain('0001_initial.sql');
+    expect(readMigrations(MIGRATIONS_DIR)).toEqual(files);
+  });
+});
+
+describe('migrate', () => {
+  it('applies pending files in order and records each name and checksum', () => {
+    const d = db();
+    const before = Date.now();
+    const report = migrate(d, readMigrations(folder({ '0010_c.sql': C, '0001_a.sql': A, '0002_b.sql': B })));
+    expect(report).toEqual({ applied: ['0001_a.sql', '0002_b.sql', '0010_c.sql'], alreadyApplied: [] });
+    expect(tables(d)).toEqual(['_migrations', 'a', 'b']);
+    expect(d.prepare('SELECT id, x, y FROM a').all()).toEqual([{ id: 1, x: 'from b', y: 'from c' }]);
+    const recorded = applied(d);
+    expect(recorded.map(({ name, checksum }) => ({ name, checksum }))).toEqual([
+      { name: '0001_a.sql', checksum: sha256(A) },
+      { name: '0002_b.sql', checksum: sha256(B) },
+      { name: '0010_c.sql', checksum: sha256(C) },
+    ]);
+    for (const r of recorded) expect(r.applied_at).toBeGreaterThanOrEqual(before);
+  });
+
+  it('applies nothing on a second run', () => {
+    const d = db();
+    const dir = folder({ '0001_a.sql': A, '0002_b.sql': B });
+    migrate(d, readMigrations(dir));
+    const first = applied(d);
+    d.prepare(`INSERT INTO a (x) VALUES ('kept')`).run();
+
+    expect(migrate(d, readMigrations(dir))).toEqual({ applied: [], alreadyApplied: ['0001_a.sql', '0002_b.sql'] });
+    expect(applied(d)).toEqual(first);
+    // B's INSERT did not run again and the data is untouched.
+    expect(d.prepare('SELECT x FROM a ORDER BY id').all()).toEqual([{ x: 'from b' }, { x: 'kept' }]);
+  });
+
+  it('applies only the new file when one is added later', () => {
+    const d = db();
+    const dir = folder({ '0001_a.sql': A, '0002_b.sql': B });
+    migrate(d, readMigrations(dir));
+    writeFileSync(join(dir, '0003_c.sql'), C);
+    expect(migrate(d, readMigrations(dir))).toEqual({ applied: ['0003_c.sql'], alreadyApplied: ['0001_a.sql', '0002_b.sql'] });
+    expect(applied(d).map((r) => r.name)).toEqual(['0001_a.sql', '0002_b.sql', '0003_c.sql']);
+  });
+
+  it('refuses to start when an applied file changed, naming it, and applies nothing', () => {
+    const d = db();
+    const dir = folder({ '0001_a.sql': A, '0002_b.sql': B });
+    migrate(d, readMigrations(dir));
+    const before = applied(d);
+    writeFileSync(join(dir, '0002_b.sql'), `${B}-- an innocent comment\n`);
+    writeFileSync(join(dir, '0003_c.sql'), C);
+
+    const err = thrown(() => migrate(d, readMigrations(dir)));
+    expect(err.code).toBe('migration_changed');
+    expect(err.message).toContain('0002_b.sql');
+    expect(err.message).toContain(sha256(B).slice(0, 12));
+    expect(applied(d)).toEqual(before);
+    expect(d.prepare(`SELECT name FROM pragma_table_info('a')`).all()).toEqual([{ name: 'id' }, { name: 'x' }]);
+  });
+
+  it('refuses to start when an applied file is missing, naming it', () => {
+    const d = db();
+    const dir = folder({ '0001_a.sql': A, '0002_b.sql': B });
+    migrate(d, readMigrations(dir));
+    rmSync(join(dir, '0001_a.sql'));
+    writeFileSync(join(dir, '0003_c.sql'), C);
+
+    const err = thrown(() => migrate(d, readMigrations(dir)));
+    expect(err.code).toBe('migration_missing');
+    expect(err.message).toContain('0001_a.sql');
+    expect(applied(d).map((r) => r.name)).toEqual(['0001_a.sql', '0002_b.sql']);
+  });
+
+  it('rolls a failing migration back entirely, does not record it, and reports it', () => {
+    const d = db();
+    const bad = 'CREATE TABLE p (x);\nCREATE TABLE q (y);\nINSERT INTO a (x) VALUES (\'partial\');\nINSERT INTO nope VALUES (1);\n';
+    const dir = folder({ '0001_a.sql': A, '0002_bad.sql': bad, '0003_c.sql': C });
+
+    const err = thrown(() => migrate(d, readMigrations(dir)));
+    expect(err.code).toBe('migration_failed');
+    expect(err.message).toContain('0002_bad.sql');
+    expect(err.message).toContain('no such table: nope');
+    expect((err.cause as Error).message).toContain('no such table: nope');
+    // 0001 stays applied; nothing of 0002 is left; 0003 never ran.
+    expect(tables(d)).toEqual(['_migrations', 'a']);
+    expect(d.prepare('SELECT COUNT(*) AS n FROM a').get()).toEqual({ n: 0 });
+    expect(applied(d).map((r) => r.name)).toEqual(['0001_a.sql']);
+
+    // Fixed, it applies on the next start.
+    writeFileSync(join(dir, '0002_bad.sql'), 'CREATE TABLE p (x);\n');
+    expect(migrate(d, readMigrations(dir))).toEqual({ applied: ['0002_bad.sql', '0003_c.sql'], alreadyApplied: ['0001_a.sql'] });
+  });
+
+  it('rolls back a migration with a syntax error', () => {
+    const d = db();
+    const err = thrown(() => migrate(d, readMigrations(folder({ '0001_oops.sql': 'CREATE TABLE ok (x);\nCREATE TABEL broken (y);\n' }))));
+    expect(err.code).toBe('migration_failed');
+    expect(err.message).toContain('0001_oops.sql');
+    expect(tables(d)).toEqual(['_migrations']);
+    expect(applied(d)).toEqual([]);
+  });
+
+  it('skips a file another process applied after this one looked (two processes starting together)', () => {
+    const dir = tempDir();
+    const path = join(dir, 'race.db');
+    const mine = db(path);
+    const theirs = db(path);
+    const files = readMigrations();
+    let raced = false;
+    // The other process migrates between our read of _migrations and our first write.
+    const racing: MigrationFile[] = files.map((f) => ({
+      get name() {
+        if (!raced) { raced = true; migrate(theirs, files); }
+        return f.name;
+      },
+      sql: f.sql,
+      checksum: f.checksum,
+    }));
+    expect(migrate(mine, racing)).toEqual({ applied: [], alreadyApplied: ['0001_initial.sql'] });
+    expect(raced).toBe(true);
+    expect(applied(mine).map((r) => r.name)).toEqual(['0001_initial.sql']);
+  });
+});
+
+describe('openSqliteStore', () => {
+  it('applies the package migrations and records the checksum of 0001_initial.sql', () => {
+    const store = open();
+    const sql = readFileSync(join(MIGRATIONS_DIR, '0001_initial.sql'), 'utf8');
+    expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual([['0001_initial.sql', sha256(sql)]]);
+    expect(tables(store.db)).toEqual(['_migrations', 'conversations', 'inbox', 'outbox', 'statuses', 'timers']);
+  });
+
+  it('uses WAL mode on a file database, creating its folder', () => {
+    const dir = tempDir();
+    const store = open(join(dir, 'nested', 'deeper', 'colloquy.db'));
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+  });
+
+  it('keeps an in-memory database in memory', () => {
+    expect(open().db.pragma('journal_mode', { simple: true })).toBe('memory');
+  });
+
+  it('opens an existing file again without applying anything', async () => {
+    const path = join(tempDir(), 'twice.db');
+    const first = open(path);
+    const recorded = rows(first, '_migrations');
+    await first.close();
+    const again = open(path);
+    expect(rows(again, '_migrations')).toEqual(recorded);
+  });
+});
