@@ -1,0 +1,91 @@
+/**
+ * From a parsed POST body to what the runtime commits: the inbounds (routed to their bots) and the
+ * statuses. Everything is validated and routed before anything is stored, so a bad payload stores
+ * nothing.
+ */
+import type { Inbound, Runtime } from '../conversation/runtime.js';
+import { WebhookError, schemaError } from './errors.js';
+import { eventOf, smsEventOf } from './events.js';
+import { digitsOf, type BotNumbers } from './numbers.js';
+import { envelopeSchema, smsSchema, type CloudStatus, type MessagesValue } from './schema.js';
+
+/** A status as {@link Runtime.receiveStatus} takes it. */
+export type StatusInput = Parameters<Runtime['receiveStatus']>[0];
+
+/** What one POST commits. */
+export interface Batch {
+  readonly inbounds: readonly Inbound[];
+  readonly statuses: readonly StatusInput[];
+}
+
+/** Validates a Cloud API envelope and turns it into a batch; throws WebhookError (400, 422). */
+export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
+  const parsed = envelopeSchema.safeParse(json);
+  if (!parsed.success) throw schemaError('webhook payload', parsed.error);
+  const inbounds: Inbound[] = [];
+  const statuses: StatusInput[] = [];
+  parsed.data.entry.forEach((entry, e) => {
+    entry.changes.forEach((change, c) => {
+      if (change.field !== 'messages') return; // other subscriptions are acknowledged and ignored
+      const value = change.value as MessagesValue;
+      inbounds.push(...messagesOf(value, numbers, `entry[${e}].changes[${c}].value`));
+      statuses.push(...(value.statuses ?? []).map(statusOf));
+    });
+  });
+  return { inbounds, statuses };
+}
+
+function messagesOf(value: MessagesValue, numbers: BotNumbers, where: string): Inbound[] {
+  const messages = value.messages ?? [];
+  if (messages.length === 0) return [];
+  const botId = routeTo(numbers, value.metadata.display_phone_number, `${where}.metadata.display_phone_number`);
+  return messages.map((m) => ({ botId, user: digitsOf(m.from), providerId: m.id, source: 'whatsapp', event: eventOf(m), raw: m }));
+}
+
+/** The Cloud API's timestamp is in seconds; the store keeps milliseconds, like every other time. */
+function statusOf(s: CloudStatus): StatusInput {
+  return {
+    providerMessageId: s.id,
+    status: s.status,
+    timestamp: Number(s.timestamp) * 1000,
+    recipient: s.recipient_id,
+    errors: s.errors,
+    raw: s,
+  };
+}
+
+/** Validates an inbound SMS and turns it into a batch; throws WebhookError (400, 422). */
+export function smsBatch(json: unknown, numbers: BotNumbers): Batch {
+  const parsed = smsSchema.safeParse(json);
+  if (!parsed.success) throw schemaError('inbound SMS', parsed.error);
+  const sms = parsed.data;
+  const botId = routeTo(numbers, sms.to, 'to');
+  // SMS ids live in their own namespace, apart from WhatsApp ids and our own (`timer:`, `delivery:`).
+  const inbound: Inbound = { botId, user: digitsOf(sms.from), providerId: `sms:${sms.id}`, source: 'sms', event: smsEventOf(sms), raw: sms };
+  return { inbounds: [inbound], statuses: [] };
+}
+
+function routeTo(numbers: BotNumbers, number: string, field: string): string {
+  const bot = numbers.botFor(number);
+  if (bot) return bot.id;
+  throw new WebhookError(422, 'unknown_number', `No bot serves the number ${digitsOf(number)} (${field}); served: ${numbers.numbers.join(', ')}`);
+}
+
+/** What committing a batch did. */
+export interface BatchResult {
+  /** Inbound messages in the request, duplicates included. */
+  readonly received: number;
+  /** Of those, how many were already in the inbox (a redelivery). */
+  readonly duplicates: number;
+  readonly statuses: number;
+}
+
+/** Commits a batch: every inbound in the inbox (in order), then every status. */
+export async function commitBatch(runtime: Runtime, batch: Batch): Promise<BatchResult> {
+  let duplicates = 0;
+  for (const inbound of batch.inbounds) {
+    if ((await runtime.receive(inbound)).duplicate) duplicates++;
+  }
+  for (const status of batch.statuses) await runtime.receiveStatus(status);
+  return { received: batch.inbounds.length, duplicates, statuses: batch.statuses.length };
+}

@@ -1,0 +1,115 @@
+/**
+ * `createWebhookRouter()`: the Express router in front of the runtime (provider.md §2). It checks
+ * the signature over the raw bytes, validates the whole payload, routes each message to its bot by
+ * number, commits every inbound to the inbox and only then answers 200; the turns run afterwards.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import type { Runtime } from '../conversation/runtime.js';
+import { ColloquyError, ConfigError } from '../errors.js';
+import { errorInfo } from '../log.js';
+import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
+import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson, requireSignature } from './body.js';
+import { WebhookError, sendError } from './errors.js';
+import { handshake } from './handshake.js';
+import { BotNumbers } from './numbers.js';
+
+/** What {@link createWebhookRouter} takes. */
+export interface WebhookRouterOptions {
+  /** The runtime inbounds are committed to (its bots, metrics and logger are used too). */
+  readonly runtime: Runtime;
+  /** The number of bots that set no `sender` of their own; inbounds are routed by it. */
+  readonly defaultSender: string;
+  /** The HMAC key of `X-Hub-Signature-256`; unset, signatures are not checked. */
+  readonly secret?: string | undefined;
+  /** The token of the GET handshake; unset, the handshake is refused (403). */
+  readonly verifyToken?: string | undefined;
+  /** The largest body accepted, in bytes (default 1 MiB); larger ones get 413. */
+  readonly maxBodyBytes?: number | undefined;
+}
+
+/** Which route a request took, for metrics and logs. */
+type Route = 'webhook' | 'sms' | 'handshake';
+
+interface Context {
+  readonly runtime: Runtime;
+  readonly numbers: BotNumbers;
+  readonly secret: string | undefined;
+  readonly verifyToken: string | undefined;
+  readonly readBody: (req: Request, res: Response) => Promise<Buffer>;
+}
+
+/**
+ * Creates the webhook router: `POST /webhook` (Cloud API envelope), `GET /webhook` (verification
+ * handshake) and `POST /webhook/sms` (inbound SMS). Mount it before any body parser, since the
+ * signature is checked over the raw body. Throws ConfigError when two bots share a number.
+ *
+ * @example
+ * app.use(createWebhookRouter({ runtime, defaultSender: '15550000001', secret: process.env.COLLOQUY_WEBHOOK_SECRET }));
+ */
+export function createWebhookRouter(options: WebhookRouterOptions): Router {
+  const ctx = contextOf(options);
+  const router = express.Router();
+  router.get('/webhook', (req, res) => instrumented(ctx, 'handshake', res, async () => {
+    res.set('X-Content-Type-Options', 'nosniff').type('text/plain').send(handshake(req, ctx.verifyToken));
+  }));
+  router.post('/webhook/sms', (req, res) => instrumented(ctx, 'sms', res, () => receive(ctx, 'sms', req, res, smsBatch)));
+  router.post('/webhook', (req, res) => instrumented(ctx, 'webhook', res, () => receive(ctx, 'webhook', req, res, cloudBatch)));
+  return router;
+}
+
+function contextOf(o: WebhookRouterOptions): Context {
+  if (o.secret === '') throw new ConfigError('secret', 'must not be empty (leave it unset to skip signature checks)');
+  const limit = o.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('maxBodyBytes', `must be a positive whole number of bytes (got ${limit})`);
+  return {
+    runtime: o.runtime,
+    numbers: new BotNumbers(o.runtime.botList, o.defaultSender),
+    secret: o.secret,
+    verifyToken: o.verifyToken,
+    readBody: rawBodyReader(limit),
+  };
+}
+
+/** Reads, checks and validates the whole request, then commits it and answers. */
+async function receive(ctx: Context, route: Route, req: Request, res: Response, toBatch: (json: unknown, numbers: BotNumbers) => Batch): Promise<void> {
+  requireJson(req);
+  const raw = await ctx.readBody(req, res);
+  if (ctx.secret !== undefined) requireSignature(req, raw, ctx.secret);
+  const batch = toBatch(parseJson(raw), ctx.numbers);
+  const result = await commitBatch(ctx.runtime, batch).catch((err: unknown) => {
+    throw storeError(err);
+  });
+  ctx.runtime.logger.debug({ route, ...result }, 'webhook committed');
+  res.status(200).json({ ok: true, ...result });
+}
+
+function storeError(err: unknown): WebhookError {
+  if (err instanceof ColloquyError && err.code === 'stopped') {
+    return new WebhookError(503, 'unavailable', 'The runtime is not accepting messages right now; deliver again later', undefined, { cause: err });
+  }
+  return new WebhookError(500, 'internal', 'The inbound could not be stored; deliver again later', undefined, { cause: err });
+}
+
+/** Runs a route: answers refusals as JSON, counts the outcome and times it. */
+async function instrumented(ctx: Context, route: Route, res: Response, work: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  let outcome = 'ok';
+  try {
+    await work();
+  } catch (err) {
+    const e = err instanceof WebhookError ? err : new WebhookError(500, 'internal', 'The webhook failed; deliver again later', undefined, { cause: err });
+    outcome = e.code;
+    report(ctx, route, e);
+    if (!res.headersSent) sendError(res, e);
+  } finally {
+    const { metrics } = ctx.runtime;
+    metrics.inc('colloquy_webhook_requests_total', 'Webhook requests, by route and outcome', { route, outcome });
+    metrics.observe('colloquy_webhook_seconds', 'Time to answer a webhook request', { route }, (performance.now() - started) / 1000);
+  }
+}
+
+function report(ctx: Context, route: Route, e: WebhookError): void {
+  const { logger } = ctx.runtime;
+  if (e.status >= 500) logger.error({ route, code: e.code, err: errorInfo(e.cause ?? e) }, e.message);
+  else logger.warn({ route, status: e.status, code: e.code, reason: e.message }, 'webhook request refused');
+}
