@@ -16,7 +16,7 @@ export type UnhandledPolicy =
 export interface FallbackPolicy {
   /** Off: a failed message is reported to the bot as `delivery.failed`, nothing more. Default on. */
   readonly enabled?: boolean | undefined;
-  /** Provider codes of a permanent failure that fall back (default 131047, 131026 and any other permanent 4xx). */
+  /** Provider codes of a permanent failure that fall back (default `'any-permanent'`: every permanent failure, 131047 and 131026 among them). */
   readonly codes?: readonly (string | number)[] | 'any-permanent' | undefined;
   /** Fall back when retries are exhausted (default true). */
   readonly onRetriesExhausted?: boolean | undefined;
@@ -24,6 +24,24 @@ export interface FallbackPolicy {
   readonly onFailedStatus?: boolean | undefined;
   /** The longest SMS, in segments, before the text is shortened (default 3). */
   readonly maxSegments?: number | undefined;
+  /** A custom decision; when given, it alone decides (the switches above are not consulted). */
+  readonly shouldFallBack?: ((info: import('./fallback.js').FallbackInfo) => boolean) | undefined;
+}
+
+/** A field of a flow's form, as the simulators show it (the real form lives in the provider's portal). */
+export interface FlowField {
+  readonly name: string;
+  readonly label?: string | undefined;
+  readonly type?: 'text' | 'number' | 'date' | 'select' | 'boolean' | undefined;
+  /** The choices of a `select`. */
+  readonly options?: readonly string[] | undefined;
+  readonly required?: boolean | undefined;
+}
+
+/** How the simulators show a flow's screen: its title and fields. */
+export interface FlowForm {
+  readonly title?: string | undefined;
+  readonly fields: readonly FlowField[];
 }
 
 /** Options of a bot. */
@@ -42,6 +60,8 @@ export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> 
   readonly input?: ((key: { readonly botId: string; readonly user: string }) => unknown) | undefined;
   /** Sample context for `colloquy check` and `colloquy graph` (default: the machine's own). */
   readonly sampleContext?: Record<string, unknown> | undefined;
+  /** Forms the simulators show for this bot's flows, by `flow_id`. */
+  readonly flowForms?: Readonly<Record<string, FlowForm>> | undefined;
   /** Called after every committed turn (for logs or analytics); must not throw. */
   readonly onTurn?: ((info: { readonly user: string; readonly snapshot: SnapshotFrom<TMachine> }) => void) | undefined;
 }

@@ -29,8 +29,8 @@ interface Deps {
   readonly clock: RuntimeClock;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  /** A row failed for good: `exhausted` when retries ran out. */
-  readonly onFailed: (row: OutboxRecord, result: SendFailed, exhausted: boolean) => Promise<void>;
+  /** A row failed for good (`exhausted` when retries ran out): record it and what follows, atomically. */
+  readonly onFailed: (row: OutboxRecord, result: SendFailed, record: SendRecord, exhausted: boolean) => Promise<void>;
   /** A row was accepted by the provider. */
   readonly onSent: (row: OutboxRecord, providerId: string | undefined) => Promise<void>;
 }
@@ -126,9 +126,8 @@ export class Dispatcher {
       await this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result));
       return;
     }
-    await this.d.store.finishOutbound(row.id, failed(result), now);
     this.d.logger.warn({ outbox: row.id, channel: row.channel, reason: result.reason, code: result.providerCode }, 'message failed for good');
-    await this.d.onFailed(row, result, result.kind === 'retryable');
+    await this.d.onFailed(row, result, failed(result), result.kind === 'retryable');
   }
 
   private backoff(attempt: number, retryAfterMs: number | undefined): number {

@@ -6,17 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import { ColloquyError, ConfigError, VersionConflictError } from '../errors.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
-import type { Message } from '../messages/message.js';
+import { choicesOf, type Message } from '../messages/message.js';
+import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { ConversationKey, InboundSource, InboxRecord, NewStatus, OutboxRecord, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationKey, InboundSource, InboxRecord, NewStatus, OutboxRecord, SendRecord, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter, SendFailed } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
-import { isUserEvent } from './events.js';
+import { isUserEvent, replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
 import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
 import { unhandledReply } from './unhandled.js';
+import { followUp, type FallbackTrigger } from './fallback.js';
 
 /** What the runtime is built from. */
 export interface RuntimeOptions {
@@ -75,7 +77,7 @@ export class Runtime {
     }
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => this.kick(key, 'sync') };
     this.dispatcher = new Dispatcher(
-      { store: o.store, adapter: o.adapter, clock: this.clock, logger: this.logger, metrics: this.metrics, onFailed: (row, r, exhausted) => this.onSendFailed(row, r, exhausted), onSent: (row, id) => this.onSent(row, id) },
+      { store: o.store, adapter: o.adapter, clock: this.clock, logger: this.logger, metrics: this.metrics, onFailed: (row, r, record, exhausted) => this.onSendFailed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record), onSent: (row, id) => this.onSent(row, id) },
       o.dispatcher,
     );
   }
@@ -123,7 +125,8 @@ export class Runtime {
   async receiveStatus(status: Omit<NewStatus, 'receivedAt'>): Promise<{ duplicate: boolean; known: boolean }> {
     const r = await this.store.addStatus({ ...status, receivedAt: this.clock.now() });
     this.metrics.inc('colloquy_statuses_total', 'Delivery statuses received, by status', { status: status.status });
-    if (!r.duplicate && status.status === 'failed' && r.outbound?.deliveryStatus === 'failed' && r.outbound.state === 'sent') {
+    // Also on a repeated status: what follows a failure is idempotent, and a crash may have cut it short.
+    if (status.status === 'failed' && r.outbound?.deliveryStatus === 'failed' && r.outbound.state === 'sent') {
       await this.onStatusFailed(r.outbound, status.errors);
     }
     return { duplicate: r.duplicate, known: r.outbound !== undefined };
@@ -240,7 +243,10 @@ export class Runtime {
     const { live, fresh } = reuse ? { live: existing, fresh: false } : openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
     if (!reuse && existing) this.dropLive(key);
     const restarted = !fresh ? false : conv !== undefined;
-    const event = row.event;
+    // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
+    if (row.source === 'whatsapp') live.channel = 'interactive';
+    else if (row.source === 'sms') live.channel = 'sms';
+    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, row.event) : row.event;
     let extra: readonly Message[] | undefined;
     const staleFlow = event.type === 'flow' && conv !== undefined && event['token'] !== live.flowToken;
     const handled = !staleFlow && live.handle.offer(event);
@@ -249,6 +255,15 @@ export class Runtime {
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
     const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra });
     this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+  }
+
+  /** An SMS answering a message that went by SMS: "2", "2." or a choice's title is that choice. */
+  private async smsReply(conversationId: number, event: InboxRecord['event']): Promise<InboxRecord['event']> {
+    if (event.type !== 'text' || typeof event['text'] !== 'string') return event;
+    const last = await this.store.lastInteractive(conversationId);
+    if (!last?.bySms) return event;
+    const choice = matchSmsReply(event['text'], choicesOf(last.record.message as Message));
+    return choice ? { ...replyEvent(choice.id, choice.title, 'sms') } : event;
   }
 
   /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
@@ -312,7 +327,7 @@ export class Runtime {
   private async onStatusFailed(row: OutboxRecord, errors: unknown): Promise<void> {
     const first = Array.isArray(errors) ? (errors[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined) : undefined;
     const reason = `the provider reported the message failed${first ? `: ${first.title ?? first.message ?? ''}${first.error_data?.details ? ` (${first.error_data.details})` : ''}` : ''}`;
-    await this.onSendFailed(row, { ok: false, channel: row.channel, kind: 'permanent', reason, providerCode: first?.code, attempts: row.attempts }, false);
+    await this.onSendFailed(row, { ok: false, channel: row.channel, kind: 'permanent', reason, providerCode: first?.code, attempts: row.attempts }, 'failed-status', undefined);
   }
 
   /** A sent message whose `failed` status arrived before its send was recorded. */
@@ -322,10 +337,17 @@ export class Runtime {
     if (failed) await this.onStatusFailed({ ...row, providerId }, failed.errors);
   }
 
-  private async onSendFailed(row: OutboxRecord, r: SendFailed, exhausted: boolean): Promise<void> {
-    const event = { type: 'delivery.failed', channel: row.channel, reason: exhausted ? `retries exhausted: ${r.reason}` : r.reason, code: r.providerCode, hint: r.hint, messageId: row.id };
-    const added = await this.store.addInbound({ providerId: `delivery:${row.id}`, botId: row.botId, user: row.user, source: 'delivery', event, raw: { conversationId: row.conversationId }, receivedAt: this.clock.now() });
-    if (!added.duplicate) this.kick(row);
+  /** Records a failure with what follows it (an SMS fallback, or `delivery.failed`), atomically. */
+  private async onSendFailed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined): Promise<void> {
+    const bot = this.bots.get(row.botId);
+    if (!bot) { if (record) await this.store.finishOutbound(row.id, record, this.clock.now()); return; }
+    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.o.sms ?? {}, now: this.clock.now() });
+    await this.store.failOutbound(row.id, record, this.clock.now(), follow);
+    if (fellBack) {
+      this.metrics.inc('colloquy_fallbacks_total', 'Messages sent by SMS because the interactive channel failed, by trigger', { bot: bot.id, trigger });
+      this.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
+      this.dispatcher.wake();
+    } else this.kick(row);
   }
 
   private async checkTimers(): Promise<void> {

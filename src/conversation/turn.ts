@@ -109,7 +109,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const status = plan.status ?? (handle.snapshot.status === 'done' ? 'done' : 'active');
   return deps.store.commitTurn({
     key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
-    snapshot, state, status, flowToken: live.flowToken,
+    snapshot, state, status, flowToken: live.flowToken, channel: live.channel,
     lastPrompt: promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
     inboxId: plan.inboxId, outbox, timers: handle.takeTimers(now), now,
   });

@@ -9,7 +9,7 @@ import { VersionConflictError } from '../errors.js';
 import { migrate, readMigrations } from './migrate.js';
 import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
 import type {
-  ChannelName, CommitResult, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
+  ChannelName, CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
   NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, TimerSpec, TranscriptEntry, TurnCommit,
 } from './types.js';
 
@@ -90,6 +90,11 @@ export class SqliteStore implements Store {
         sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL WHERE id = @id`),
       retry: p(`UPDATE outbox SET state = 'pending', next_attempt_at = ?, error = ?, error_code = ?, lease_until = NULL WHERE id = ?`),
       outbox: p('SELECT * FROM outbox WHERE id = ?'),
+      insertFallback: p(`INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
+        VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)
+        ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`),
+      lastInteractive: p(`SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
+        FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`),
       outboxByProvider: p('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1'),
       nextOutboxAt: p(`SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`),
       convOutbox: p('SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id'),
@@ -245,7 +250,11 @@ export class SqliteStore implements Store {
   }
 
   async finishOutbound(id: number, s: SendRecord, now: number): Promise<void> {
-    this.db.transaction(() => {
+    this.db.transaction(() => this.finishRow(id, s, now)).immediate();
+  }
+
+  private finishRow(id: number, s: SendRecord, now: number): void {
+    {
       this.q.finish.run({
         id, now, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
         smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
@@ -260,7 +269,30 @@ export class SqliteStore implements Store {
         if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
       }
       if (best !== current) this.q.setDelivery.run(best, id);
+    }
+  }
+
+  async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp): Promise<void> {
+    this.db.transaction(() => {
+      if (record) this.finishRow(id, record, now);
+      const row = this.q.outbox.get(id) as Row | undefined;
+      if (!row) return;
+      const conversationId = Number(row['conversation_id']);
+      if (follow.fallback) {
+        const key = { botId: String(row['bot_id']), user: String(row['user']) };
+        this.q.insertFallback.run({
+          conversationId, botId: key.botId, user: key.user, inboxId: row['inbox_id'], kind: follow.fallback.kind,
+          message: JSON.stringify(follow.fallback.message), channel: follow.fallback.channel, request: JSON.stringify(follow.fallback.request), now, fallbackOf: id,
+        });
+      }
+      if (follow.inbound) this.q.insertInbox.run({ ...follow.inbound, event: JSON.stringify(follow.inbound.event), raw: j(follow.inbound.raw) });
+      if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
     }).immediate();
+  }
+
+  async lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined> {
+    const r = this.q.lastInteractive.get(conversationId) as Row | undefined;
+    return r && { record: toOutbox(r), bySms: Number(r['by_sms']) === 1 };
   }
 
   async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void> {

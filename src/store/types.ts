@@ -109,6 +109,16 @@ export interface SendRecord {
   readonly errorCode?: string | undefined;
 }
 
+/** What follows a message's failure. */
+export interface FailureFollowUp {
+  /** The SMS that stands in for the failed message. */
+  readonly fallback?: NewOutbound | undefined;
+  /** An inbound for the bot (`delivery.failed`). */
+  readonly inbound?: NewInbound | undefined;
+  /** The conversation's new channel. */
+  readonly channel?: ChannelName | undefined;
+}
+
 /** A durable timer: an XState delayed event that fires through the inbox. */
 export interface TimerSpec {
   readonly key: string;
@@ -205,6 +215,14 @@ export interface Store {
   claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]>;
   /** Records a final result. */
   finishOutbound(id: number, result: SendRecord, now: number): Promise<void>;
+  /**
+   * Records a row's final failure (when `record` is given) together with what follows it, in one
+   * transaction: an SMS fallback (at most one per row), an inbound for the bot, a channel change.
+   * Idempotent: doing it again adds nothing twice.
+   */
+  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp): Promise<void>;
+  /** The conversation's latest list, buttons or flow message, and whether it went by SMS. */
+  lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined>;
   /** Puts a claimed row back for a later attempt. */
   retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void>;
   /** Adds rows outside a turn (an SMS fallback), atomically with an optional inbound. */

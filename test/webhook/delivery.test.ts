@@ -67,8 +67,19 @@ describe('statuses', () => {
     expect(s.count('statuses')).toBe(1);
   });
 
-  it('a failed status of a sent interactive message reaches the bot as delivery.failed', async () => {
+  it('a failed status of a sent interactive message falls back to SMS by default', async () => {
     const s = await stack({ bots: [orderBot] });
+    const id = await listSent(s);
+    const row = await s.store.outboundByProviderId(id);
+    expect((await s.sb.sandbox.deliver.status(id, 'failed')).status).toBe(200);
+    await s.runtime.idle();
+    const fallback = s.store.db.prepare(`SELECT channel, state, fallback_of FROM outbox WHERE fallback_of IS NOT NULL`).all();
+    expect(fallback).toEqual([{ channel: 'sms', state: 'sent', fallback_of: row?.id }]);
+    expect(s.store.db.prepare(`SELECT COUNT(*) AS n FROM inbox WHERE provider_id LIKE 'delivery:%'`).get()).toEqual({ n: 0 });
+  });
+
+  it('with fallback off, a failed status of a sent interactive message reaches the bot as delivery.failed', async () => {
+    const s = await stack({ bots: [{ ...orderBot, options: { ...orderBot.options, fallback: { enabled: false } } }] });
     const id = await listSent(s);
     const row = await s.store.outboundByProviderId(id);
     const r = await s.sb.sandbox.deliver.status(id, 'failed');

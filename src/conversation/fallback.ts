@@ -1,0 +1,59 @@
+/**
+ * The SMS fallback: when the interactive channel cannot deliver a message, the same message goes
+ * by SMS through the same adapter, rendered as text (numbered choices), and the conversation
+ * stays on SMS until the user writes on WhatsApp again. What cannot fall back reaches the bot
+ * as `delivery.failed`.
+ */
+import type { Message } from '../messages/message.js';
+import { isInteractive } from '../messages/message.js';
+import type { FailureFollowUp, NewInbound, OutboxRecord } from '../store/types.js';
+import type { SendFailed } from '../transport/types.js';
+import type { Bot } from './bot.js';
+import { smsText, toOutbound, type SmsSettings } from './outbound.js';
+
+/** Why a message is falling back. */
+export type FallbackTrigger = 'permanent' | 'retries-exhausted' | 'failed-status';
+
+/** What a custom policy is asked. */
+export interface FallbackInfo {
+  readonly trigger: FallbackTrigger;
+  readonly status?: number | undefined;
+  readonly code?: string | number | undefined;
+  readonly reason: string;
+  readonly message: Message;
+}
+
+/** The Meta codes that mean the interactive channel cannot reach this user now. */
+export const UNREACHABLE_CODES: readonly number[] = [131047, 131026];
+
+/** Whether the bot's policy sends this failure by SMS. */
+export function shouldFallBack(bot: Bot, row: OutboxRecord, info: FallbackInfo): boolean {
+  const p = bot.options.fallback ?? {};
+  if (p.enabled === false || row.channel !== 'interactive' || !isInteractive(info.message)) return false;
+  if (p.shouldFallBack) return p.shouldFallBack(info);
+  if (info.trigger === 'retries-exhausted') return p.onRetriesExhausted !== false;
+  if (info.trigger === 'failed-status') return p.onFailedStatus !== false;
+  const codes = p.codes ?? 'any-permanent';
+  if (codes === 'any-permanent') return true;
+  return info.code !== undefined && codes.map(String).includes(String(info.code));
+}
+
+/** What follows a failure: the SMS fallback, or `delivery.failed` for the bot. */
+export function followUp(bot: Bot, row: OutboxRecord, failure: Pick<SendFailed, 'reason' | 'providerCode' | 'hint' | 'status' | 'auth'>, trigger: FallbackTrigger, ctx: { sms: SmsSettings; now: number }): { follow: FailureFollowUp; fellBack: boolean } {
+  const message = row.message as Message;
+  const info: FallbackInfo = { trigger, status: failure.status, code: failure.providerCode, reason: failure.reason, message };
+  if (!failure.auth && shouldFallBack(bot, row, info)) {
+    const fallback = toOutbound(message, { bot, user: row.user, sender: '', flowToken: '', channel: 'sms', sms: ctx.sms }, '', row.id);
+    return { follow: { fallback, channel: 'sms' }, fellBack: true };
+  }
+  const reason = trigger === 'retries-exhausted' ? `retries exhausted: ${failure.reason}` : failure.reason;
+  const inbound: NewInbound = {
+    providerId: `delivery:${row.id}`, botId: row.botId, user: row.user, source: 'delivery', receivedAt: ctx.now,
+    event: { type: 'delivery.failed', channel: row.channel, reason, code: failure.providerCode, hint: failure.hint, messageId: row.fallbackOf ?? row.id },
+    raw: { conversationId: row.conversationId, outbox: row.id },
+  };
+  return { follow: { inbound }, fellBack: false };
+}
+
+/** The text of a message as SMS (exported for the transcript and tests). */
+export { smsText };
