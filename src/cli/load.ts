@@ -1,0 +1,55 @@
+/** Loads bot modules: files or folders, TypeScript or JavaScript. */
+import { readdirSync, statSync } from 'node:fs';
+import { resolve, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../errors.js';
+import { isBot, type Bot } from '../conversation/bot.js';
+
+const BOT_FILE = /\.(ts|mts|js|mjs)$/;
+const NOT_A_BOT = /(\.d\.ts|\.test\.[mc]?[tj]s|\.spec\.[mc]?[tj]s)$/;
+
+/** The bot files a list of paths names (a folder stands for its bot files, sorted). */
+export function botFiles(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    const abs = resolve(p);
+    let st;
+    try {
+      st = statSync(abs);
+    } catch {
+      throw new ConfigError('bots', `no such file or folder: ${p}`);
+    }
+    if (st.isDirectory()) {
+      out.push(...readdirSync(abs).filter((f) => BOT_FILE.test(f) && !NOT_A_BOT.test(f) && !f.startsWith('_')).sort().map((f) => join(abs, f)));
+    } else out.push(abs);
+  }
+  return out;
+}
+
+/** Imports each file and takes the bot it exports (default export, or a single named one). */
+export async function loadBots(paths: readonly string[]): Promise<Bot[]> {
+  const files = botFiles(paths);
+  if (files.length === 0) throw new ConfigError('bots', `no bot files in ${paths.join(', ') || '(nothing given)'}`);
+  const bots: Bot[] = [];
+  for (const file of files) bots.push(await loadBot(file));
+  const ids = new Set<string>();
+  for (const b of bots) {
+    if (ids.has(b.id)) throw new ConfigError('bots', `two bot files define the bot id "${b.id}"`);
+    ids.add(b.id);
+  }
+  return bots;
+}
+
+/** Imports one bot file. */
+export async function loadBot(file: string): Promise<Bot> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError('bots', `cannot load ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  if (isBot(mod['default'])) return mod['default'];
+  const named = Object.values(mod).filter(isBot);
+  if (named.length === 1) return named[0]!;
+  throw new ConfigError('bots', named.length ? `${file} exports ${named.length} bots; export one as default` : `${file} exports no bot (export default defineBot({...}))`);
+}

@@ -1,0 +1,60 @@
+/**
+ * The HTTP server of `colloquy serve`: health and metrics, plus the routers mounted on it (the
+ * webhook, and with the sandbox its provider routes and the simulator). Routers can be mounted
+ * after it listens, since the sandbox's URL (its port) must be known before the adapter exists.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express, { type RequestHandler } from 'express';
+import type { Metrics } from '../metrics.js';
+
+/** A listening server. */
+export interface HttpServer {
+  /** `http://host:port`, no trailing slash. */
+  readonly url: string;
+  readonly port: number;
+  /** Mounts a router under a path (`/` for the webhook). */
+  mount(path: string, handler: RequestHandler): void;
+  /** Stops accepting connections; open keep-alive connections are closed once idle. */
+  close(): Promise<void>;
+}
+
+/** What {@link startHttpServer} takes. */
+export interface HttpServerOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly metrics: Metrics;
+  /** The body of `GET /healthz`; `ok: false` answers 503. */
+  readonly health: () => { ok: boolean; [k: string]: unknown };
+}
+
+/** Starts the server with `GET /healthz` and `GET /metrics`. */
+export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => {
+    const h = o.health();
+    res.status(h.ok ? 200 : 503).json(h);
+  });
+  app.get('/metrics', (_req, res) => {
+    res.type('text/plain; version=0.0.4').send(o.metrics.render());
+  });
+  const mounts = express.Router();
+  app.use(mounts);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(o.port, o.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    mount: (path, handler) => { mounts.use(path, handler); },
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 5_000).unref();
+    }),
+  };
+}
