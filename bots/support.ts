@@ -1,0 +1,65 @@
+/**
+ * Support triage: a topic list → a how-to video as reply buttons with a video header → if it did
+ * not help, the customer describes the problem in free text → hand-off to a person by SMS.
+ * A message that cannot be delivered ends the conversation as unreachable.
+ */
+import { assign, setup } from 'xstate';
+import { buttons, defineBot, list, say, sms, text, type ColloquyEvent } from 'colloquy';
+
+export const TOPICS = {
+  wifi: { title: 'Wi-Fi problems', video: 'https://videos.example.com/howto/restart-router.mp4' },
+  billing: { title: 'A billing question', video: 'https://videos.example.com/howto/read-your-bill.mp4' },
+  setup: { title: 'Setting up a device', video: 'https://videos.example.com/howto/first-setup.mp4' },
+} as const;
+export type Topic = keyof typeof TOPICS;
+
+export interface SupportContext { user: string; topic?: Topic; description?: string; ticket?: string }
+
+
+export const machine = setup({
+  types: { context: {} as SupportContext, input: {} as { user: string }, events: {} as ColloquyEvent },
+}).createMachine({
+  id: 'support',
+  context: ({ input }) => ({ user: input.user }),
+  initial: 'topic',
+  on: { 'delivery.failed': '.unreachable' },
+  states: {
+    topic: {
+      entry: say(list({
+        header: 'Help desk', body: 'What can we help you with?', footer: 'Mon–Sat, 8:00–20:00', button: 'Topics',
+        sections: [
+          { title: 'Service', rows: [{ id: 'wifi', title: TOPICS.wifi.title, description: 'No signal, slow, dropping' }, { id: 'setup', title: TOPICS.setup.title }] },
+          { title: 'Account', rows: [{ id: 'billing', title: TOPICS.billing.title, description: 'Charges, invoices, payments' }] },
+        ],
+      })),
+      on: {
+        'reply.wifi': { target: 'howto', actions: assign({ topic: 'wifi' as const }) },
+        'reply.billing': { target: 'howto', actions: assign({ topic: 'billing' as const }) },
+        'reply.setup': { target: 'howto', actions: assign({ topic: 'setup' as const }) },
+      },
+    },
+    howto: {
+      entry: say(({ context }) => buttons({
+        video: TOPICS[context.topic!].video,
+        body: `This two-minute video solves most ${TOPICS[context.topic!].title.toLowerCase()}. Did it help?`,
+        buttons: [{ id: 'solved', title: 'Yes, solved' }, { id: 'agent', title: 'No, talk to a person' }],
+      })),
+      on: { 'reply.solved': 'resolved', 'reply.agent': 'describe' },
+    },
+    describe: {
+      entry: say(text('Please describe what is happening, in one message.')),
+      on: { text: { target: 'handoff', actions: assign({ description: ({ event }) => event.text.slice(0, 500), ticket: ({ context }) => `T-${context.user.slice(-4)}-${Math.floor(Date.now() / 1000) % 100_000}` }) } },
+    },
+    handoff: {
+      type: 'final',
+      entry: [
+        say(({ context }) => text(`Thanks. Ticket ${context.ticket} is open; a person will contact you shortly.`)),
+        say(({ context }) => sms(`Help desk: ticket ${context.ticket} (${TOPICS[context.topic!].title}). An agent will call this number within 2 hours.`)),
+      ],
+    },
+    resolved: { type: 'final', entry: say(text('Great! Write any time if you need us again.')) },
+    unreachable: { type: 'final' },
+  },
+});
+
+export default defineBot({ id: 'support', machine, options: { sender: '15550000003', fallback: { maxSegments: 2 } } });
