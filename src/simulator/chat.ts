@@ -1,0 +1,174 @@
+/**
+ * A chat with a bot in a terminal: the harness underneath (real runtime, sandbox, manual clock),
+ * each message the bot sends printed as a phone shows it, each line typed turned into a tap, a
+ * text, an SMS, a flow answer or a clock move.
+ */
+import { createInterface } from 'node:readline';
+import type { Bot } from '../conversation/bot.js';
+import { formatDuration, parseDuration } from './harness-duration.js';
+import { BotTurnError, createTestBot, type TestConversation } from './harness.js';
+import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
+import { renderSent } from './render.js';
+
+/** What a chat needs. */
+export interface ChatOptions {
+  readonly bot: Bot;
+  /** Where the chat prints (each call one or more whole lines). */
+  readonly out: (text: string) => void;
+  /** Harness options (the user's number, the clock's start, …). */
+  readonly harness?: TestBotOptions | undefined;
+}
+
+/** The commands, for `/help`. */
+export const CHAT_HELP = `  1, 2, …         tap that choice of the last message (or type the choice's title)
+  /flow {json}    submit the form with these answers
+  /sms <text>     answer by SMS
+  /type <text>    send text on WhatsApp as is (even a number or a title)
+  /wait 10m       let time pass (ms, s, m, h, d) and fire the timers that fall due
+  /state          the conversation's state and context
+  /restart        forget everything and start a new conversation
+  /quit           leave (Ctrl+D too)
+  anything else   is sent as text
+`;
+
+const flowNote = (): string => '(a form: answer it with /flow {"field": "value"})';
+
+/** One chat: a harness and the lines typed into it. */
+export class ChatSession {
+  private constructor(private conv: TestConversation, private readonly o: ChatOptions) {}
+
+  /** Starts the harness and prints the greeting. */
+  static async start(o: ChatOptions): Promise<ChatSession> {
+    const session = new ChatSession(await createTestBot(o.bot, o.harness), o);
+    const user = o.harness?.user ?? DEFAULT_TEST_USER;
+    o.out(`Chatting with bot "${o.bot.id}" as ${user} (sandbox provider, in-memory store, simulated clock).\n`);
+    o.out(`Type a message to start. A number or a choice's title taps it; /help lists the commands.\n\n`);
+    return session;
+  }
+
+  /** The conversation under the chat (for tools and tests: its sandbox, state, messages). */
+  get conversation(): TestConversation {
+    return this.conv;
+  }
+
+  /** Handles one typed line; resolves to false when the chat should end. */
+  async handle(raw: string): Promise<boolean> {
+    const line = raw.trim();
+    if (line === '') return true;
+    try {
+      if (!line.startsWith('/')) await this.say(line);
+      else if (!(await this.command(line))) return false;
+    } catch (err) {
+      this.o.out(`! ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}\n`);
+      if (err instanceof BotTurnError) this.print(false);
+    }
+    this.o.out('\n');
+    return true;
+  }
+
+  /** Stops the harness. */
+  close(): Promise<void> {
+    return this.conv.close();
+  }
+
+  private async say(line: string): Promise<void> {
+    const conv = this.conv;
+    const last = conv.lastInteractive;
+    const bySms = conv.conversation?.channel === 'sms' || last?.channel === 'sms';
+    if (bySms) return this.andPrint(conv.sms(line));
+    const choices = last?.choices ?? [];
+    const n = /^\d+$/.test(line) ? Number(line) : 0;
+    const choice = n >= 1 ? choices[n - 1] : choices.find((c) => c.title.toLowerCase() === line.toLowerCase());
+    if (choice) return this.andPrint(conv.tap(choice.id));
+    return this.andPrint(conv.type(line));
+  }
+
+  private async command(line: string): Promise<boolean> {
+    const [, name = '', rest = ''] = /^\/(\S*)\s*(.*)$/s.exec(line) ?? [];
+    switch (name.toLowerCase()) {
+      case 'quit': case 'exit': case 'q': return false;
+      case 'help': this.o.out(CHAT_HELP); return true;
+      case 'state': this.printState(); return true;
+      case 'restart': await this.restart(); return true;
+      case 'wait': await this.wait(rest); return true;
+      case 'flow': await this.andPrint(this.conv.submitFlow(parseFlow(rest))); return true;
+      case 'sms': await this.andPrint(this.conv.sms(required(rest, '/sms <text>'))); return true;
+      case 'type': await this.andPrint(this.conv.type(required(rest, '/type <text>'))); return true;
+      case 'tap': await this.andPrint(this.conv.tap(required(rest, '/tap <id or title>'))); return true;
+      default: this.o.out(`! unknown command /${name}; /help lists the commands\n`); return true;
+    }
+  }
+
+  private async wait(arg: string): Promise<void> {
+    const ms = parseDuration(required(arg, '/wait 10m'));
+    await this.conv.advance(ms);
+    this.o.out(`(${formatDuration(ms)} later)\n`);
+    this.print(false);
+  }
+
+  private async restart(): Promise<void> {
+    const next = await createTestBot(this.o.bot, this.o.harness);
+    await this.conv.close();
+    this.conv = next;
+    this.o.out('(a new conversation: type a message to start)\n');
+  }
+
+  private printState(): void {
+    const c = this.conv.conversation;
+    if (!c) { this.o.out('(no conversation yet: type a message to start)\n'); return; }
+    this.o.out(`state: ${c.state ?? '(none)'} (${c.status})\ncontext: ${JSON.stringify(this.conv.context, null, 2)}\n`);
+  }
+
+  private async andPrint(action: Promise<void>): Promise<void> {
+    await action;
+    this.print();
+  }
+
+  /** Prints what the bot sent since the last action. */
+  private print(sayNothing = true): void {
+    const latest = this.conv.latest;
+    if (latest.length === 0) {
+      if (sayNothing) this.o.out('(no answer)\n');
+      return;
+    }
+    this.o.out(`${latest.map((s) => renderSent(s, { flowNote })).join('\n\n')}\n`);
+  }
+}
+
+/**
+ * Runs a chat reading lines from `input` until `/quit` or its end. On a terminal it shows a
+ * prompt; otherwise (a script piped in) it echoes each line, so the output reads as a transcript.
+ */
+export async function runChat(o: ChatOptions & { readonly input: NodeJS.ReadableStream; readonly output?: NodeJS.WritableStream | undefined }): Promise<void> {
+  const tty = (o.input as { isTTY?: boolean }).isTTY === true && o.output !== undefined;
+  const session = await ChatSession.start(o);
+  const rl = createInterface({ input: o.input, ...(tty && { output: o.output, terminal: true }), prompt: 'you › ' });
+  rl.on('SIGINT', () => rl.close());
+  try {
+    if (tty) rl.prompt();
+    for await (const line of rl) {
+      if (!tty) o.out(`you › ${line}\n`);
+      if (!(await session.handle(line))) break;
+      if (tty) rl.prompt();
+    }
+  } finally {
+    rl.close();
+    await session.close();
+  }
+}
+
+function required(arg: string, usage: string): string {
+  if (arg.trim() === '') throw new Error(`usage: ${usage}`);
+  return arg.trim();
+}
+
+function parseFlow(arg: string): Record<string, unknown> {
+  let data: unknown;
+  try {
+    data = JSON.parse(arg.trim() === '' ? '{}' : arg);
+  } catch (err) {
+    throw new Error(`/flow takes a JSON object, e.g. /flow {"address": "1 Main St"} (${(err as Error).message})`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('/flow takes a JSON object, e.g. /flow {"address": "1 Main St"}');
+  return data as Record<string, unknown>;
+}

@@ -1,0 +1,114 @@
+/**
+ * What the bot sent, as the test harness and the chat show it: each message the sandbox accepted,
+ * joined with the outbox row it came from, so it carries its kind (a text and an SMS both arrive
+ * as SMS) and whether it stands in for an interactive message that could not be delivered.
+ */
+import { choicesOf, type Choice, type Message } from '../messages/message.js';
+import type { FlowBody, InteractiveRequest, ListMessages, ReplyButtons, SmsRequest } from '../messages/schema.js';
+import type { SandboxMessage } from '../sandbox/types.js';
+import type { OutboxRecord, Store } from '../store/types.js';
+
+/** The message variants: list, reply buttons, flow, plain text and explicit SMS. */
+export type SentKind = Message['kind'];
+
+/** What every sent message carries. */
+interface SentCommon {
+  /** The sandbox's order of acceptance (across all users of one harness). */
+  readonly seq: number;
+  /** The channel it went by: an interactive message goes by SMS after a fallback or in SMS mode. */
+  readonly channel: 'interactive' | 'sms';
+  /** The provider's id: a `wamid.…`, or an SMS mailing id. */
+  readonly providerId: string;
+  /** The choices it offers, in the order shown (rows across sections, or buttons). */
+  readonly choices: readonly Choice[];
+  /** True when it stands in, by SMS, for an interactive message that could not be delivered. */
+  readonly fallback: boolean;
+  /** The message as the bot built it. */
+  readonly message: Message;
+  /** The provider request body as sent. */
+  readonly request: InteractiveRequest | SmsRequest;
+}
+
+/** A list message; `text` is set when it went by SMS (the SMS text as sent). */
+export interface SentList extends SentCommon {
+  readonly kind: 'list';
+  readonly listMessages: ListMessages;
+  readonly text?: string;
+}
+
+/** Reply buttons; `text` is set when they went by SMS. */
+export interface SentButtons extends SentCommon {
+  readonly kind: 'buttons';
+  readonly replyButtons: ReplyButtons;
+  readonly text?: string;
+}
+
+/** A flow message (with the conversation's token filled in); `text` is set when it went by SMS. */
+export interface SentFlow extends SentCommon {
+  readonly kind: 'flow';
+  readonly flow: FlowBody;
+  readonly text?: string;
+}
+
+/** Plain text (which always travels by SMS: the messaging endpoint has no text body). */
+export interface SentText extends SentCommon {
+  readonly kind: 'text';
+  readonly channel: 'sms';
+  readonly text: string;
+}
+
+/** An SMS the bot sent on purpose. */
+export interface SentSms extends SentCommon {
+  readonly kind: 'sms';
+  readonly channel: 'sms';
+  readonly text: string;
+}
+
+/** One message the bot sent, typed by variant, with the seed's body object. */
+export type SentMessage = SentList | SentButtons | SentFlow | SentText | SentSms;
+
+/** True for list, buttons and flow (whatever channel they went by). */
+export function isInteractiveSent(s: SentMessage): s is SentList | SentButtons | SentFlow {
+  return s.kind === 'list' || s.kind === 'buttons' || s.kind === 'flow';
+}
+
+/**
+ * Adds to `known` (what the bot sent to `user`, oldest first) the messages the sandbox accepted for
+ * that user since, each joined with its outbox row by provider id. Returns the longer list.
+ */
+export async function collectSent(store: Store, user: string, accepted: readonly SandboxMessage[], known: readonly SentMessage[] = []): Promise<SentMessage[]> {
+  const after = known.at(-1)?.seq ?? 0;
+  const out = [...known];
+  for (const m of accepted) {
+    if (m.seq <= after || m.to !== user) continue;
+    const row = await store.outboundByProviderId(m.providerId);
+    out.push(toSent(m, row?.channel === m.channel ? row : undefined));
+  }
+  return out;
+}
+
+function toSent(m: SandboxMessage, row: OutboxRecord | undefined): SentMessage {
+  const common = { seq: m.seq, providerId: m.providerId, fallback: row?.fallbackOf !== null && row?.fallbackOf !== undefined };
+  if (m.channel === 'interactive') {
+    const message = interactiveMessage(m.request);
+    return { ...common, channel: 'interactive', request: m.request, message, choices: choicesOf(message), ...bodyOf(message) };
+  }
+  const message = (row?.message as Message | undefined) ?? { kind: 'sms', text: m.text };
+  const base = { ...common, channel: 'sms' as const, request: m.request, message, choices: choicesOf(message), text: m.text };
+  if (message.kind === 'text' || message.kind === 'sms') return { ...base, kind: message.kind };
+  return { ...base, ...bodyOf(message) };
+}
+
+/** The message a messaging request carries, read back from its body. */
+function interactiveMessage(req: InteractiveRequest): Message {
+  if (req.listMessages) return { kind: 'list', listMessages: req.listMessages };
+  if (req.replyButtons) return { kind: 'buttons', replyButtons: req.replyButtons };
+  return { kind: 'flow', flow: req.flow! };
+}
+
+function bodyOf(m: Message): { kind: 'list'; listMessages: ListMessages } | { kind: 'buttons'; replyButtons: ReplyButtons } | { kind: 'flow'; flow: FlowBody } {
+  if (m.kind === 'list') return { kind: 'list', listMessages: m.listMessages };
+  if (m.kind === 'buttons') return { kind: 'buttons', replyButtons: m.replyButtons };
+  if (m.kind === 'flow') return { kind: 'flow', flow: m.flow };
+  throw new Error(`not an interactive message: ${m.kind}`);
+}

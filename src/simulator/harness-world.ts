@@ -1,0 +1,115 @@
+/**
+ * What a test harness runs on: the real runtime with a `:memory:` SQLite store, a manual clock,
+ * and a sandbox provider reached over real HTTP on 127.0.0.1 through the real send adapter.
+ */
+import { ManualClock } from '../conversation/clock.js';
+import type { Bot } from '../conversation/bot.js';
+import type { DispatcherOptions } from '../conversation/dispatcher.js';
+import type { SmsSettings } from '../conversation/outbound.js';
+import { Runtime } from '../conversation/runtime.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { Sandbox } from '../sandbox/api.js';
+import { SANDBOX_SENDER } from '../sandbox/constants.js';
+import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { createHttpAdapter } from '../transport/adapter.js';
+import type { SendAdapter } from '../transport/types.js';
+
+/** Options of `createTestBot()`. All optional. */
+export interface TestBotOptions {
+  /** The user's number (default `15551230001`). */
+  readonly user?: string | undefined;
+  /** Where the manual clock starts (default 2026-01-01 12:00 UTC). */
+  readonly now?: number | Date | undefined;
+  /** The default `from` number (a bot's own `sender` wins; default the sandbox's). */
+  readonly sender?: string | undefined;
+  /** SMS body settings (country, dial, mask). */
+  readonly sms?: SmsSettings | undefined;
+  /** Where the runtime logs (default nowhere). */
+  readonly logger?: Logger | undefined;
+  /** Dispatcher pacing; a message put back for a later attempt waits for `advance()`. */
+  readonly dispatcher?: DispatcherOptions | undefined;
+}
+
+/** The default user number of a harness. */
+export const DEFAULT_TEST_USER = '15551230001';
+
+/** Something that re-reads its view of the store after each action. */
+export interface WorldView {
+  refresh(): Promise<void>;
+}
+
+/** A running runtime with everything it needs, for one bot. */
+export class HarnessWorld {
+  readonly views = new Set<WorldView>();
+  #inbound = 0;
+  #closed: Promise<void> | undefined;
+
+  private constructor(
+    readonly bot: Bot,
+    readonly runtime: Runtime,
+    readonly store: SqliteStore,
+    readonly clock: ManualClock,
+    private readonly adapter: SendAdapter,
+    private readonly server: RunningSandbox,
+  ) {}
+
+  /** Starts the pieces and the runtime. */
+  static async start(bot: Bot, o: TestBotOptions = {}): Promise<HarnessWorld> {
+    const server = await startSandbox({ port: 0, host: '127.0.0.1' });
+    const adapter = createHttpAdapter({
+      baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret,
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    });
+    const store = openSqliteStore(':memory:');
+    const clock = new ManualClock(o.now === undefined ? undefined : +o.now);
+    const runtime = new Runtime({
+      store, adapter, bots: [bot], sender: o.sender ?? SANDBOX_SENDER, sms: o.sms, clock,
+      logger: o.logger ?? silentLogger, dispatcher: { baseDelayMs: 1000, ...o.dispatcher },
+    });
+    try {
+      await runtime.start();
+    } catch (err) {
+      await Promise.allSettled([runtime.stop(), adapter.close(), store.close(), server.close()]);
+      throw err;
+    }
+    return new HarnessWorld(bot, runtime, store, clock, adapter, server);
+  }
+
+  /** The sandbox this harness sends to (its own: faults injected here touch no other harness). */
+  get sandbox(): Sandbox {
+    return this.server.sandbox;
+  }
+
+  /** The sequence number of the last message the sandbox accepted (0 for none). */
+  lastSeq(): number {
+    return this.sandbox.messages.at(-1)?.seq ?? 0;
+  }
+
+  /** A fresh provider message id for an inbound. */
+  nextProviderId(): string {
+    return `wamid.harness${++this.#inbound}`;
+  }
+
+  /**
+   * Waits until turns, sends and timers are settled, lets promises a turn started (an invoked
+   * actor) run for one more tick, waits again, then refreshes every view.
+   */
+  async settle(): Promise<void> {
+    await this.runtime.idle();
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.runtime.idle();
+    for (const v of this.views) await v.refresh();
+  }
+
+  /** Stops the runtime and frees the store, the adapter and the sandbox. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      await this.runtime.stop();
+      await this.adapter.close();
+      await this.store.close();
+      await this.server.close();
+    })();
+    return this.#closed;
+  }
+}

@@ -1,0 +1,246 @@
+/**
+ * The test harness: drive a bot in-process with the real runtime, store and sandbox, act as a
+ * user (tap, type, submit a flow, answer by SMS, let time pass) and assert on what the bot sent.
+ */
+import type { Bot } from '../conversation/bot.js';
+import type { ManualClock } from '../conversation/clock.js';
+import { replyEvent } from '../conversation/events.js';
+import type { Runtime } from '../conversation/runtime.js';
+import type { Sandbox } from '../sandbox/api.js';
+import type { SqliteStore } from '../store/sqlite.js';
+import type { ConversationRecord, InboundSource, TranscriptEntry } from '../store/types.js';
+import { parseDuration, type Duration } from './harness-duration.js';
+import * as checks from './harness-expect.js';
+import { collectSent, isInteractiveSent, type SentMessage } from './harness-sent.js';
+import { DEFAULT_TEST_USER, HarnessWorld, type TestBotOptions, type WorldView } from './harness-world.js';
+import { sentLine } from './transcript-lines.js';
+import { actionLabel, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
+
+/**
+ * Starts a bot on the real runtime (`:memory:` store, manual clock, sandbox over HTTP on
+ * 127.0.0.1) and returns the conversation of one user. Nothing is sent until the user acts:
+ * `await conv.type('hi')` starts the conversation. Call `close()` when done.
+ *
+ * @example
+ * const conv = await createTestBot(pizzaBot);
+ * await conv.type('hi');
+ * conv.expectSent({ kind: 'list', choices: ['Margherita', 'Pepperoni'] });
+ * await conv.tap('Margherita');
+ * conv.expectState('size');
+ * await conv.close();
+ */
+export async function createTestBot(bot: Bot, options: TestBotOptions = {}): Promise<TestConversation> {
+  const world = await HarnessWorld.start(bot, options);
+  return TestConversation.open(world, options.user ?? DEFAULT_TEST_USER);
+}
+
+/** One user's conversation with a bot under test. Actions wait until the bot is done answering. */
+export class TestConversation implements WorldView {
+  #sent: SentMessage[] = [];
+  #mark = 0;
+  #record: ConversationRecord | undefined;
+  #lastAction = '(none yet)';
+  readonly #steps: TranscriptStep[] = [];
+  readonly #others: Map<string, TestConversation>;
+
+  private constructor(private readonly world: HarnessWorld, readonly user: string, others: Map<string, TestConversation>) {
+    this.#others = others;
+  }
+
+  /** @internal The conversation of `user` in `world` (one object per user). */
+  static open(world: HarnessWorld, user: string, others = new Map<string, TestConversation>()): TestConversation {
+    const known = others.get(user);
+    if (known) return known;
+    const conv = new TestConversation(world, user, others);
+    others.set(user, conv);
+    world.views.add(conv);
+    return conv;
+  }
+
+  /** Another user's conversation with the same bot, runtime, clock and sandbox. */
+  forUser(user: string): TestConversation {
+    return TestConversation.open(this.world, user, this.#others);
+  }
+
+  // ── acting ──────────────────────────────────────────────────────────────────────────────
+
+  /** Taps a button or list row of the last interactive message, by id or title (ignoring case). */
+  async tap(idOrTitle: string): Promise<void> {
+    const { choice, message } = checks.choiceOrThrow(this.view(), idOrTitle);
+    const via = message.kind === 'list' ? 'list' : 'button';
+    await this.act({ tap: idOrTitle }, 'whatsapp', { ...replyEvent(choice.id, choice.title, via) });
+  }
+
+  /** Types text on WhatsApp. */
+  async type(text: string): Promise<void> {
+    await this.act({ type: text }, 'whatsapp', { type: 'text', text, via: 'whatsapp' });
+  }
+
+  /** Submits the flow with these answers, with the conversation's flow token. */
+  async submitFlow(data: Record<string, unknown>): Promise<void> {
+    const token = this.#record?.status === 'active' ? this.#record.flowToken : undefined;
+    if (token === undefined) throw new checks.ExpectationError(`Cannot submit a flow: the conversation has not started or has ended.\n${checks.whatWasSent(this.view())}`);
+    await this.act({ flow: data }, 'whatsapp', { type: 'flow', token, data });
+  }
+
+  /** Answers by SMS (after a message went by SMS, "1" or a title picks a choice). */
+  async sms(text: string): Promise<void> {
+    await this.act({ sms: text }, 'sms', { type: 'text', text, via: 'sms' });
+  }
+
+  /** Sends a raw event, as is (default source `whatsapp`). */
+  async send(event: RawEvent, source: 'whatsapp' | 'sms' | 'api' = 'whatsapp'): Promise<void> {
+    await this.act(source === 'whatsapp' ? { send: event } : { send: event, source }, source, event);
+  }
+
+  /** Moves the clock (`10m`, `2h`, or milliseconds), fires what fell due, and waits. */
+  async advance(duration: Duration): Promise<void> {
+    const ms = parseDuration(duration);
+    await this.act({ advance: duration }, undefined, undefined, ms);
+  }
+
+  // ── reading ─────────────────────────────────────────────────────────────────────────────
+
+  /** Everything the bot sent to this user, oldest first. */
+  get sent(): readonly SentMessage[] {
+    return this.#sent;
+  }
+
+  /** What the bot sent since this user's last action. */
+  get latest(): readonly SentMessage[] {
+    return this.#sent.filter((s) => s.seq > this.#mark);
+  }
+
+  /** The last message sent. */
+  get last(): SentMessage | undefined {
+    return this.#sent.at(-1);
+  }
+
+  /** The last list, buttons or flow message sent (whatever channel it went by). */
+  get lastInteractive(): SentMessage | undefined {
+    return this.#sent.findLast(isInteractiveSent);
+  }
+
+  /** The state value as text (`"menu"`, `{"order":"size"}`), of the latest conversation. */
+  get state(): string | undefined {
+    return this.#record?.state ?? undefined;
+  }
+
+  /** The machine's context, from the stored snapshot. */
+  get context(): unknown {
+    return (this.#record?.snapshot as { context?: unknown } | null | undefined)?.context;
+  }
+
+  /** The stored conversation (the active one, or the latest that ended). */
+  get conversation(): ConversationRecord | undefined {
+    return this.#record;
+  }
+
+  /** The sandbox provider this harness sends to: inject faults with `sandbox.faults`. */
+  get sandbox(): Sandbox {
+    return this.world.sandbox;
+  }
+
+  /** The runtime running the bot. */
+  get runtime(): Runtime {
+    return this.world.runtime;
+  }
+
+  /** The `:memory:` store: conversations, inbox, outbox, timers. */
+  get store(): SqliteStore {
+    return this.world.store;
+  }
+
+  /** The manual clock (prefer `advance()`, which also fires timers and waits). */
+  get clock(): ManualClock {
+    return this.world.clock;
+  }
+
+  /** The bot under test. */
+  get bot(): Bot {
+    return this.world.bot;
+  }
+
+  /** The steps so far: each action, what the bot sent in answer, and the state after it. */
+  get steps(): readonly TranscriptStep[] {
+    return this.#steps;
+  }
+
+  /** Both directions of the latest conversation, from the store, with delivery results. */
+  transcript(): Promise<TranscriptEntry[]> {
+    return this.world.runtime.transcript({ botId: this.world.bot.id, user: this.user });
+  }
+
+  // ── asserting ───────────────────────────────────────────────────────────────────────────
+
+  /** Throws unless the conversation is in this state. */
+  expectState(state: string | Record<string, unknown>): this {
+    checks.expectState(this.view(), state);
+    return this;
+  }
+
+  /** Throws unless a message sent since the last action matches (kind, text, choices). */
+  expectSent(match: checks.SentMatch): this {
+    checks.expectSent(this.view(), match);
+    return this;
+  }
+
+  /** Throws unless the last interactive message shows exactly these choices (ids or titles). */
+  expectChoices(choices: readonly string[]): this {
+    checks.expectChoices(this.view(), choices);
+    return this;
+  }
+
+  /** Throws if the bot sent anything since the last action. */
+  expectNothingSent(): this {
+    checks.expectNothingSent(this.view());
+    return this;
+  }
+
+  /** Throws unless a message sent since the last action shows this text. */
+  expectText(text: string | RegExp): this {
+    checks.expectText(this.view(), text);
+    return this;
+  }
+
+  /** Stops the runtime and frees everything (every user's conversation of this harness). */
+  close(): Promise<void> {
+    return this.world.close();
+  }
+
+  /** @internal Re-reads what was sent and the conversation after an action. */
+  async refresh(): Promise<void> {
+    const key = { botId: this.world.bot.id, user: this.user };
+    this.#sent = await collectSent(this.world.store, this.user, this.world.sandbox.messages, this.#sent);
+    this.#record = (await this.world.store.activeConversation(key)) ?? (await this.world.store.conversations(key)).at(-1);
+  }
+
+  private view(): checks.ExpectView {
+    return { latest: this.latest, lastInteractive: this.lastInteractive, state: this.state, lastAction: this.#lastAction };
+  }
+
+  private async act(action: TranscriptAction, source: InboundSource | undefined, event: RawEvent | undefined, advanceMs = 0): Promise<void> {
+    const { world } = this;
+    const mark = world.lastSeq();
+    let inboxId: number | undefined;
+    if (event !== undefined) {
+      const r = await world.runtime.receive({ botId: world.bot.id, user: this.user, providerId: world.nextProviderId(), source, event });
+      inboxId = r.inboxId;
+    } else {
+      world.clock.advance(advanceMs);
+      await world.runtime.poke();
+    }
+    await world.settle();
+    this.#mark = mark;
+    this.#lastAction = actionLabel(action);
+    const inbound = inboxId === undefined ? undefined : await world.store.inbound(inboxId);
+    const error = inbound?.state === 'failed' ? (inbound.error ?? 'unknown error') : undefined;
+    this.#steps.push({ action, sent: this.latest.map(sentLine), state: this.state ?? null, ...(error !== undefined && { error }) });
+    if (error !== undefined) throw new BotTurnError(`The bot failed handling ${this.#lastAction}: ${error}\n${checks.whatWasSent(this.view())}`);
+  }
+}
+
+/** Thrown by an action when the bot's turn failed (an action threw, a message broke a limit). */
+export class BotTurnError extends Error {
+  override name = 'BotTurnError';
+}

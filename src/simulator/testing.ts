@@ -1,0 +1,21 @@
+/**
+ * `colloquy/testing`: drive a bot in tests with the real runtime, a `:memory:` store, a manual
+ * clock and the sandbox provider over HTTP on 127.0.0.1, and check conversations against
+ * recorded transcripts.
+ *
+ * @example
+ * import { createTestBot } from 'colloquy/testing';
+ * const conv = await createTestBot(bot);
+ * await conv.type('hi');
+ * await conv.tap('Margherita');
+ * conv.expectState('size').expectChoices(['Small', 'Large']);
+ */
+export { createTestBot, TestConversation, BotTurnError } from './harness.js';
+export { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
+export { ExpectationError, readableText, type SentMatch } from './harness-expect.js';
+export type { SentButtons, SentFlow, SentKind, SentList, SentMessage, SentSms, SentText } from './harness-sent.js';
+export { parseDuration, formatDuration, type Duration } from './harness-duration.js';
+export { sentLine } from './transcript-lines.js';
+export { recordTranscript, replayTranscript, expectTranscript, TranscriptMismatchError } from './transcript.js';
+export { transcriptLines, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
+export { renderSent, type RenderOptions } from './render.js';

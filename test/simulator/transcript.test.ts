@@ -1,0 +1,132 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { setup } from 'xstate';
+import { buttons, defineBot, say, text, type ReplyEvent } from '../../src/index.js';
+import { createTestBot, expectTranscript, recordTranscript, replayTranscript, TranscriptMismatchError, type TestConversation } from '../../src/simulator/testing.js';
+import { diffLines, formatDiff } from '../../src/simulator/transcript-diff.js';
+import orderBot from '../fixtures/order-bot.js';
+
+const open: TestConversation[] = [];
+const temp: string[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()));
+  for (const dir of temp.splice(0)) rmSync(dir, { recursive: true, force: true });
+  delete process.env['COLLOQUY_UPDATE_TRANSCRIPTS'];
+});
+
+/** A two-state bot whose question and second button can be changed, to stand for a new version. */
+function sizeBot(question = 'Which size?', big = 'Large') {
+  const bigId = big.toLowerCase();
+  const machine = setup({ types: { events: {} as ReplyEvent } }).createMachine({
+    id: 'sizes', initial: 'ask',
+    states: {
+      ask: {
+        entry: say(buttons({ body: question, buttons: [{ id: 'small', title: 'Small' }, { id: bigId, title: big }] })),
+        on: { 'reply.small': 'done', [`reply.${bigId}`]: 'done' },
+      },
+      done: { type: 'final', entry: say(({ event }) => text(`You chose ${(event as ReplyEvent).title}.`)) },
+    },
+  });
+  return defineBot({ id: 'sizes', machine });
+}
+
+async function talk(bot = sizeBot(), choice = 'Large'): Promise<TestConversation> {
+  const c = await createTestBot(bot);
+  open.push(c);
+  await c.type('hi');
+  await c.tap(choice);
+  return c;
+}
+
+async function orderConversation(): Promise<TestConversation> {
+  const c = await createTestBot(orderBot);
+  open.push(c);
+  await c.type('hi');
+  await c.tap('Margherita');
+  await c.advance('10m');
+  await c.tap('Pepperoni');
+  await c.tap('Large');
+  await c.submitFlow({ address: '1 Main St' });
+  return c;
+}
+
+describe('recordTranscript and replayTranscript', () => {
+  it('record each action with what the bot sent and the state, as JSON', async () => {
+    const recorded = recordTranscript(await talk());
+    expect(JSON.parse(JSON.stringify(recorded))).toEqual(recorded);
+    expect(recorded).toEqual([
+      { action: { type: 'hi' }, sent: ['buttons "Which size?" buttons=[small="Small", large="Large"]'], state: 'ask' },
+      { action: { tap: 'Large' }, sent: ['text "You chose Large."'], state: 'done' },
+    ]);
+  });
+
+  it('replay the user actions on a fresh harness: the same bot matches', async () => {
+    const recorded = recordTranscript(await orderConversation());
+    expect(recorded).toHaveLength(6);
+    expect(await replayTranscript(orderBot, recorded)).toEqual(recorded);
+  });
+
+  it('a changed message fails the replay with a line diff', async () => {
+    const recorded = recordTranscript(await talk());
+    const err = (await replayTranscript(sizeBot('What size would you like?'), recorded).catch((e: unknown) => e)) as TranscriptMismatchError;
+    expect(err).toBeInstanceOf(TranscriptMismatchError);
+    expect(err.diff).toBe(
+      [
+        '  > type "hi"',
+        '- < buttons "Which size?" buttons=[small="Small", large="Large"]',
+        '+ < buttons "What size would you like?" buttons=[small="Small", large="Large"]',
+        '  = ask',
+        '  > tap "Large"',
+        '  < text "You chose Large."',
+        '  = done',
+      ].join('\n'),
+    );
+    expect(err.message).toMatch(/^The conversation no longer matches its transcript \(bot "sizes"\)\.\n\(- recorded, \+ now\)\n/);
+    expect(err.message).toMatch(/run with COLLOQUY_UPDATE_TRANSCRIPTS=1 to record it again\.$/);
+  });
+
+  it('a choice that is gone shows as the step that could not be done', async () => {
+    const recorded = recordTranscript(await talk());
+    const err = (await replayTranscript(sizeBot('Which size?', 'Big'), recorded).catch((e: unknown) => e)) as TranscriptMismatchError;
+    expect(err.diff).toContain('- < buttons "Which size?" buttons=[small="Small", large="Large"]\n+ < buttons "Which size?" buttons=[small="Small", big="Big"]');
+    expect(err.diff).toContain('- < text "You chose Large."\n- = done\n+ < (nothing)\n+ = ask\n+ ! Cannot tap "Large": no such choice on the last interactive message (buttons). Choices shown: 1. "Small" (id "small"), 2. "Big" (id "big").');
+  });
+});
+
+describe('expectTranscript', () => {
+  it('writes the file the first time, then compares, and rewrites on COLLOQUY_UPDATE_TRANSCRIPTS=1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-transcripts-'));
+    temp.push(dir);
+    const file = join(dir, 'nested', 'sizes.json');
+    expectTranscript(await talk(), file);
+    expect(existsSync(file)).toBe(true);
+    const written = JSON.parse(readFileSync(file, 'utf8')) as { bot: string; user: string; steps: unknown[] };
+    expect(written).toMatchObject({ bot: 'sizes', user: '15551230001' });
+    expect(written.steps).toHaveLength(2);
+
+    expectTranscript(await talk(), file);
+    const changed = await talk(sizeBot(), 'Small');
+    expect(() => expectTranscript(changed, file)).toThrow(/- > tap "Large"\n- < text "You chose Large\."\n\+ > tap "Small"\n\+ < text "You chose Small\."/);
+
+    process.env['COLLOQUY_UPDATE_TRANSCRIPTS'] = '1';
+    expectTranscript(changed, file);
+    delete process.env['COLLOQUY_UPDATE_TRANSCRIPTS'];
+    expectTranscript(changed, file);
+    expect(readFileSync(file, 'utf8')).toContain('"tap": "Small"');
+  });
+
+  it('the order bot still matches its recorded transcript', async () => {
+    expectTranscript(await orderConversation(), 'test/fixtures/transcripts/order-bot.json');
+  });
+});
+
+describe('the line diff', () => {
+  it('aligns on common lines, removals before additions, and folds long unchanged runs', () => {
+    const a = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
+    const b = ['a', 'B', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
+    expect(formatDiff(diffLines(a, b), 1)).toBe(['  a', '- b', '+ B', '  c', '  … (5 unchanged lines)', '  i', '+ j'].join('\n'));
+    expect(diffLines(['x'], ['x'])).toEqual([{ op: ' ', text: 'x' }]);
+  });
+});
