@@ -1,0 +1,220 @@
+/**
+ * Walks a bot's machine with XState's pure `initialTransition()` and `transition()`: every state
+ * configuration it can reach, every event it handles (with sample payloads), every guarded branch.
+ * Collects what is said on the way and which state nodes were reached. Nothing runs: invoked
+ * actors and delays are not started, their done, error and `after` events are sent instead.
+ */
+import { initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
+import type { Bot } from '../conversation/bot.js';
+import { SAY_EVENT, type SayEvent } from '../conversation/say.js';
+import { BotError } from '../errors.js';
+import { choicesOf, type Choice } from '../messages/message.js';
+import { instrument, MARK, type Instrumented, type Mark } from './instrument.js';
+import { allNodes, handles, matchesDescriptor, nodeName } from './nodes.js';
+import { DONE_ACTOR, SAMPLE_USER, sampleEvents } from './samples.js';
+
+/** One `say()` met on the walk. */
+export interface Saying {
+  /** The state node whose `entry` said it (`order.size`); undefined when a transition or an exit did. */
+  readonly entryOf: string | undefined;
+  /** Where the user sees it: the active state(s) once the step is over. */
+  readonly shownIn: string;
+  /** The snapshot once the step is over: what the conversation can handle next. */
+  readonly snapshot: AnyMachineSnapshot;
+  readonly said: SayEvent;
+  /**
+   * True when the path here took an invoked actor's output, which the walk can only guess: a
+   * message that failed to build may be the guess's fault.
+   */
+  readonly guessed: boolean;
+}
+
+/** What a walk found. */
+export interface Walk {
+  /** Everything said, each distinct saying once, in the order met. */
+  readonly sayings: readonly Saying[];
+  /** Names of the state nodes some reached configuration had active. */
+  readonly reached: ReadonlySet<string>;
+}
+
+/** How many state configurations a walk visits at most. */
+const MAX_CONFIGURATIONS = 2000;
+
+interface Step {
+  readonly snapshot: AnyMachineSnapshot;
+  /** The choices shown on arrival, to tap even when only a wildcard handles them. */
+  readonly shown: readonly Choice[];
+  /** True when the path here took a guessed actor output. */
+  readonly guessed: boolean;
+}
+
+/** Walks a bot's machine. Throws a BotError when the machine cannot even start. */
+export function walkBot(bot: Bot): Walk {
+  const walker = new Walker(instrument(bot.machine, bot.options.sampleContext));
+  for (const forced of variants(walker.alwaysSwitches)) walker.record(start(bot, walker.inst, forced), false);
+  for (let step = walker.queue.shift(); step; step = walker.queue.shift()) walker.expand(step);
+  return { sayings: walker.sayings, reached: walker.reached };
+}
+
+/** The walk's state: what was seen, said and reached, and the configurations still to expand. */
+class Walker {
+  readonly alwaysSwitches: number[];
+  readonly events: string[];
+  readonly sayings: Saying[] = [];
+  readonly reached = new Set<string>();
+  readonly queue: Step[] = [];
+  private readonly seen = new Set<string>();
+  private readonly said = new Set<string>();
+
+  constructor(readonly inst: Instrumented) {
+    this.alwaysSwitches = switchesOf(inst, allNodes(inst.machine).flatMap((n) => n.always ?? []));
+    this.events = eventTypes(inst);
+  }
+
+  /** Keeps what a step said and entered, and queues its configuration when new. */
+  record([snapshot, actions]: readonly [AnyMachineSnapshot, readonly unknown[]], guessed: boolean): void {
+    const { found, entered } = readStep(snapshot, actions, guessed);
+    this.sayings.push(...found.filter((s) => once(this.said, signature(s))));
+    for (const name of entered) this.reached.add(name);
+    for (const n of snapshot._nodes) if (n.path.length > 0) this.reached.add(nodeName(n));
+    if (this.seen.size >= MAX_CONFIGURATIONS || !once(this.seen, JSON.stringify(snapshot.value))) return;
+    this.queue.push({ snapshot, guessed, shown: found.flatMap((s) => ('messages' in s.said ? s.said.messages.flatMap(safeChoices) : [])) });
+  }
+
+  /** Sends every handled event, with each relevant guard on in turn. */
+  expand(step: Step): void {
+    for (const samples of candidates(step, this.events)) {
+      const type = samples[0]?.type ?? '';
+      const guessed = step.guessed || type.startsWith(DONE_ACTOR);
+      const relevant = [...new Set([...switchesFor(this.inst, step.snapshot, type), ...this.alwaysSwitches])];
+      for (const forced of variants(relevant)) {
+        const next = firstClean(this.inst, step.snapshot, samples, forced);
+        if (next) this.record(next, guessed);
+      }
+    }
+  }
+}
+
+function start(bot: Bot, inst: Instrumented, forced: readonly number[]): [AnyMachineSnapshot, unknown[]] {
+  const input = bot.options.input ? bot.options.input({ botId: bot.id, user: SAMPLE_USER }) : { user: SAMPLE_USER, botId: bot.id };
+  setForced(inst, forced);
+  try {
+    return initialTransition(inst.machine, input);
+  } catch (err) {
+    throw new BotError(`Bot "${bot.id}": the machine cannot start with sample input: ${err instanceof Error ? err.message : String(err)}`, { bot: bot.id }, { cause: err });
+  }
+}
+
+/**
+ * The step with the first sample payload whose messages all build, else the first that ran: a
+ * message is only reported when no sample payload builds it (an invoked actor's output is unknown).
+ */
+function firstClean(inst: Instrumented, snapshot: AnyMachineSnapshot, samples: readonly AnyEventObject[], forced: readonly number[]): [AnyMachineSnapshot, unknown[]] | null {
+  let first: [AnyMachineSnapshot, unknown[]] | null = null;
+  for (const event of samples) {
+    const next = attempt(inst, snapshot, event, forced);
+    if (next === null) continue;
+    if (!next[1].some(failedSay)) return next;
+    first ??= next;
+  }
+  return first;
+}
+
+function failedSay(action: unknown): boolean {
+  const event = emitted(action);
+  return event?.type === SAY_EVENT && 'error' in event;
+}
+
+/** One transition, or null when an action threw (a sample payload the bot did not expect). */
+function attempt(inst: Instrumented, snapshot: AnyMachineSnapshot, event: AnyEventObject, forced: readonly number[]): [AnyMachineSnapshot, unknown[]] | null {
+  setForced(inst, forced);
+  try {
+    const next = transition(inst.machine, snapshot, event);
+    return next[0].status === 'error' ? null : next;
+  } catch {
+    return null;
+  }
+}
+
+function setForced(inst: Instrumented, forced: readonly number[]): void {
+  inst.forced.clear();
+  for (const k of forced) inst.forced.add(k);
+}
+
+/** No guard on, then each relevant guard on by itself. */
+function variants(switches: readonly number[]): number[][] {
+  return [[], ...switches.map((k) => [k])];
+}
+
+function switchesOf(inst: Instrumented, defs: readonly { guard?: unknown }[]): number[] {
+  return defs.flatMap((d) => {
+    const key = inst.switches.get(d.guard);
+    return key === undefined ? [] : [key];
+  });
+}
+
+function switchesFor(inst: Instrumented, snapshot: AnyMachineSnapshot, type: string): number[] {
+  return snapshot._nodes.flatMap((n) => [...n.transitions.entries()].filter(([d]) => matchesDescriptor(d, type)).flatMap(([, defs]) => switchesOf(inst, defs)));
+}
+
+/** Every event type the machine names, in document order; `text` and `flow` too when a wildcard could take them. */
+function eventTypes(inst: Instrumented): string[] {
+  const descriptors = [inst.machine.root, ...allNodes(inst.machine)].flatMap((n) => [...n.transitions.keys()]);
+  const wildcard = descriptors.some((d) => d === '*' || d.endsWith('.*'));
+  const types = descriptors.filter((d) => d !== '*' && !d.endsWith('.*') && !d.startsWith('xstate.done.state.'));
+  return [...new Set([...types, ...(wildcard ? ['text', 'flow'] : [])])];
+}
+
+/** The events worth sending in a step: those the active states handle, each with its sample payloads. */
+function candidates(step: Step, types: readonly string[]): AnyEventObject[][] {
+  const taps = step.shown.filter((c) => !types.includes(`reply.${c.id}`)).map((c) => `reply.${c.id}`);
+  return [...types, ...new Set(taps)]
+    .filter((type) => handles(step.snapshot, type))
+    .map((type) => sampleEvents(type, step.shown));
+}
+
+/** The sayings in a step's actions, each with the entry it belongs to, and the states entered (from the markers). */
+function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], guessed: boolean): { found: Saying[]; entered: string[] } {
+  const shownIn = activeName(snapshot);
+  let entryOf: string | undefined;
+  const found: Saying[] = [];
+  const entered: string[] = [];
+  for (const action of actions) {
+    const event = emitted(action);
+    if (event?.type === MARK) {
+      const mark = event as Mark;
+      entryOf = mark.at === 'entry' && mark.state !== '' ? mark.state : undefined;
+      if (entryOf !== undefined) entered.push(entryOf);
+    } else if (event?.type === SAY_EVENT) found.push({ entryOf, shownIn, snapshot, said: event as SayEvent, guessed });
+  }
+  return { found, entered };
+}
+
+function emitted(action: unknown): { type: string } | undefined {
+  const a = action as { type?: unknown; params?: { event?: { type?: unknown } } };
+  return a.type === 'xstate.emit' && typeof a.params?.event?.type === 'string' ? (a.params.event as { type: string }) : undefined;
+}
+
+/** The active atomic (or final) states, by name: `order.size`, or `a.x, b.y` in parallel regions. */
+export function activeName(snapshot: AnyMachineSnapshot): string {
+  return snapshot._nodes.filter((n) => n.type === 'atomic' || n.type === 'final').map(nodeName).join(', ');
+}
+
+function signature(s: Saying): string {
+  const what = 'messages' in s.said ? JSON.stringify(s.said.messages) : `error:${String(s.said.error)}`;
+  return `${s.entryOf ?? ''}|${s.shownIn}|${s.guessed}|${what}`;
+}
+
+function safeChoices(m: unknown): Choice[] {
+  try {
+    return choicesOf(m as never);
+  } catch {
+    return [];
+  }
+}
+
+function once(set: Set<string>, key: string): boolean {
+  if (set.has(key)) return false;
+  set.add(key);
+  return true;
+}
