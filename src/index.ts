@@ -11,3 +11,8 @@ export { createHttpAdapter, staticToken, OAuthTokenProvider, type HttpAdapterOpt
 export type { Channel, Outbound, SendAdapter, SendResult, SendAccepted, SendFailed, SmsOutcome, TransportEvent } from './transport/types.js';
 export { Metrics } from './metrics.js';
 export { silentLogger, type Logger } from './log.js';
+export { createWebhookRouter, startHttpServer, type WebhookRouterOptions, type HttpServer } from './webhook/index.js';
+export { startServer, type ServerOptions, type RunningServer, type ServerExtension } from './server.js';
+export { loadConfig, type Config, type ProviderConfig } from './config.js';
+export { createSandbox, startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox, type RunningSandbox } from './sandbox/index.js';
+export { shouldFallBack, UNREACHABLE_CODES, type FallbackInfo, type FallbackTrigger } from './conversation/fallback.js';

@@ -1,0 +1,79 @@
+/**
+ * The `colloquy` command line. Every failure is one clear message on stderr and a non-zero exit
+ * code; a stack trace only for a bug (an error that is not Colloquy's own).
+ */
+import { parseArgs } from 'node:util';
+import { ColloquyError } from '../errors.js';
+import { processIo, type Io } from './io.js';
+
+const USAGE = `Usage: colloquy <command> [options]
+
+Commands:
+  serve [bot files or folders…]   webhook server for the bots (default ./bots); with no
+                                  COLLOQUY_BASE_URL it runs the sandbox provider and the web simulator
+  chat <bot file>                 chat with a bot in the terminal
+  simulate <bot file>             the web simulator for one bot
+  check [bot files or folders…]   verify bots without running a server (exit 1 on any finding)
+  graph <bot file>                the conversation as a Mermaid state diagram
+  send --to <number> <message.json>   send one interactive message through the real adapter
+  sms --to <number> <text>        send one SMS through the real adapter
+  migrate                         apply pending database migrations (COLLOQUY_DB)
+  sandbox [--port N]              run the sandbox provider on its own
+
+Options:
+  --port <n>    port for serve, simulate and sandbox (default PORT or 3000)
+  --json        machine-readable output (send, sms, check)
+  -h, --help    this help
+
+Environment: PORT, COLLOQUY_DB, COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
+COLLOQUY_CLIENT_SECRET, COLLOQUY_SENDER, COLLOQUY_WEBHOOK_SECRET, COLLOQUY_VERIFY_TOKEN,
+COLLOQUY_SMS_COUNTRY, COLLOQUY_SMS_DIAL, COLLOQUY_SMS_MASK, COLLOQUY_LOG_LEVEL.
+`;
+
+/** Runs the command line; resolves to the exit code. */
+export async function main(argv: readonly string[], io?: Io): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv], allowPositionals: true, strict: true,
+      options: { to: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (err) {
+    (io ?? processIo(false)).err(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const out = io ?? processIo(values.json ?? false);
+  const [command, ...rest] = positionals;
+  if (values.help || !command || command === 'help') {
+    out.out(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  try {
+    return await run(command, rest, values, out);
+  } catch (err) {
+    if (err instanceof ColloquyError) {
+      out.err(`colloquy ${command}: ${err.message}\n`);
+      return err.code === 'usage' ? 2 : 1;
+    }
+    throw err;
+  }
+}
+
+async function run(command: string, args: string[], o: { to?: string | undefined; port?: string | undefined; json?: boolean | undefined }, io: Io): Promise<number> {
+  const env = o.port === undefined ? io.env : { ...io.env, PORT: o.port };
+  const withEnv: Io = { ...io, env };
+  switch (command) {
+    case 'send': return (await import('./send.js')).sendCommand(args[0], o.to, withEnv);
+    case 'sms': return (await import('./send.js')).smsCommand(args.join(' ') || undefined, o.to, withEnv);
+    case 'migrate': return (await import('./migrate.js')).migrateCommand(withEnv);
+    case 'sandbox': return (await import('./sandbox.js')).sandboxCommand(withEnv);
+    case 'serve': return (await import('./serve.js')).serveCommand(args.length ? args : ['bots'], withEnv);
+    case 'simulate': return (await import('./serve.js')).simulateCommand(args, withEnv);
+    case 'chat': return (await import('./chat.js')).chatCommand(args, withEnv);
+    case 'check': return (await import('./check.js')).checkCommand(args.length ? args : ['bots'], withEnv);
+    case 'graph': return (await import('./graph.js')).graphCommand(args, withEnv);
+    default:
+      throw new ColloquyError('usage', `unknown command "${command}"\n\n${USAGE}`);
+  }
+}

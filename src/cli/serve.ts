@@ -1,0 +1,65 @@
+/** `colloquy serve` and `colloquy simulate`: the webhook server, with the sandbox and simulator when no provider is set. */
+import { loadConfig, type Config } from '../config.js';
+import { ColloquyError } from '../errors.js';
+import { errorInfo } from '../log.js';
+import { startServer, type RunningServer, type ServerExtension } from '../server.js';
+import { createLogger } from './logger.js';
+import { loadBot, loadBots } from './load.js';
+import type { Io } from './io.js';
+
+/** Extensions `serve` mounts when the sandbox runs (the web simulator registers itself here). */
+export const sandboxExtensions: ServerExtension[] = [];
+
+/** Serves bots until SIGTERM or SIGINT, then shuts down gracefully. */
+export async function serveCommand(paths: readonly string[], io: Io): Promise<number> {
+  const config = loadConfig(io.env);
+  const bots = await loadBots(paths);
+  return serve(config, bots, io);
+}
+
+/** The web simulator for one bot, always on the sandbox, on a database in memory. */
+export async function simulateCommand(args: readonly string[], io: Io): Promise<number> {
+  if (!args[0]) throw new ColloquyError('usage', 'usage: colloquy simulate <bot file>');
+  const config: Config = { ...loadConfig(io.env), provider: { kind: 'sandbox' }, db: ':memory:' };
+  return serve(config, [await loadBot(args[0])], io);
+}
+
+async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>, io: Io): Promise<number> {
+  const logger = createLogger(config.logLevel);
+  const extensions = config.provider.kind === 'sandbox' ? await simulatorExtensions() : [];
+  const server = await startServer({ bots, config, logger, extensions });
+  io.out(banner(server, bots.map((b) => `${b.id} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
+  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: config.db }, 'colloquy serve started');
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  logger.info({}, 'shutting down: finishing turns in flight and flushing sends');
+  try {
+    await server.close();
+  } catch (err) {
+    logger.error({ err: errorInfo(err) }, 'shutdown failed');
+    return 1;
+  }
+  logger.info({}, 'stopped');
+  return 0;
+}
+
+async function simulatorExtensions(): Promise<ServerExtension[]> {
+  try {
+    const mod = (await import('../simulator/web/index.js')) as { simulatorExtension?: ServerExtension };
+    return mod.simulatorExtension ? [mod.simulatorExtension] : [];
+  } catch {
+    return [];
+  }
+}
+
+function banner(s: RunningServer, bots: string[]): string {
+  const lines = [`Colloquy is serving ${bots.length} bot${bots.length === 1 ? '' : 's'}: ${bots.join(', ')}`, `  webhook     ${s.url}/webhook   (SMS: ${s.url}/webhook/sms)`, `  health      ${s.url}/healthz    metrics: ${s.url}/metrics`];
+  if (s.sandbox) {
+    lines.push(`  sandbox     ${s.sandboxUrl}   (no COLLOQUY_BASE_URL set: messages go to the built-in sandbox provider)`);
+    lines.push(`  simulator   ${s.url}/simulator`);
+  } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : ''}`);
+  lines.push(`  database    ${s.config.db}`, '');
+  return lines.join('\n');
+}

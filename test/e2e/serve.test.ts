@@ -1,0 +1,110 @@
+/** `colloquy serve` as a user runs it: a real process, real HTTP, signed webhooks, a SQLite file. */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/index.js';
+import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import { tempDir } from '../conversation/helpers.js';
+import { run, serve } from './cli.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.remove());
+
+const SECRET = 'e2e-webhook-secret';
+const PIZZA = '15550000001';
+const USER = '5215598765432';
+
+async function post(url: string, message: object, secret = SECRET): Promise<Response> {
+  const body = JSON.stringify(webhookPayload({ messages: [message as never], displayPhoneNumber: PIZZA }));
+  return fetch(`${url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signBody(secret, body) }, body });
+}
+
+async function sandboxMessages(url: string): Promise<{ channel: string; request: Record<string, unknown> }[]> {
+  return (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${USER}`)).json()) as never;
+}
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const v = await fn();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('colloquy serve', () => {
+  it('a user taps through the pizza bot; a restart mid-conversation changes nothing they see', async () => {
+    const env = { COLLOQUY_DB: join(tmp.dir, 'serve.db'), COLLOQUY_WEBHOOK_SECRET: SECRET };
+    let s = await serve(['bots'], env);
+    expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
+    let got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
+    expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
+    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 2);
+    expect((got[1]!.request['replyButtons'] as Record<string, unknown>)['headerImage']).toEqual({ link: 'https://images.example.com/pizza/margherita.jpg' });
+
+    // Restart: SIGTERM is a graceful stop; the next process continues from the same file.
+    expect(await s.stop('SIGTERM')).toBe(0);
+    expect(s.stderr()).toContain('shutting down');
+    s = await serve(['bots'], env);
+    expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
+    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    const flowReq = got[0]!.request as { flow: { action: { parameters: { flow_token: string; flow_action_payload: unknown } } } };
+    expect(flowReq.flow.action.parameters.flow_action_payload).toEqual({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita', product_description: 'large · Tomato, mozzarella, basil', product_price: 15.2 } });
+    const token = flowReq.flow.action.parameters.flow_token;
+    expect((await post(s.url, flowReplyMessage({ from: USER, flowToken: token, data: { street: 'Calle 5 de Mayo 12', city: 'Puebla' } }))).status).toBe(200);
+    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 2);
+    const receipt = got[1]!.request as { replyButtons: { headerDocument: { fileName: string }; body: string } };
+    expect(receipt.replyButtons.headerDocument.fileName).toMatch(/^receipt-P\d+\.pdf$/);
+    expect(receipt.replyButtons.body).toContain('to Calle 5 de Mayo 12, Puebla');
+    expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'done', title: 'That’s all' }))).status).toBe(200);
+    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 3);
+    expect(got[2]).toMatchObject({ channel: 'sms', request: { msisdns: [USER], message: 'Enjoy your meal! Write any time to order again.', tag: 'pizza' } });
+    for (const m of got) expect((m.channel === 'sms' ? SmsRequestSchema : InteractiveRequestSchema).safeParse(m.request).success).toBe(true);
+
+    const health = await (await fetch(`${s.url}/healthz`)).json();
+    expect(health).toMatchObject({ ok: true, provider: 'sandbox', bots: ['appointments', 'pizza', 'support'] });
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    expect(metrics).toMatch(/colloquy_turns_total\{bot="pizza",outcome="ok"\} 3/);
+    expect(metrics).toMatch(/colloquy_token_requests_total\{outcome="ok"\} 1/);
+    expect(metrics).toMatch(/colloquy_webhook_seconds_bucket/);
+    expect(await s.stop()).toBe(0);
+    expect(s.stderr()).not.toContain(SECRET);
+  });
+
+  it('refuses an unsigned webhook when a secret is set, storing nothing', async () => {
+    const s = await serve(['bots'], { COLLOQUY_DB: join(tmp.dir, 'unsigned.db'), COLLOQUY_WEBHOOK_SECRET: SECRET });
+    const res = await post(s.url, textMessage({ from: USER, text: 'hi' }), 'another-secret');
+    expect(res.status).toBe(401);
+    expect(await s.stop()).toBe(0);
+    const inbox = await run(['migrate', '--json'], { COLLOQUY_DB: join(tmp.dir, 'unsigned.db') });
+    expect(inbox.code).toBe(0);
+  });
+
+  it.each([
+    ['PORT', 'eighty', 'PORT: must be a whole number'],
+    ['COLLOQUY_BASE_URL', 'not a url', 'COLLOQUY_BASE_URL: must be an absolute http(s) URL'],
+    ['COLLOQUY_SENDER', '+52 55 1234', 'COLLOQUY_SENDER: must be digits only'],
+    ['COLLOQUY_SMS_COUNTRY', 'Mexico', 'COLLOQUY_SMS_COUNTRY: must be a two-letter'],
+  ])('a bad %s stops the start with its name, and no stack trace', async (name, value, message) => {
+    const r = await run(['serve', 'bots'], { [name]: value });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a real provider needs its credentials: the missing one is named', async () => {
+    const r = await run(['serve', 'bots'], { COLLOQUY_BASE_URL: 'https://provider.example.com', COLLOQUY_AUTH_URL: 'https://auth.example.com' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('COLLOQUY_CLIENT_ID: is required when COLLOQUY_BASE_URL is set');
+  });
+
+  it('a bot file that exports no bot is named', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const file = join(tmp.dir, 'not-a-bot.ts');
+    writeFileSync(join(tmp.dir, 'package.json'), '{"type":"module"}\n'); // as in a bot project
+    writeFileSync(file, 'export const answer = 42;\n');
+    const r = await run(['serve', file], {});
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`colloquy serve: bots: ${file} exports no bot (export default defineBot({...}))`);
+  });
+});
