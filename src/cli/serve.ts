@@ -2,13 +2,11 @@
 import { loadConfig, type Config } from '../config.js';
 import { ColloquyError } from '../errors.js';
 import { errorInfo } from '../log.js';
-import { startServer, type RunningServer, type ServerExtension } from '../server.js';
+import { startServer, type RunningServer } from '../server.js';
+import { simulatorExtension } from '../simulator/web/index.js';
 import { createLogger } from './logger.js';
 import { loadBot, loadBots } from './load.js';
 import type { Io } from './io.js';
-
-/** Extensions `serve` mounts when the sandbox runs (the web simulator registers itself here). */
-export const sandboxExtensions: ServerExtension[] = [];
 
 /** Serves bots until SIGTERM or SIGINT, then shuts down gracefully. */
 export async function serveCommand(paths: readonly string[], io: Io): Promise<number> {
@@ -26,7 +24,7 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
 
 async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const extensions = config.provider.kind === 'sandbox' ? await simulatorExtensions() : [];
+  const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
   const server = await startServer({ bots, config, logger, extensions });
   io.out(banner(server, bots.map((b) => `${b.id} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
   logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: config.db }, 'colloquy serve started');
@@ -43,15 +41,6 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
   }
   logger.info({}, 'stopped');
   return 0;
-}
-
-async function simulatorExtensions(): Promise<ServerExtension[]> {
-  try {
-    const mod = (await import('../simulator/web/index.js')) as { simulatorExtension?: ServerExtension };
-    return mod.simulatorExtension ? [mod.simulatorExtension] : [];
-  } catch {
-    return [];
-  }
 }
 
 function banner(s: RunningServer, bots: string[]): string {

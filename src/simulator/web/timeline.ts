@@ -1,0 +1,98 @@
+/**
+ * The chat as a phone shows it, from the store's transcripts: the user's messages (inbox rows)
+ * and the bot's (outbox rows), in commit order, across every conversation of one user with one bot.
+ */
+import type { ConversationRecord, OutboxRecord, Store, TranscriptEntry } from '../../store/types.js';
+
+/** Something the user sent. */
+export interface UserItem {
+  readonly kind: 'user';
+  /** The provider's message id (the inbox dedupe key). */
+  readonly id: string;
+  readonly at: number;
+  readonly source: string;
+  /** The text to show: what was typed, the title tapped, or a summary. */
+  readonly text: string;
+  /** `button`, `list`, `flow`, `sms`, `text` or the unsupported message type. */
+  readonly via: string;
+  /** A completed flow's answers. */
+  readonly data?: Readonly<Record<string, unknown>> | undefined;
+  readonly state: string;
+  readonly error: string | null;
+}
+
+/** Something the bot sent (or tried to). */
+export interface BotItem {
+  readonly kind: 'bot';
+  /** The outbox row id. */
+  readonly id: number;
+  readonly at: number;
+  readonly channel: OutboxRecord['channel'];
+  /** The message kind: list, buttons, flow, text, sms. */
+  readonly messageKind: string;
+  /** The provider request body: the seed's shapes, or the SMS body. */
+  readonly request: unknown;
+  readonly state: OutboxRecord['state'];
+  readonly providerId: string | null;
+  readonly deliveryStatus: string | null;
+  readonly error: string | null;
+  readonly fallbackOf: number | null;
+}
+
+/** A line between bubbles: a timer fired, a conversation ended. */
+export interface NoteItem {
+  readonly kind: 'note';
+  readonly at: number;
+  readonly text: string;
+}
+
+/** One line of the chat. */
+export type ChatItem = UserItem | BotItem | NoteItem;
+
+/** How many of a user's past conversations with a bot the chat goes back. */
+const MAX_CONVERSATIONS = 20;
+
+/** The chat of one user with one bot, oldest first. */
+export async function timelineOf(store: Store, conversations: readonly ConversationRecord[]): Promise<ChatItem[]> {
+  const items: ChatItem[] = [];
+  for (const conv of conversations.slice(-MAX_CONVERSATIONS)) {
+    for (const entry of await store.transcript(conv.id)) {
+      const item = itemOf(entry);
+      if (item) items.push(item);
+    }
+    if (conv.status !== 'active') items.push({ kind: 'note', at: conv.endedAt ?? conv.updatedAt, text: `conversation ${conv.status}` });
+  }
+  return items;
+}
+
+function itemOf(entry: TranscriptEntry): ChatItem | undefined {
+  if (entry.direction === 'out') return botItem(entry.record);
+  const event = (entry.event ?? {}) as { readonly type?: unknown; readonly [k: string]: unknown };
+  const type = typeof event.type === 'string' ? event.type : 'unknown';
+  if (entry.source === 'timer') return { kind: 'note', at: entry.at, text: `timer fired (${type})` };
+  if (entry.source === 'delivery' || type === 'delivery.failed') {
+    return { kind: 'note', at: entry.at, text: `delivery failed: ${String(event['reason'] ?? 'unknown reason')}` };
+  }
+  if (entry.source === 'internal') return undefined;
+  return userItem(entry, type, event);
+}
+
+function userItem(entry: Extract<TranscriptEntry, { direction: 'in' }>, type: string, event: Readonly<Record<string, unknown>>): UserItem {
+  const base = { kind: 'user' as const, id: entry.providerId, at: entry.at, source: entry.source, state: entry.state, error: entry.error };
+  if (type === 'text') return { ...base, text: String(event['text'] ?? ''), via: entry.source === 'sms' ? 'sms' : 'text' };
+  if (type.startsWith('reply.')) return { ...base, text: String(event['title'] ?? event['id'] ?? ''), via: String(event['via'] ?? 'button') };
+  if (type === 'flow') {
+    const data = typeof event['data'] === 'object' && event['data'] !== null ? (event['data'] as Record<string, unknown>) : {};
+    return { ...base, text: 'Form sent', via: 'flow', data };
+  }
+  const what = type === 'unsupported' ? String(event['messageType'] ?? 'message') : type;
+  return { ...base, text: `[${what}]`, via: what };
+}
+
+function botItem(r: OutboxRecord): BotItem {
+  return {
+    kind: 'bot', id: r.id, at: r.createdAt, channel: r.channel, messageKind: r.kind, request: r.request, state: r.state,
+    providerId: r.providerId, deliveryStatus: r.deliveryStatus, error: r.error, fallbackOf: r.fallbackOf,
+  };
+}
+
