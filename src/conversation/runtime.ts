@@ -61,6 +61,7 @@ export class Runtime {
   private readonly dispatcher: Dispatcher;
   private readonly deps: TurnDeps;
   private timer: unknown;
+  private timerAt: number | undefined;
   private sweeper: unknown;
   private accepting = false;
   /** Background work (timer checks, sweeps) that idle() waits for. */
@@ -147,6 +148,7 @@ export class Runtime {
   async stop(): Promise<void> {
     this.accepting = false;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = this.timerAt = undefined;
     if (this.sweeper !== undefined) this.clock.clearTimeout(this.sweeper);
     await Promise.all([...this.lanes.values()].map((l) => l.done));
     await this.dispatcher.stop();
@@ -352,13 +354,21 @@ export class Runtime {
 
   private async checkTimers(): Promise<void> {
     if (!this.accepting) return;
-    const now = this.clock.now();
-    const fired = await this.store.fireDueTimers(now, 500);
-    for (const key of fired) this.kick(key);
-    if (fired.length) this.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
-    const next = await this.store.nextTimerAt();
+    let next = await this.store.nextTimerAt();
+    if (next !== undefined && next <= this.clock.now()) {
+      const fired = await this.store.fireDueTimers(this.clock.now(), 500);
+      for (const key of fired) this.kick(key);
+      if (fired.length) this.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
+      next = await this.store.nextTimerAt();
+    }
+    if (next === this.timerAt) return; // already armed for that time (the common case after a turn)
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => { this.timer = undefined; this.track(this.checkTimers()); }, Math.max(0, next - this.clock.now()));
+    this.timerAt = next;
+    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = undefined;
+      this.track(this.checkTimers());
+    }, Math.max(0, next - this.clock.now()));
   }
 
   private scheduleSweep(): void {
