@@ -16,3 +16,4 @@ export { startServer, type ServerOptions, type RunningServer, type ServerExtensi
 export { loadConfig, type Config, type ProviderConfig } from './config.js';
 export { createSandbox, startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox, type RunningSandbox } from './sandbox/index.js';
 export { shouldFallBack, UNREACHABLE_CODES, type FallbackInfo, type FallbackTrigger } from './conversation/fallback.js';
+export { webhookPayload, textMessage, buttonReplyMessage, listReplyMessage, flowReplyMessage, statusUpdate, inboundSms, signBody, verifySignature, SIGNATURE_HEADER } from './sandbox/index.js';

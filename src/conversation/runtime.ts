@@ -235,7 +235,8 @@ export class Runtime {
       conv = undefined;
     }
     const owner = (row.raw as { conversationId?: number } | null)?.conversationId;
-    if (!userEvent && (!conv || (owner !== undefined && owner !== conv.id))) {
+    // Your backend (source 'api') may start a conversation; a timer or delivery report may not.
+    if (!userEvent && row.source !== 'api' && (!conv || (owner !== undefined && owner !== conv.id))) {
       // A timer or delivery report of a conversation that has ended: nothing to run.
       await this.store.skipInbound(row.id, 'its conversation has ended', this.clock.now());
       return;

@@ -229,3 +229,19 @@ describe('two processes on one database', () => {
     tmp.remove();
   });
 });
+
+describe('conversations your backend starts', () => {
+  it('an api event starts a conversation (the initial prompt goes out) and is delivered when handled', async () => {
+    w = await world([orderBot]);
+    await w.runtime.receive({ botId: 'order', user: USER, source: 'api', event: { type: 'reply.status', id: 'status', title: 'Order status', via: 'button' } });
+    await w.runtime.idle();
+    await new Promise((r) => setTimeout(r, 20));
+    await w.runtime.idle();
+    const conv = (await w.store.conversations())[0]!;
+    expect(conv.state).toBe('menu');
+    expect(messagesTo(w).map((m) => (m.channel === 'sms' ? m.text : m.request.type))).toEqual(['contacts', `order for ${USER} is on its way`, 'contacts']);
+    await w.runtime.receive({ botId: 'order', user: USER, source: 'api', event: { type: 'nudge' } }); // not handled: no re-prompt
+    await w.runtime.idle();
+    expect(messagesTo(w)).toHaveLength(3);
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * The programs in examples/ run as a reader would run them (the command in examples/README.md,
+ * from the repository root, with no provider configured, so each starts its own sandbox) and
+ * print what their README section says they print.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+
+/** The environment without Colloquy's variables (no real provider) or the outer vitest's. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COLLOQUY_') && !k.startsWith('VITEST') && k !== 'EXAMPLE_TO' && k !== 'NODE_OPTIONS'));
+}
+
+function run(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(args[0]!, args.slice(1), { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => { out += d; });
+    p.stderr.on('data', (d: Buffer) => { err += d; });
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+/** `node --conditions=source --import tsx examples/<name>.ts`; fails with its output unless it exits 0. */
+async function example(name: string): Promise<string> {
+  const r = await run([process.execPath, '--conditions=source', '--import', 'tsx', `examples/${name}.ts`]);
+  if (r.code !== 0) throw new Error(`examples/${name}.ts exited with ${r.code}\n${r.out}\n${r.err}`);
+  return r.out;
+}
+
+// Concurrent (each test runs its own child process), so each asserts with its own `expect`.
+describe.concurrent('examples', () => {
+  it('embed-express: the app’s own route answers, the signed webhook is taken, the bot answers with its list', async ({ expect }) => {
+    const out = await example('embed-express');
+    expect(out).toContain('GET /orders → [{"id":"A-1001","total":42}]');
+    expect(out).toMatch(/POST \/webhook → 200 \{"ok":true,"received":1,/);
+    expect(out).toContain('bot → 5215512345678: list by interactive, sent\n  Hi! What are you after?\n\n  1. Shoes\n  2. Bags\n');
+  });
+
+  it('send-once: a list and an SMS accepted, a refused list as a typed failure', async ({ expect }) => {
+    const out = await example('send-once');
+    expect(out).toMatch(/^list: accepted \(HTTP 200, attempts=1\) id=wamid\./m);
+    expect(out).toMatch(/^sms: accepted \(HTTP 200, attempts=1\) id=\d+ sms=\{"code":0,"mailingId":\d+,"result":"Applied"\}/m);
+    expect(out).toMatch(/^list again: not sent \(permanent, HTTP 400, code 131047\): /m);
+  });
+
+  it('custom-fallback: SMS only for 131047 in waking hours; otherwise delivery.failed reaches the bot', async ({ expect }) => {
+    const out = await example('custom-fallback');
+    const [day, night, bug] = out.split(/^(?=\d+ at )/m);
+    expect(day).toContain('5215500000001 at 14:00, WhatsApp answers 131047');
+    expect(day).toMatch(/out {2}#2 buttons by sms, sent, fallback of #1: "Your appointment is tomorrow/);
+    expect(day).toContain('state: asking');
+    expect(night).toContain('5215500000002 at 23:00');
+    expect(night).not.toContain('by sms');
+    expect(night).toContain('in   delivery.failed (code 131047)');
+    expect(night).toContain('state: phoneThem');
+    expect(bug).toContain('WhatsApp answers 131009');
+    expect(bug).not.toContain('by sms');
+    expect(bug).toContain('state: phoneThem');
+  });
+
+  it('transcript: both directions, delivery results and the fallback, as a table', async ({ expect }) => {
+    const lines = (await example('transcript')).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^time\s+dir\s+what\s+channel\s+result$/);
+    const body = lines.slice(1, -1).map((l) => l.slice(14).replace(/\s{2,}/g, ' | ')); // without the time column
+    expect(body).toEqual([
+      'in | text "hi" | whatsapp | done',
+      expect.stringMatching(/^out #1 \| list "What can I get you\? .*" \| interactive \| sent, HTTP 200, id wamid\..*, status read$/),
+      'in | reply.flat-white "Flat white" | whatsapp | done',
+      expect.stringMatching(/^out #2 \| buttons ".*" \| interactive \| failed, HTTP 400, code 131047$/),
+      expect.stringMatching(/^out #3 \| buttons ".*" \| sms \| sent, HTTP 200, id \d+, sms code 0 Applied, fallback of #2$/),
+      'in | text "2" | sms | done',
+      expect.stringMatching(/^out #4 \| text "Coming right up!" \| sms \| sent, HTTP 200, id \d+, sms code 0 Applied$/),
+    ]);
+    expect(lines.at(-1)).toBe('conversation 1: done, state done, channel sms');
+  });
+  // examples/harness-test.test.ts is collected by vitest.config.ts and runs with npm test itself.
+});
