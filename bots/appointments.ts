@@ -38,8 +38,8 @@ export const machine = setup({
       entry: say(list({
         header: 'Studio Nova', body: 'Book an appointment: which service?', button: 'Services',
         sections: [
-          { title: 'Hair', rows: [{ id: 'haircut', title: 'Haircut', description: '30 min · $25' }, { id: 'color', title: 'Color', description: '90 min · $70' }] },
-          { title: 'Nails', rows: [{ id: 'manicure', title: 'Manicure', description: '45 min · $20' }, { id: 'pedicure', title: 'Pedicure', description: '60 min · $30' }] },
+          { title: 'Hair', rows: [{ id: 'haircut', title: 'Haircut', description: '30 min - $25' }, { id: 'color', title: 'Color', description: '90 min - $70' }] },
+          { title: 'Nails', rows: [{ id: 'manicure', title: 'Manicure', description: '45 min - $20' }, { id: 'pedicure', title: 'Pedicure', description: '60 min - $30' }] },
         ],
       })),
       on: {

@@ -48,9 +48,9 @@ export const machine = setup({
       states: {
         menu: {
           entry: say(list({
-            header: 'Luigi’s Pizza', body: 'Hi! What would you like today?', footer: 'Delivery in about 30 minutes', button: 'See the menu',
+            header: "Luigi's Pizza", body: 'Hi! What would you like today?', footer: 'Delivery in about 30 minutes', button: 'See the menu',
             sections: [
-              { title: 'Pizzas', rows: (['margherita', 'pepperoni', 'veggie'] as const).map((id) => ({ id, title: MENU[id].title, description: `${MENU[id].description} · from $${MENU[id].price}` })) },
+              { title: 'Pizzas', rows: (['margherita', 'pepperoni', 'veggie'] as const).map((id) => ({ id, title: MENU[id].title, description: `${MENU[id].description} - from $${MENU[id].price}` })) },
               { title: 'Drinks', rows: [{ id: 'lemonade', title: MENU.lemonade.title, description: MENU.lemonade.description }] },
             ],
           })),
@@ -77,7 +77,7 @@ export const machine = setup({
         address: {
           entry: say(({ context }) => flow({
             body: 'Where should we deliver?', flowId: '771203945', cta: 'Enter address', screen: 'DELIVERY_ADDRESS',
-            data: { product_name: MENU[context.item!].title, product_description: `${context.size} · ${MENU[context.item!].description}`, product_price: price(context) },
+            data: { product_name: MENU[context.item!].title, product_description: `${context.size} - ${MENU[context.item!].description}`, product_price: price(context) },
             sms: 'Reply with your delivery address (street, number, city).',
           })),
           on: {
@@ -93,7 +93,7 @@ export const machine = setup({
         say(({ context }) => buttons({
           document: { link: `https://receipts.example.com/${context.orderId}.pdf`, fileName: `receipt-${context.orderId}.pdf` },
           body: `Thanks! ${context.size} ${MENU[context.item!].title} for $${price(context).toFixed(2)}, to ${context.address}. Your receipt is attached.`,
-          buttons: [{ id: 'track', title: 'Track my order' }, { id: 'done', title: 'That’s all' }],
+          buttons: [{ id: 'track', title: 'Track my order' }, { id: 'done', title: "That's all" }],
         })),
       ],
       on: { 'reply.track': 'tracking', 'reply.done': 'done' },

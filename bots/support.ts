@@ -26,7 +26,7 @@ export const machine = setup({
   states: {
     topic: {
       entry: say(list({
-        header: 'Help desk', body: 'What can we help you with?', footer: 'Mon–Sat, 8:00–20:00', button: 'Topics',
+        header: 'Help desk', body: 'What can we help you with?', footer: 'Mon-Sat, 8:00-20:00', button: 'Topics',
         sections: [
           { title: 'Service', rows: [{ id: 'wifi', title: TOPICS.wifi.title, description: 'No signal, slow, dropping' }, { id: 'setup', title: TOPICS.setup.title }] },
           { title: 'Account', rows: [{ id: 'billing', title: TOPICS.billing.title, description: 'Charges, invoices, payments' }] },

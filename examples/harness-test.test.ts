@@ -26,7 +26,7 @@ it('orders a large margherita, start to finish', async () => {
   chat.expectState('placed').expectText(/large Margherita for \$15\.20, to Calle 5 de Mayo 12, Puebla/);
   expect(chat.context).toMatchObject({ item: 'margherita', size: 'large' });
 
-  await chat.tap('That’s all');
+  await chat.tap("That's all");
   chat.expectState('done').expectText('Enjoy your meal!');
 });
 

@@ -53,7 +53,13 @@ export class Dispatcher {
   wake(): void {
     if (this.stopped) return;
     if (this.pumping) { this.again = true; return; }
-    this.pumping = this.pump().catch((err) => this.d.logger.error({ err: errorInfo(err) }, 'dispatcher failed to claim rows')).finally(() => { this.pumping = undefined; });
+    this.pumping = this.pump()
+      .catch((err) => this.d.logger.error({ err: errorInfo(err) }, 'dispatcher failed to claim rows'))
+      .finally(() => {
+        this.pumping = undefined;
+        // A wake() during the pump's last steps (after its loop looked at `again`) must not be lost.
+        if (this.again) { this.again = false; this.wake(); }
+      });
   }
 
   /** True when nothing is in flight and no pump is running. */
@@ -95,7 +101,7 @@ export class Dispatcher {
 
   private async arm(): Promise<void> {
     if (this.stopped) return;
-    const next = await this.d.store.nextOutboundAt();
+    const next = await this.d.store.nextOutboundAt(this.d.clock.now());
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
     this.timer = undefined;
     if (next === undefined) return;

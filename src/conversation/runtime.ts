@@ -304,7 +304,8 @@ export class Runtime {
     live.conversationId = conversationId;
     live.version = version;
     const k = laneKey(key);
-    if (live.handle.snapshot.status === 'active' && (live.handle.busy || live.handle.dirty)) this.live.set(k, live);
+    // Dirty: an invocation settled while this commit was being written; the next sync commits it.
+    if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
     else {
       if (this.live.get(k) === live) this.live.delete(k);
       live.handle.stop();

@@ -110,9 +110,14 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   return deps.store.commitTurn({
     key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
     snapshot, state, status, flowToken: live.flowToken, channel: live.channel,
-    lastPrompt: promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
+    lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
     inboxId: plan.inboxId, outbox, timers: handle.takeTimers(now), now,
   });
+}
+
+/** A turn that stays in its state and says nothing interactive (a reminder) keeps the prompt it had. */
+function keepsPrompt(conv: ConversationRecord | undefined, state: string, said: readonly { message: Message }[]): boolean {
+  return conv?.state === state && !said.some((s) => isInteractive(s.message));
 }
 
 /** The messages to re-send on unhandled input: the interactive ones said, else the last one. */

@@ -49,14 +49,14 @@ describe('colloquy serve', () => {
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
     got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
     const flowReq = got[0]!.request as { flow: { action: { parameters: { flow_token: string; flow_action_payload: unknown } } } };
-    expect(flowReq.flow.action.parameters.flow_action_payload).toEqual({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita', product_description: 'large · Tomato, mozzarella, basil', product_price: 15.2 } });
+    expect(flowReq.flow.action.parameters.flow_action_payload).toEqual({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita', product_description: 'large - Tomato, mozzarella, basil', product_price: 15.2 } });
     const token = flowReq.flow.action.parameters.flow_token;
     expect((await post(s.url, flowReplyMessage({ from: USER, flowToken: token, data: { street: 'Calle 5 de Mayo 12', city: 'Puebla' } }))).status).toBe(200);
     got = await until(() => sandboxMessages(s.url), (m) => m.length >= 2);
     const receipt = got[1]!.request as { replyButtons: { headerDocument: { fileName: string }; body: string } };
     expect(receipt.replyButtons.headerDocument.fileName).toMatch(/^receipt-P\d+\.pdf$/);
     expect(receipt.replyButtons.body).toContain('to Calle 5 de Mayo 12, Puebla');
-    expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'done', title: 'That’s all' }))).status).toBe(200);
+    expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'done', title: "That's all" }))).status).toBe(200);
     got = await until(() => sandboxMessages(s.url), (m) => m.length >= 3);
     expect(got[2]).toMatchObject({ channel: 'sms', request: { msisdns: [USER], message: 'Enjoy your meal! Write any time to order again.', tag: 'pizza' } });
     for (const m of got) expect((m.channel === 'sms' ? SmsRequestSchema : InteractiveRequestSchema).safeParse(m.request).success).toBe(true);

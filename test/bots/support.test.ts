@@ -1,0 +1,372 @@
+/**
+ * The support bot, through the public test harness (`colloquy/testing`): triage end to end (solved,
+ * and the hand-off to a person with its SMS), the edge paths (stale taps, stray text, idle expiry,
+ * the SMS fallback, `delivery.failed` → unreachable), rehydration, and `checkBot`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createActor, SimulatedClock, type AnyStateMachine } from 'xstate';
+import {
+  createHttpAdapter, defineBot, ManualClock, openSqliteStore, Runtime, SANDBOX_SENDER, SAY_EVENT, startSandbox,
+  type Bot, type Message, type SayEvent,
+} from 'colloquy';
+import { createTestBot, type TestBotOptions, type TestConversation } from 'colloquy/testing';
+import { checkBot } from '../../src/simulator/check.js';
+import bot from '../../bots/support.js';
+
+/** The harness clock's default start; the bot's ticket number reads the wall clock, so it is pinned here. */
+const T0 = Date.UTC(2026, 0, 1, 12);
+const TICKET = 'T-0001-68800'; // T- + the user's last 4 digits (15551230001) + (T0 / 1000) % 100 000
+
+let chat: TestConversation | undefined;
+beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(T0); });
+afterEach(async () => {
+  await chat?.close();
+  chat = undefined;
+  vi.restoreAllMocks();
+});
+
+async function start(b: Bot = bot, options?: TestBotOptions): Promise<TestConversation> {
+  chat = await createTestBot(b, options);
+  return chat;
+}
+
+const texts = (sent: readonly { kind: string; text?: string }[]) => sent.map((s) => [s.kind, s.text]);
+
+const TOPIC_LIST = {
+  headerText: 'Help desk',
+  body: 'What can we help you with?',
+  footer: 'Mon-Sat, 8:00-20:00',
+  buttonText: 'Topics',
+  sections: [
+    { title: 'Service', messages: [{ id: 'wifi', title: 'Wi-Fi problems', description: 'No signal, slow, dropping' }, { id: 'setup', title: 'Setting up a device' }] },
+    { title: 'Account', messages: [{ id: 'billing', title: 'A billing question', description: 'Charges, invoices, payments' }] },
+  ],
+};
+const TOPICS = ['Wi-Fi problems', 'Setting up a device', 'A billing question'];
+const howto = (video: string, topic: string) => ({
+  headerVideo: { link: `https://videos.example.com/howto/${video}.mp4` },
+  body: `This two-minute video solves most ${topic}. Did it help?`,
+  buttons: [{ id: 'solved', title: 'Yes, solved' }, { id: 'agent', title: 'No, talk to a person' }],
+});
+const DESCRIBE = 'Please describe what is happening, in one message.';
+const RESOLVED = 'Great! Write any time if you need us again.';
+
+describe('support: triage end to end', () => {
+  it('topic list → the how-to video as buttons → “Yes, solved” → resolved', async () => {
+    const c = await start();
+    await c.type('hi');
+    c.expectState('topic').expectSent({ kind: 'list', channel: 'interactive', text: 'What can we help you with?', choices: TOPICS });
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({ kind: 'list', fallback: false, listMessages: TOPIC_LIST });
+    expect(c.last!.request).toMatchObject({ from: '15550000003', to: c.user, type: 'contacts' });
+
+    await c.tap('Wi-Fi problems');
+    c.expectState('howto').expectChoices(['Yes, solved', 'No, talk to a person']);
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'interactive', replyButtons: howto('restart-router', 'wi-fi problems') });
+    expect(c.context).toEqual({ user: c.user, topic: 'wifi' });
+
+    await c.tap('Yes, solved');
+    c.expectState('resolved');
+    expect(texts(c.latest)).toEqual([['text', RESOLVED]]);
+    expect(c.conversation).toMatchObject({ status: 'done' });
+    expect(c.conversation!.endedAt).not.toBeNull();
+    expect(c.sent.map((s) => s.kind)).toEqual(['list', 'buttons', 'text']);
+  });
+
+  it('“No, talk to a person” → the description → the hand-off: a text and an SMS with the ticket', async () => {
+    const c = await start();
+    await c.type('hello');
+    await c.tap('billing');
+    expect(c.last).toMatchObject({ replyButtons: howto('read-your-bill', 'a billing question') });
+    await c.tap('No, talk to a person');
+    c.expectState('describe');
+    expect(texts(c.latest)).toEqual([['text', DESCRIBE]]);
+    expect(c.last!.channel).toBe('sms'); // text has no interactive body
+
+    await c.type('I was charged twice for December.');
+    c.expectState('handoff');
+    expect(texts(c.latest)).toEqual([
+      ['text', `Thanks. Ticket ${TICKET} is open; a person will contact you shortly.`],
+      ['sms', `Help desk: ticket ${TICKET} (A billing question). An agent will call this number within 2 hours.`],
+    ]);
+    expect(c.latest.every((s) => s.channel === 'sms')).toBe(true);
+    expect(c.latest[1]!.request).toMatchObject({ msisdns: [c.user], tag: 'support' });
+    expect(c.context).toEqual({ user: c.user, topic: 'billing', description: 'I was charged twice for December.', ticket: TICKET });
+    expect(c.conversation).toMatchObject({ status: 'done' });
+  });
+
+  it('keeps the first 500 characters of a long description; the next message starts a new conversation', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.tap('Setting up a device');
+    expect(c.last).toMatchObject({ replyButtons: howto('first-setup', 'setting up a device') });
+    await c.tap('agent');
+    const long = 'x'.repeat(480) + ' the router blinks red and orange';
+    await c.type(long);
+    c.expectState('handoff').expectText(`Help desk: ticket ${TICKET} (Setting up a device).`);
+    expect((c.context as { description: string }).description).toBe(long.slice(0, 500));
+    const ended = c.conversation!;
+
+    await c.type('hi again');
+    c.expectState('topic').expectSent({ kind: 'list', choices: TOPICS });
+    expect(c.latest).toHaveLength(1);
+    expect(c.conversation!.id).not.toBe(ended.id);
+    expect(c.conversation!.status).toBe('active');
+    expect(c.context).toEqual({ user: c.user });
+  });
+});
+
+describe('support: unhandled input', () => {
+  it('a stale tap (a topic row) on the video re-sends the video buttons and changes nothing', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.tap('Wi-Fi problems');
+    await c.send({ type: 'reply.billing', id: 'billing', title: 'A billing question', via: 'list' });
+    c.expectState('howto');
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({ kind: 'buttons', replyButtons: howto('restart-router', 'wi-fi problems') });
+    expect(c.context).toEqual({ user: c.user, topic: 'wifi' });
+  });
+
+  it('unexpected text re-sends the current prompt (the topics, then the video)', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.type('my internet is down');
+    c.expectState('topic');
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({ kind: 'list', listMessages: TOPIC_LIST });
+    await c.tap('Wi-Fi problems');
+    await c.type('I do not have time for a video');
+    c.expectState('howto').expectSent({ kind: 'buttons', choices: ['Yes, solved', 'No, talk to a person'] });
+    expect(c.latest).toHaveLength(1);
+  });
+
+  it('a tap on the video’s buttons while describing re-sends the request for a description', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.tap('Wi-Fi problems');
+    await c.tap('No, talk to a person');
+    await c.tap('Yes, solved'); // the older message's button
+    c.expectState('describe');
+    expect(texts(c.latest)).toEqual([['text', DESCRIBE]]);
+    expect(c.context).not.toHaveProperty('description');
+  });
+
+  it('an idle conversation expires after 24 hours (the default): the next message starts over', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.tap('Wi-Fi problems');
+    const first = c.conversation!;
+    await c.advance('23h59m');
+    c.expectNothingSent();
+    await c.type('hm');
+    c.expectState('howto');
+    expect(c.conversation!.id).toBe(first.id);
+    await c.advance('24h');
+    await c.type('hi');
+    c.expectState('topic').expectSent({ kind: 'list', choices: TOPICS });
+    const all = await c.store.conversations({ botId: 'support', user: c.user });
+    expect(all.map((x) => [x.id, x.status])).toEqual([[first.id, 'expired'], [c.conversation!.id, 'active']]);
+  });
+});
+
+describe('support: SMS fallback and the hand-off', () => {
+  // Within the bot's 2 segments: GSM-7 text keeps the descriptions and the footer.
+  const LIST_SMS = 'Help desk\nWhat can we help you with?\n\nService\n1. Wi-Fi problems - No signal, slow, dropping\n2. Setting up a device\n\nAccount\n3. A billing question - Charges, invoices, payments\n\nMon-Sat, 8:00-20:00\nReply with a number.';
+  const HOWTO_SMS = 'This two-minute video solves most wi-fi problems. Did it help?\nhttps://videos.example.com/howto/restart-router.mp4\n\n1. Yes, solved\n2. No, talk to a person\n\nReply with a number.';
+
+  it('with WhatsApp refused, triage goes on by SMS to the hand-off SMS', async () => {
+    const c = await start();
+    c.sandbox.faults.refuseInteractive(c.user);
+    await c.type('hi');
+    c.expectState('topic');
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({ kind: 'list', channel: 'sms', fallback: true, text: LIST_SMS });
+    expect(c.sandbox.messagesTo(c.user).map((m) => m.channel)).toEqual(['sms']);
+
+    await c.sms('1');
+    c.expectState('howto');
+    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms', fallback: false, text: HOWTO_SMS });
+
+    await c.sms('no, talk to a person'); // a title, any case and punctuation
+    c.expectState('describe');
+    expect(texts(c.latest)).toEqual([['text', DESCRIBE]]);
+
+    await c.sms('Router restarted twice, still no signal upstairs.');
+    c.expectState('handoff');
+    expect(texts(c.latest)).toEqual([
+      ['text', `Thanks. Ticket ${TICKET} is open; a person will contact you shortly.`],
+      ['sms', `Help desk: ticket ${TICKET} (Wi-Fi problems). An agent will call this number within 2 hours.`],
+    ]);
+    expect(c.sent.every((s) => s.channel === 'sms')).toBe(true);
+    expect(c.context).toMatchObject({ topic: 'wifi', description: 'Router restarted twice, still no signal upstairs.' });
+  });
+
+  it('an SMS answer that names no choice re-sends the prompt by SMS', async () => {
+    const c = await start();
+    c.sandbox.faults.refuseInteractive(c.user);
+    await c.type('hi');
+    await c.sms('4');
+    c.expectState('topic');
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({ kind: 'list', channel: 'sms', text: LIST_SMS });
+  });
+});
+
+describe('support: delivery.failed → unreachable', () => {
+  it('with the fallback disabled, a refused message ends the conversation as unreachable, silently', async () => {
+    const noFallback = defineBot({ ...bot, options: { ...bot.options, fallback: { enabled: false } } });
+    const c = await start(noFallback);
+    c.sandbox.faults.refuseInteractive(c.user);
+    await c.type('hi');
+    c.expectState('unreachable').expectNothingSent();
+    expect(c.conversation).toMatchObject({ status: 'done' });
+    expect(c.sandbox.messagesTo(c.user)).toEqual([]);
+    const inbound = (await c.transcript()).filter((e) => e.direction === 'in');
+    expect(inbound.map((e) => e.source)).toEqual(['whatsapp', 'delivery']);
+    expect(inbound[1]!.event).toMatchObject({ type: 'delivery.failed', channel: 'interactive', code: 131047 });
+
+    c.sandbox.faults.allowInteractive(c.user); // reachable again: the next message starts over
+    await c.type('hi');
+    c.expectState('topic').expectSent({ kind: 'list', channel: 'interactive', choices: TOPICS });
+  });
+
+  it('an SMS the provider refuses with code 15 (no credit) ends the conversation as unreachable', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.tap('A billing question');
+    c.sandbox.faults.smsError(15);
+    await c.tap('No, talk to a person'); // the request for a description is a text: it goes by SMS
+    c.expectState('unreachable').expectNothingSent();
+    expect(c.conversation).toMatchObject({ status: 'done' });
+    const inbound = (await c.transcript()).filter((e) => e.direction === 'in').map((e) => e.event);
+    expect(inbound.at(-1)).toMatchObject({ type: 'delivery.failed', channel: 'sms', code: 15 });
+    expect(c.context).toEqual({ user: c.user, topic: 'billing' });
+  });
+
+  it('WhatsApp refused and the fallback SMS refused (code 15): unreachable', async () => {
+    const c = await start();
+    c.sandbox.faults.refuseInteractive(c.user);
+    c.sandbox.faults.smsError(15);
+    await c.type('hi');
+    c.expectState('unreachable').expectNothingSent();
+    expect(c.conversation).toMatchObject({ status: 'done' });
+    const inbound = (await c.transcript()).filter((e) => e.direction === 'in').map((e) => e.event);
+    expect(inbound).toHaveLength(2);
+    expect(inbound[1]).toMatchObject({ type: 'delivery.failed', channel: 'sms', code: 15 });
+  });
+});
+
+describe('support: rehydration', () => {
+  it('a path run in memory, and through the store with a new runtime at every step, ends the same', async () => {
+    const steps: Step[] = [
+      { event: { type: 'text', text: 'hi', via: 'whatsapp' } },
+      { event: { type: 'reply.setup', id: 'setup', title: 'Setting up a device', via: 'list' } },
+      { event: { type: 'reply.wifi', id: 'wifi', title: 'Wi-Fi problems', via: 'list' }, reprompts: 1 }, // stale tap
+      { advance: 60 * 60_000 },
+      { event: { type: 'reply.agent', id: 'agent', title: 'No, talk to a person', via: 'button' } },
+      { event: { type: 'reply.solved', id: 'solved', title: 'Yes, solved', via: 'button' }, reprompts: 4 }, // stale tap
+      { event: { type: 'text', text: 'The new router will not pair with my phone.', via: 'whatsapp' } },
+    ];
+    const memory = await inMemory(bot, steps);
+    const straight = await viaRuntime(bot, steps, false);
+    const restarted = await viaRuntime(bot, steps, true);
+
+    expect(memory.states).toEqual(['topic', 'howto', 'howto', 'howto', 'describe', 'describe', 'handoff']);
+    for (const run of [straight, restarted]) {
+      expect(run.states).toEqual(memory.states);
+      expect(run.final).toEqual({ state: 'handoff', status: 'done', context: memory.context });
+      steps.forEach((s, i) => expect(run.said[i]).toEqual('reprompts' in s && s.reprompts !== undefined ? run.said[s.reprompts] : memory.said[i]));
+    }
+    expect(memory.context).toEqual({ user: USER, topic: 'setup', description: 'The new router will not pair with my phone.', ticket: TICKET });
+    expect(restarted.said).toEqual(straight.said);
+    expect(restarted.requests).toEqual(straight.requests);
+    expect(straight.requests).toHaveLength(7); // list, video, video again, describe, describe again, text, SMS
+  });
+});
+
+it('support: checkBot finds nothing', () => {
+  expect(checkBot(bot)).toEqual([]);
+});
+
+// ── rehydration helpers (the harness runs one runtime on a :memory: store, so it cannot restart) ──
+
+const USER = '15551230001';
+type RawEvent = { type: string; [k: string]: unknown };
+type Step = { event: RawEvent; reprompts?: number } | { advance: number };
+const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+const stateText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** The bot's machine alone, one XState actor kept in memory (never persisted), on a simulated clock. */
+async function inMemory(b: Bot, steps: readonly Step[]) {
+  const clock = new SimulatedClock();
+  const actor = createActor(b.machine as AnyStateMachine, { input: { user: USER, botId: b.id }, clock });
+  let current: Message[] = [];
+  actor.on(SAY_EVENT, (e: SayEvent) => { if ('messages' in e) current.push(...e.messages); });
+  actor.start();
+  const said: Message[][] = [];
+  const states: string[] = [];
+  for (const s of steps) {
+    if ('advance' in s) clock.increment(s.advance);
+    else actor.send(s.event as never);
+    said.push(json(current));
+    current = [];
+    states.push(stateText(actor.getSnapshot().value));
+  }
+  const context = json(actor.getSnapshot().context) as unknown;
+  actor.stop();
+  return { said, states, context };
+}
+
+/** The same steps through the real runtime and a SQLite file; with `restart`, a new runtime and store connection for every step. */
+async function viaRuntime(b: Bot, steps: readonly Step[], restart: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'colloquy-bots-'));
+  const path = join(dir, 'colloquy.db');
+  const server = await startSandbox({ port: 0, host: '127.0.0.1' });
+  const clock = new ManualClock(T0);
+  const key = { botId: b.id, user: USER };
+  const open = async () => {
+    const store = openSqliteStore(path);
+    const adapter = createHttpAdapter({ baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const runtime = new Runtime({ store, adapter, bots: [b], sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000 } });
+    await runtime.start();
+    const settle = async () => { await runtime.idle(); await new Promise((r) => setImmediate(r)); await runtime.idle(); };
+    await settle();
+    return { store, runtime, settle, close: async () => { await runtime.stop(); await adapter.close(); await store.close(); } };
+  };
+  try {
+    let p = await open();
+    const said: Message[][] = [];
+    const states: (string | null)[] = [];
+    let seen = 0;
+    let n = 0;
+    for (const s of steps) {
+      if (restart) { await p.close(); p = await open(); }
+      if ('advance' in s) {
+        clock.advance(s.advance);
+        await p.runtime.poke();
+      } else {
+        await p.runtime.receive({ ...key, providerId: `wamid.rehydrate${++n}`, source: 'whatsapp', event: s.event });
+      }
+      await p.settle();
+      const out = (await p.runtime.transcript(key)).flatMap((e) => (e.direction === 'out' ? [e.record.message as Message] : []));
+      said.push(json(out.slice(seen)));
+      seen = out.length;
+      states.push((await p.store.conversations(key)).at(-1)?.state ?? null);
+    }
+    await p.close();
+    p = await open(); // read the end from a fresh connection
+    const conv = (await p.store.conversations(key)).at(-1)!;
+    await p.close();
+    const final = { state: conv.state, status: conv.status, context: (conv.snapshot as { context: unknown }).context };
+    const requests = server.sandbox.messagesTo(USER).map((m) => JSON.parse(JSON.stringify(m.request).replace(/ft_[A-Za-z0-9_-]+/g, 'ft_*')) as unknown);
+    return { said, states, final, requests };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
