@@ -4,7 +4,8 @@
  *
  * Environment (all optional): BENCH_E2E_USERS (default 2000), BENCH_E2E_ROUNDS (2),
  * BENCH_E2E_CONCURRENCY (32), BENCH_E2E_WARMUP (200), BENCH_CPU_PROF=<folder> (the Colloquy, baseline
- * and sandbox processes write V8 CPU profiles to <folder>/<role>/).
+ * and sandbox processes write V8 CPU profiles to <folder>/<role>/), BENCH_E2E_TRACE_STORE=1 (time
+ * every store method in Colloquy's process; reported as `colloquy_store_ms`).
  */
 import { benchE2e, watchEgress } from './e2e.js';
 import { benchTransport } from './transport.js';
@@ -37,6 +38,7 @@ const e2e = await benchE2e({
   concurrency: num('BENCH_E2E_CONCURRENCY'),
   warmupUsers: num('BENCH_E2E_WARMUP'),
   cpuProfDir: process.env['BENCH_CPU_PROF'] || undefined,
+  traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
 });
 const f = (k: string): string => String(e2e[k]);
 console.log('');

@@ -39,15 +39,16 @@ export function openSqliteStore(options: SqliteStoreOptions | string): SqliteSto
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
+/** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
+const RANK = (t: string) => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + (${t}.fallback_of IS NOT NULL))`;
+
 /**
- * An unsent outbox row `o` that is its conversation's next: rows go in id order, except that an SMS
- * fallback goes right after the row it stands in for (rank 2·original + 1). Rows behind it are not
- * due, whatever their `next_attempt_at`.
+ * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
+ * ranks before it. Rows behind it are not due, whatever their `next_attempt_at`.
  */
 const HEAD = `o.state IN ('pending', 'sending')
-  AND COALESCE(o.fallback_of, o.id) * 2 + (o.fallback_of IS NOT NULL) = (
-    SELECT MIN(COALESCE(o2.fallback_of, o2.id) * 2 + (o2.fallback_of IS NOT NULL)) FROM outbox o2
-    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending'))`;
+  AND NOT EXISTS (SELECT 1 FROM outbox o2 INDEXED BY outbox_unsent_conversation
+    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending') AND ${RANK('o2')} < ${RANK('o')})`;
 
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
@@ -81,7 +82,7 @@ export class SqliteStore implements Store {
       markInboxDone: p(`UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
       insertOutbox: p(`INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
         VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`),
-      claimable: p(`SELECT o.* FROM outbox o
+      claimable: p(`SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id
         WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
         ORDER BY o.id LIMIT @limit`),
       claim: p(`UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1 WHERE id = ?`),
@@ -97,6 +98,9 @@ export class SqliteStore implements Store {
         FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`),
       outboxByProvider: p('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1'),
       nextOutboxAt: p(`SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`),
+      nextOutboxAfter: p(`SELECT MIN(t) AS t FROM (
+        SELECT MIN(next_attempt_at) AS t FROM outbox WHERE state = 'pending' AND next_attempt_at > @after
+        UNION ALL SELECT MIN(lease_until) FROM outbox WHERE state = 'sending' AND lease_until > @after)`),
       convOutbox: p('SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id'),
       convInbox: p('SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id'),
       upsertTimer: p(`INSERT INTO timers (conversation_id, bot_id, user, key, state_node, event, fire_at)
@@ -318,8 +322,8 @@ export class SqliteStore implements Store {
     return r && toOutbox(r);
   }
 
-  async nextOutboundAt(): Promise<number | undefined> {
-    const t = (this.q.nextOutboxAt.get() as Row)['t'];
+  async nextOutboundAt(after?: number): Promise<number | undefined> {
+    const t = ((after === undefined ? this.q.nextOutboxAt.get() : this.q.nextOutboxAfter.get({ after })) as Row)['t'];
     return t === null ? undefined : Number(t);
   }
 

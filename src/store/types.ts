@@ -229,8 +229,12 @@ export interface Store {
   addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]>;
   outbound(id: number): Promise<OutboxRecord | undefined>;
   outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
-  /** The earliest time an unsent row becomes due, if any. */
-  nextOutboundAt(): Promise<number | undefined>;
+  /**
+   * The earliest time an unsent row becomes due, if any. With `after`, only times later than it
+   * count (cheap: the dispatcher asks after each pump; rows already due are claimed when a send
+   * finishes and frees a slot).
+   */
+  nextOutboundAt(after?: number): Promise<number | undefined>;
 
   /** The earliest timer, if any. */
   nextTimerAt(): Promise<number | undefined>;

@@ -194,17 +194,19 @@ describe('migrate', () => {
       sql: f.sql,
       checksum: f.checksum,
     }));
-    expect(migrate(mine, racing)).toEqual({ applied: [], alreadyApplied: ['0001_initial.sql'] });
+    const names = files.map((f) => f.name);
+    expect(migrate(mine, racing)).toEqual({ applied: [], alreadyApplied: names });
     expect(raced).toBe(true);
-    expect(applied(mine).map((r) => r.name)).toEqual(['0001_initial.sql']);
+    expect(applied(mine).map((r) => r.name)).toEqual(names);
   });
 });
 
 describe('openSqliteStore', () => {
-  it('applies the package migrations and records the checksum of 0001_initial.sql', () => {
+  it('applies the package migrations in order and records each checksum', () => {
     const store = open();
-    const sql = readFileSync(join(MIGRATIONS_DIR, '0001_initial.sql'), 'utf8');
-    expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual([['0001_initial.sql', sha256(sql)]]);
+    const names = ['0001_initial.sql', '0002_outbox_claim_indexes.sql'];
+    const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
+    expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual([[names[0], sums[0]], [names[1], sums[1]]]);
     expect(tables(store.db)).toEqual(['_migrations', 'conversations', 'inbox', 'outbox', 'statuses', 'timers']);
   });
 
