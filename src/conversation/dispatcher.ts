@@ -12,7 +12,7 @@ import type { RuntimeClock } from './clock.js';
 
 /** How the dispatcher paces and retries. */
 export interface DispatcherOptions {
-  /** Sends in flight at once, across conversations (default 16). */
+  /** Sends in flight at once, across conversations (default 64, the adapter's connection pool). */
   readonly concurrency?: number;
   /** How long a claimed row is ours before another process may take it (default 60 s). */
   readonly leaseMs?: number;
@@ -46,7 +46,7 @@ export class Dispatcher {
   private readonly tasks = new Set<Promise<void>>();
 
   constructor(private readonly d: Deps, options: DispatcherOptions = {}) {
-    this.o = { concurrency: 16, leaseMs: 60_000, maxAttempts: 6, baseDelayMs: 2_000, maxDelayMs: 300_000, ...options };
+    this.o = { concurrency: 64, leaseMs: 60_000, maxAttempts: 6, baseDelayMs: 2_000, maxDelayMs: 300_000, ...options };
   }
 
   /** Looks for due rows now. */
