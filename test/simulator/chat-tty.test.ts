@@ -1,0 +1,59 @@
+/** `colloquy chat` in a real terminal: tmux gives it a pseudo-terminal; we type and read the screen. */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SESSION = `colloquy-chat-${process.pid}`;
+
+function tmux(...args: string[]): string {
+  try {
+    return execFileSync('tmux', args, { encoding: 'utf8' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('tmux is not installed: apt-get install -y tmux (.ci/run installs it)');
+    throw err;
+  }
+}
+
+const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', SESSION);
+
+async function waitFor(text: string | RegExp): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const s = screen();
+    if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
+    if (Date.now() > deadline) throw new Error(`the screen never showed ${String(text)}:\n${s}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function type(line: string): Promise<void> {
+  tmux('send-keys', '-t', SESSION, '-l', line);
+  tmux('send-keys', '-t', SESSION, 'Enter');
+}
+
+afterAll(() => {
+  try { tmux('kill-session', '-t', SESSION); } catch { /* already gone */ }
+});
+
+describe('colloquy chat under a pseudo-terminal', () => {
+  it('a person taps through the pizza bot by number and by title', async () => {
+    const cmd = `cd ${JSON.stringify(ROOT)} && ${JSON.stringify(process.execPath)} --conditions=source bin/colloquy.js chat bots/pizza.ts; echo "[exited $?]"; sleep 30`;
+    tmux('new-session', '-d', '-s', SESSION, '-x', '120', '-y', '50', cmd);
+    await waitFor(/chat|pizza/i);
+    await type('hi');
+    let s = await waitFor("Luigi's Pizza");
+    expect(s).toContain('1. Margherita');
+    expect(s).toContain('4. Lemonade');
+    await type('2');
+    s = await waitFor('Pepperoni: which size?');
+    expect(s).toContain('[image] https://images.example.com/pizza/pepperoni.jpg');
+    await type('Large $17.60');
+    s = await waitFor('Where should we deliver?');
+    expect(s).toContain('[ Enter address ]');
+    await type('/state');
+    await waitFor('address');
+    await type('/quit');
+    s = await waitFor('[exited 0]');
+  });
+});
