@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
 import { migrate, readMigrations } from './migrate.js';
+import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
 import type {
   ChannelName, CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
@@ -39,84 +40,11 @@ export function openSqliteStore(options: SqliteStoreOptions | string): SqliteSto
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
-/** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
-const RANK = (t: string) => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + (${t}.fallback_of IS NOT NULL))`;
-
-/**
- * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
- * ranks before it. Rows behind it are not due, whatever their `next_attempt_at`.
- */
-const HEAD = `o.state IN ('pending', 'sending')
-  AND NOT EXISTS (SELECT 1 FROM outbox o2 INDEXED BY outbox_unsent_conversation
-    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending') AND ${RANK('o2')} < ${RANK('o')})`;
-
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
-  private readonly q;
+  private readonly q: Statements;
   constructor(readonly db: Database.Database) {
-    const p = (sql: string) => db.prepare(sql);
-    this.q = {
-      insertInbox: p(`INSERT INTO inbox (provider_id, bot_id, user, source, event, raw, received_at)
-        VALUES (@providerId, @botId, @user, @source, @event, @raw, @receivedAt) ON CONFLICT (provider_id) DO NOTHING`),
-      inboxByProvider: p('SELECT id FROM inbox WHERE provider_id = ?'),
-      nextInbox: p(`SELECT * FROM inbox WHERE bot_id = ? AND user = ? AND state = 'pending' ORDER BY id LIMIT 1`),
-      pendingKeys: p(`SELECT bot_id, user, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user ORDER BY first`),
-      failInbox: p(`UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox), conversation_id = COALESCE(conversation_id, (SELECT c.id FROM conversations c WHERE c.bot_id = inbox.bot_id AND c.user = inbox.user AND c.status = 'active'))
-        WHERE id = ? AND state = 'pending'`),
-      skipInbox: p(`UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
-      inbox: p('SELECT * FROM inbox WHERE id = ?'),
-      active: p(`SELECT * FROM conversations WHERE bot_id = ? AND user = ? AND status = 'active'`),
-      conv: p('SELECT * FROM conversations WHERE id = ?'),
-      convByToken: p('SELECT * FROM conversations WHERE flow_token = ?'),
-      activeIds: p(`SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`),
-      insertConv: p(`INSERT INTO conversations (bot_id, user, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
-        VALUES (@botId, @user, @status, @snapshot, @state, 1, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`),
-      updateConv: p(`UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1,
-        channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
-        last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
-        WHERE id = @id AND version = @expectedVersion`),
-      expireOne: p(`UPDATE conversations SET status = 'expired', ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`),
-      expireIdle: p(`UPDATE conversations SET status = 'expired', ended_at = @now, updated_at = @now
-        WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`),
-      setChannel: p('UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?'),
-      markInboxDone: p(`UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`),
-      insertOutbox: p(`INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
-        VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`),
-      claimable: p(`SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id
-        WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
-        ORDER BY o.id LIMIT @limit`),
-      claim: p(`UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1 WHERE id = ?`),
-      finish: p(`UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
-        sms_code = @smsCode, sms_mailing_id = @smsMailingId, sms_result = @smsResult, error = @error, error_code = @errorCode,
-        sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL WHERE id = @id`),
-      retry: p(`UPDATE outbox SET state = 'pending', next_attempt_at = ?, error = ?, error_code = ?, lease_until = NULL WHERE id = ?`),
-      outbox: p('SELECT * FROM outbox WHERE id = ?'),
-      insertFallback: p(`INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
-        VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)
-        ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`),
-      lastInteractive: p(`SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
-        FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`),
-      outboxByProvider: p('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1'),
-      nextOutboxAt: p(`SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`),
-      nextOutboxAfter: p(`SELECT MIN(t) AS t FROM (
-        SELECT MIN(next_attempt_at) AS t FROM outbox WHERE state = 'pending' AND next_attempt_at > @after
-        UNION ALL SELECT MIN(lease_until) FROM outbox WHERE state = 'sending' AND lease_until > @after)`),
-      convOutbox: p('SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id'),
-      convInbox: p('SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id'),
-      upsertTimer: p(`INSERT INTO timers (conversation_id, bot_id, user, key, state_node, event, fire_at)
-        VALUES (@conversationId, @botId, @user, @key, @stateNode, @event, @fireAt)
-        ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = excluded.state_node, event = excluded.event, fire_at = excluded.fire_at`),
-      deleteTimer: p('DELETE FROM timers WHERE conversation_id = ? AND key = ?'),
-      deleteTimers: p('DELETE FROM timers WHERE conversation_id = ?'),
-      timersOf: p('SELECT * FROM timers WHERE conversation_id = ? ORDER BY fire_at, id'),
-      nextTimer: p('SELECT MIN(fire_at) AS t FROM timers'),
-      dueTimers: p('SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?'),
-      deleteTimerId: p('DELETE FROM timers WHERE id = ?'),
-      insertStatus: p(`INSERT INTO statuses (provider_message_id, status, timestamp, recipient, errors, raw, received_at)
-        VALUES (@providerMessageId, @status, @timestamp, @recipient, @errors, @raw, @receivedAt) ON CONFLICT DO NOTHING`),
-      statusesOf: p('SELECT * FROM statuses WHERE provider_message_id = ? ORDER BY id'),
-      setDelivery: p('UPDATE outbox SET delivery_status = ? WHERE id = ?'),
-    };
+    this.q = prepareStatements(db);
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {

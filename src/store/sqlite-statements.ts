@@ -1,0 +1,85 @@
+/** The SQLite store's prepared statements: every query it runs, in one place. */
+import type Database from 'better-sqlite3';
+
+/** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
+const RANK = (t: string) => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + (${t}.fallback_of IS NOT NULL))`;
+
+/**
+ * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
+ * ranks before it. Rows behind it are not due, whatever their `next_attempt_at`.
+ */
+const HEAD = `o.state IN ('pending', 'sending')
+  AND NOT EXISTS (SELECT 1 FROM outbox o2 INDEXED BY outbox_unsent_conversation
+    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending') AND ${RANK('o2')} < ${RANK('o')})`;
+
+/** Every query the store runs, by name. */
+const SQL = {
+  insertInbox: `INSERT INTO inbox (provider_id, bot_id, user, source, event, raw, received_at)
+    VALUES (@providerId, @botId, @user, @source, @event, @raw, @receivedAt) ON CONFLICT (provider_id) DO NOTHING`,
+  inboxByProvider: 'SELECT id FROM inbox WHERE provider_id = ?',
+  nextInbox: `SELECT * FROM inbox WHERE bot_id = ? AND user = ? AND state = 'pending' ORDER BY id LIMIT 1`,
+  pendingKeys: `SELECT bot_id, user, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user ORDER BY first`,
+  failInbox: `UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox), conversation_id = COALESCE(conversation_id, (SELECT c.id FROM conversations c WHERE c.bot_id = inbox.bot_id AND c.user = inbox.user AND c.status = 'active'))
+    WHERE id = ? AND state = 'pending'`,
+  skipInbox: `UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
+  inbox: 'SELECT * FROM inbox WHERE id = ?',
+  active: `SELECT * FROM conversations WHERE bot_id = ? AND user = ? AND status = 'active'`,
+  conv: 'SELECT * FROM conversations WHERE id = ?',
+  convByToken: 'SELECT * FROM conversations WHERE flow_token = ?',
+  activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
+  insertConv: `INSERT INTO conversations (bot_id, user, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
+    VALUES (@botId, @user, @status, @snapshot, @state, 1, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,
+  updateConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1,
+    channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
+    last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
+    WHERE id = @id AND version = @expectedVersion`,
+  expireOne: `UPDATE conversations SET status = 'expired', ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`,
+  expireIdle: `UPDATE conversations SET status = 'expired', ended_at = @now, updated_at = @now
+    WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,
+  setChannel: 'UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?',
+  markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
+  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
+    VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`,
+  claimable: `SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id
+    WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
+    ORDER BY o.id LIMIT @limit`,
+  claim: `UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1 WHERE id = ?`,
+  finish: `UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
+    sms_code = @smsCode, sms_mailing_id = @smsMailingId, sms_result = @smsResult, error = @error, error_code = @errorCode,
+    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL WHERE id = @id`,
+  retry: `UPDATE outbox SET state = 'pending', next_attempt_at = ?, error = ?, error_code = ?, lease_until = NULL WHERE id = ?`,
+  outbox: 'SELECT * FROM outbox WHERE id = ?',
+  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
+    VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)
+    ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
+  lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
+    FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
+  outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1',
+  nextOutboxAt: `SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`,
+  nextOutboxAfter: `SELECT MIN(t) AS t FROM (
+    SELECT MIN(next_attempt_at) AS t FROM outbox WHERE state = 'pending' AND next_attempt_at > @after
+    UNION ALL SELECT MIN(lease_until) FROM outbox WHERE state = 'sending' AND lease_until > @after)`,
+  convOutbox: 'SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id',
+  convInbox: 'SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id',
+  upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user, key, state_node, event, fire_at)
+    VALUES (@conversationId, @botId, @user, @key, @stateNode, @event, @fireAt)
+    ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = excluded.state_node, event = excluded.event, fire_at = excluded.fire_at`,
+  deleteTimer: 'DELETE FROM timers WHERE conversation_id = ? AND key = ?',
+  deleteTimers: 'DELETE FROM timers WHERE conversation_id = ?',
+  timersOf: 'SELECT * FROM timers WHERE conversation_id = ? ORDER BY fire_at, id',
+  nextTimer: 'SELECT MIN(fire_at) AS t FROM timers',
+  dueTimers: 'SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?',
+  deleteTimerId: 'DELETE FROM timers WHERE id = ?',
+  insertStatus: `INSERT INTO statuses (provider_message_id, status, timestamp, recipient, errors, raw, received_at)
+    VALUES (@providerMessageId, @status, @timestamp, @recipient, @errors, @raw, @receivedAt) ON CONFLICT DO NOTHING`,
+  statusesOf: 'SELECT * FROM statuses WHERE provider_message_id = ? ORDER BY id',
+  setDelivery: 'UPDATE outbox SET delivery_status = ? WHERE id = ?',
+} as const;
+
+/** The store's prepared statements, by name. */
+export type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
+
+/** Prepares every statement once, when the store opens. */
+export function prepareStatements(db: Database.Database): Statements {
+  return Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+}
