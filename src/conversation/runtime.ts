@@ -9,8 +9,8 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { ConversationKey, InboundSource, InboxRecord, NewStatus, OutboxRecord, SendRecord, Store, TranscriptEntry } from '../store/types.js';
-import type { SendAdapter, SendFailed } from '../transport/types.js';
+import type { ConversationKey, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
@@ -18,7 +18,9 @@ import { isUserEvent, replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
 import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
 import { unhandledReply } from './unhandled.js';
-import { followUp, type FallbackTrigger } from './fallback.js';
+import { Deliveries } from './deliveries.js';
+import { Lanes, laneKey } from './lanes.js';
+import { Clockwork } from './timers.js';
 
 /** What the runtime is built from. */
 export interface RuntimeOptions {
@@ -45,8 +47,6 @@ export interface Inbound extends ConversationKey {
   readonly raw?: unknown;
 }
 
-interface Lane { running: boolean; again: boolean; sync: boolean; resume: boolean; done: Promise<void> }
-
 const MAX_CONFLICT_RETRIES = 5;
 
 /** Runs bots' conversations. */
@@ -56,13 +56,12 @@ export class Runtime {
   readonly logger: Logger;
   readonly clock: RuntimeClock;
   private readonly bots = new Map<string, Bot>();
-  private readonly lanes = new Map<string, Lane>();
   private readonly live = new Map<string, LiveConversation>();
+  private readonly lanes: Lanes;
   private readonly dispatcher: Dispatcher;
+  private readonly deliveries: Deliveries;
+  private readonly clockwork: Clockwork;
   private readonly deps: TurnDeps;
-  private timer: unknown;
-  private timerAt: number | undefined;
-  private sweeper: unknown;
   private accepting = false;
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
@@ -76,11 +75,20 @@ export class Runtime {
       if (this.bots.has(bot.id)) throw new ConfigError('bots', `two bots have the id "${bot.id}"`);
       this.bots.set(bot.id, bot);
     }
-    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => this.kick(key, 'sync') };
+    const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
+    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
+    this.lanes = new Lanes({ resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row) }, this.logger);
+    const base = { store: o.store, clock: this.clock, metrics: this.metrics };
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.get(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
-      { store: o.store, adapter: o.adapter, clock: this.clock, logger: this.logger, metrics: this.metrics, onFailed: (row, r, record, exhausted) => this.onSendFailed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record), onSent: (row, id) => this.onSent(row, id) },
+      {
+        ...base, adapter: o.adapter, logger: this.logger,
+        onFailed: (row, r, record, exhausted) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record),
+        onSent: (row, id) => this.deliveries.sent(row, id),
+      },
       o.dispatcher,
     );
+    this.clockwork = new Clockwork({ ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
   }
 
   /** The bots served, by id. */
@@ -95,14 +103,13 @@ export class Runtime {
   /** Recovers (pending inbounds, unsent messages, due timers, running invocations) and starts. */
   async start(): Promise<void> {
     this.accepting = true;
-    for (const key of await this.store.pendingKeys()) this.kick(key);
+    for (const key of await this.store.pendingKeys()) this.lanes.kick(key);
     for (const id of await this.store.activeConversationIds()) {
       const conv = await this.store.conversation(id);
-      if (conv && this.bots.has(conv.botId)) this.kick(conv, 'resume');
+      if (conv && this.bots.has(conv.botId)) this.lanes.kick(conv, 'resume');
     }
     this.dispatcher.wake();
-    await this.checkTimers();
-    this.scheduleSweep();
+    await this.clockwork.start();
   }
 
   /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
@@ -114,7 +121,7 @@ export class Runtime {
       source: inbound.source ?? 'api', event: inbound.event, raw: inbound.raw, receivedAt: this.clock.now(),
     });
     this.metrics.inc('colloquy_inbound_total', 'Inbounds received, by source and whether they were duplicates', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
-    if (!r.duplicate) this.kick(inbound);
+    if (!r.duplicate) this.lanes.kick(inbound);
     return { inboxId: r.id, duplicate: r.duplicate };
   }
 
@@ -124,19 +131,13 @@ export class Runtime {
    * failure (fallback, then `delivery.failed` for the bot).
    */
   async receiveStatus(status: Omit<NewStatus, 'receivedAt'>): Promise<{ duplicate: boolean; known: boolean }> {
-    const r = await this.store.addStatus({ ...status, receivedAt: this.clock.now() });
-    this.metrics.inc('colloquy_statuses_total', 'Delivery statuses received, by status', { status: status.status });
-    // Also on a repeated status: what follows a failure is idempotent, and a crash may have cut it short.
-    if (status.status === 'failed' && r.outbound?.deliveryStatus === 'failed' && r.outbound.state === 'sent') {
-      await this.onStatusFailed(r.outbound, status.errors);
-    }
-    return { duplicate: r.duplicate, known: r.outbound !== undefined };
+    return this.deliveries.status(status);
   }
 
   /** Resolves when no turn is running or queued and no send is in flight. */
   async idle(): Promise<void> {
     for (;;) {
-      const lanes = [...this.lanes.values()].map((l) => l.done);
+      const lanes = this.lanes.running();
       if (lanes.length) { await Promise.all(lanes); continue; }
       if (!this.dispatcher.idle) { await this.dispatcher.settle(); continue; }
       if (this.background.size) { await Promise.all(this.background); continue; }
@@ -147,10 +148,8 @@ export class Runtime {
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = this.timerAt = undefined;
-    if (this.sweeper !== undefined) this.clock.clearTimeout(this.sweeper);
-    await Promise.all([...this.lanes.values()].map((l) => l.done));
+    this.clockwork.stop();
+    await Promise.all(this.lanes.running());
     await this.dispatcher.stop();
     for (const l of this.live.values()) l.handle.stop();
     this.live.clear();
@@ -159,44 +158,18 @@ export class Runtime {
   /** Wakes the dispatcher and the timers (after the clock moved, in tests). */
   async poke(): Promise<void> {
     this.dispatcher.wake();
-    await this.checkTimers();
+    await this.clockwork.check();
+  }
+
+  /** Expires conversations idle past their bot's expiry; returns how many. */
+  sweep(): Promise<number> {
+    return this.clockwork.sweep();
   }
 
   /** Both directions of a conversation, in order, with delivery results. */
   async transcript(key: ConversationKey | number): Promise<TranscriptEntry[]> {
     const conv = typeof key === 'number' ? await this.store.conversation(key) : await this.store.activeConversation(key) ?? (await this.store.conversations(key)).at(-1);
     return conv ? this.store.transcript(conv.id) : [];
-  }
-
-  private kick(key: ConversationKey, mode?: 'sync' | 'resume'): void {
-    const k = `${key.botId}\u0000${key.user}`;
-    let lane = this.lanes.get(k);
-    if (!lane) this.lanes.set(k, (lane = { running: false, again: false, sync: false, resume: false, done: Promise.resolve() }));
-    if (mode === 'sync') lane.sync = true;
-    if (mode === 'resume') lane.resume = true;
-    if (lane.running) { lane.again = true; return; }
-    lane.running = true;
-    const l = lane;
-    l.done = this.drain({ botId: key.botId, user: key.user }, l)
-      .catch((err) => this.logger.error({ err: errorInfo(err), bot: key.botId, user: key.user }, 'conversation lane failed'))
-      .finally(() => {
-        l.running = false;
-        if (l.again || l.sync || l.resume) this.kick(key);
-        else if (this.lanes.get(k) === l) this.lanes.delete(k);
-      });
-  }
-
-  private async drain(key: ConversationKey, lane: Lane): Promise<void> {
-    let turns = 0;
-    for (;;) {
-      lane.again = false;
-      if (lane.resume) { lane.resume = false; await this.resume(key); }
-      if (lane.sync) { lane.sync = false; await this.sync(key); }
-      const row = await this.store.nextInbound(key);
-      if (!row) { if (lane.again || lane.sync || lane.resume) continue; return; }
-      await this.process(row);
-      if (++turns % 8 === 0) await new Promise((r) => setImmediate(r)); // let the webhook answer during a burst
-    }
   }
 
   private async process(row: InboxRecord): Promise<void> {
@@ -297,7 +270,7 @@ export class Runtime {
     if (fresh || !live.handle.busy) { live.handle.stop(); return; }
     this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running at shutdown; it runs again');
     this.live.set(laneKey(key), live);
-    if (live.handle.said.length) this.kick(key, 'sync');
+    if (live.handle.said.length) this.lanes.kick(key, 'sync');
   }
 
   private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, conversationId: number, version: number, sent: number): void {
@@ -312,7 +285,7 @@ export class Runtime {
     }
     try { bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never }); } catch (err) { this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw'); }
     if (sent) this.dispatcher.wake();
-    this.track(this.checkTimers());
+    this.track(this.clockwork.check());
   }
 
   private track(p: Promise<unknown>): void {
@@ -327,72 +300,4 @@ export class Runtime {
     this.live.delete(k);
     l.handle.stop();
   }
-
-  private async onStatusFailed(row: OutboxRecord, errors: unknown): Promise<void> {
-    const first = Array.isArray(errors) ? (errors[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined) : undefined;
-    const reason = `the provider reported the message failed${first ? `: ${first.title ?? first.message ?? ''}${first.error_data?.details ? ` (${first.error_data.details})` : ''}` : ''}`;
-    await this.onSendFailed(row, { ok: false, channel: row.channel, kind: 'permanent', reason, providerCode: first?.code, attempts: row.attempts }, 'failed-status', undefined);
-  }
-
-  /** A sent message whose `failed` status arrived before its send was recorded. */
-  private async onSent(row: OutboxRecord, providerId: string | undefined): Promise<void> {
-    if (providerId === undefined) return;
-    const failed = (await this.store.statuses(providerId)).find((s) => s.status === 'failed');
-    if (failed) await this.onStatusFailed({ ...row, providerId }, failed.errors);
-  }
-
-  /** Records a failure with what follows it (an SMS fallback, or `delivery.failed`), atomically. */
-  private async onSendFailed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined): Promise<void> {
-    const bot = this.bots.get(row.botId);
-    if (!bot) { if (record) await this.store.finishOutbound(row.id, record, this.clock.now()); return; }
-    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.o.sms ?? {}, now: this.clock.now() });
-    await this.store.failOutbound(row.id, record, this.clock.now(), follow);
-    if (fellBack) {
-      this.metrics.inc('colloquy_fallbacks_total', 'Messages sent by SMS because the interactive channel failed, by trigger', { bot: bot.id, trigger });
-      this.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
-      this.dispatcher.wake();
-    } else this.kick(row);
-  }
-
-  private async checkTimers(): Promise<void> {
-    if (!this.accepting) return;
-    let next = await this.store.nextTimerAt();
-    if (next !== undefined && next <= this.clock.now()) {
-      const fired = await this.store.fireDueTimers(this.clock.now(), 500);
-      for (const key of fired) this.kick(key);
-      if (fired.length) this.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
-      next = await this.store.nextTimerAt();
-    }
-    if (next === this.timerAt) return; // already armed for that time (the common case after a turn)
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timerAt = next;
-    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = undefined;
-      this.track(this.checkTimers());
-    }, Math.max(0, next - this.clock.now()));
-  }
-
-  private scheduleSweep(): void {
-    const every = this.o.sweepEveryMs ?? 60_000;
-    this.sweeper = this.clock.setTimeout(() => {
-      this.track(this.sweep().finally(() => { if (this.accepting) this.scheduleSweep(); }));
-    }, every);
-  }
-
-  /** Expires conversations idle past their bot's expiry. */
-  async sweep(): Promise<number> {
-    let n = 0;
-    const now = this.clock.now();
-    for (const bot of this.bots.values()) {
-      const ttl = bot.options.expireAfterMs ?? 24 * 60 * 60 * 1000;
-      n += await this.store.expireIdle(bot.id, now - ttl, now);
-    }
-    if (n) this.metrics.inc('colloquy_conversations_expired_total', 'Conversations expired after idling', {}, n);
-    return n;
-  }
-}
-
-function laneKey(key: ConversationKey): string {
-  return `${key.botId}\u0000${key.user}`;
 }

@@ -1,0 +1,70 @@
+/**
+ * What happens after a message fails: statuses from the provider, send failures from the
+ * dispatcher. Each failure is recorded together with what follows it (an SMS fallback, or
+ * `delivery.failed` for the bot) in one transaction, so a restart neither loses nor repeats it.
+ */
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { ConversationKey, NewStatus, OutboxRecord, SendRecord, Store } from '../store/types.js';
+import type { SendFailed } from '../transport/types.js';
+import type { Bot } from './bot.js';
+import type { RuntimeClock } from './clock.js';
+import { followUp, type FallbackTrigger } from './fallback.js';
+import type { SmsSettings } from './outbound.js';
+
+interface Deps {
+  readonly store: Store;
+  readonly clock: RuntimeClock;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly sms: SmsSettings;
+  readonly bot: (id: string) => Bot | undefined;
+  /** A fallback was queued. */
+  readonly wakeDispatcher: () => void;
+  /** The bot has a `delivery.failed` inbound. */
+  readonly kick: (key: ConversationKey) => void;
+}
+
+/** Delivery statuses and failures. */
+export class Deliveries {
+  constructor(private readonly d: Deps) {}
+
+  /** Records a status; a `failed` one of a sent message is a delivery failure. */
+  async status(status: Omit<NewStatus, 'receivedAt'>): Promise<{ duplicate: boolean; known: boolean }> {
+    const r = await this.d.store.addStatus({ ...status, receivedAt: this.d.clock.now() });
+    this.d.metrics.inc('colloquy_statuses_total', 'Delivery statuses received, by status', { status: status.status });
+    // Also on a repeated status: what follows a failure is idempotent, and a crash may have cut it short.
+    if (status.status === 'failed' && r.outbound?.deliveryStatus === 'failed' && r.outbound.state === 'sent') {
+      await this.statusFailed(r.outbound, status.errors);
+    }
+    return { duplicate: r.duplicate, known: r.outbound !== undefined };
+  }
+
+  /** A row was accepted: its `failed` status may have arrived before the send was recorded. */
+  async sent(row: OutboxRecord, providerId: string | undefined): Promise<void> {
+    if (providerId === undefined) return;
+    const failed = (await this.d.store.statuses(providerId)).find((s) => s.status === 'failed');
+    if (failed) await this.statusFailed({ ...row, providerId }, failed.errors);
+  }
+
+  /** Records a failure with what follows it, atomically. */
+  async failed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined): Promise<void> {
+    const { store, clock } = this.d;
+    const bot = this.d.bot(row.botId);
+    if (!bot) { if (record) await store.finishOutbound(row.id, record, clock.now()); return; }
+    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: clock.now() });
+    await store.failOutbound(row.id, record, clock.now(), follow);
+    if (fellBack) {
+      this.d.metrics.inc('colloquy_fallbacks_total', 'Messages sent by SMS because the interactive channel failed, by trigger', { bot: bot.id, trigger });
+      this.d.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
+      this.d.wakeDispatcher();
+    } else this.d.kick(row);
+  }
+
+  private async statusFailed(row: OutboxRecord, errors: unknown): Promise<void> {
+    const first = Array.isArray(errors) ? (errors[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined) : undefined;
+    const detail = first ? `: ${first.title ?? first.message ?? ''}${first.error_data?.details ? ` (${first.error_data.details})` : ''}` : '';
+    const failure: SendFailed = { ok: false, channel: row.channel, kind: 'permanent', reason: `the provider reported the message failed${detail}`, providerCode: first?.code, attempts: row.attempts };
+    await this.failed(row, failure, 'failed-status', undefined);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The runtime's clockwork: fires durable timers when they fall due (into the inbox, so they are
+ * deduplicated and ordered like any inbound) and sweeps idle conversations.
+ */
+import type { Metrics } from '../metrics.js';
+import type { ConversationKey, Store } from '../store/types.js';
+import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
+import type { RuntimeClock } from './clock.js';
+
+interface Deps {
+  readonly store: Store;
+  readonly clock: RuntimeClock;
+  readonly metrics: Metrics;
+  readonly bots: () => Iterable<Bot>;
+  /** A fired timer's conversation has work. */
+  readonly kick: (key: ConversationKey) => void;
+  /** Runs background work that `idle()` waits for. */
+  readonly track: (work: Promise<unknown>) => void;
+}
+
+/** Durable timers and the idle sweep. */
+export class Clockwork {
+  private timer: unknown;
+  private timerAt: number | undefined;
+  private sweeper: unknown;
+  private running = false;
+
+  constructor(private readonly d: Deps, private readonly sweepEveryMs: number) {}
+
+  start(): Promise<void> {
+    this.running = true;
+    this.scheduleSweep();
+    return this.check();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
+    if (this.sweeper !== undefined) this.d.clock.clearTimeout(this.sweeper);
+    this.timer = this.timerAt = this.sweeper = undefined;
+  }
+
+  /** Fires what is due and arms the clock for the next timer. Cheap when nothing is due. */
+  async check(): Promise<void> {
+    if (!this.running) return;
+    const { store, clock } = this.d;
+    let next = await store.nextTimerAt();
+    if (next !== undefined && next <= clock.now()) {
+      const fired = await store.fireDueTimers(clock.now(), 500);
+      for (const key of fired) this.d.kick(key);
+      if (fired.length) this.d.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
+      next = await store.nextTimerAt();
+    }
+    if (next === this.timerAt) return; // already armed for that time (the common case after a turn)
+    if (this.timer !== undefined) clock.clearTimeout(this.timer);
+    this.timerAt = next;
+    this.timer = next === undefined ? undefined : clock.setTimeout(() => {
+      this.timer = this.timerAt = undefined;
+      this.d.track(this.check());
+    }, Math.max(0, next - clock.now()));
+  }
+
+  /** Expires conversations idle past their bot's expiry; returns how many. */
+  async sweep(): Promise<number> {
+    let n = 0;
+    const now = this.d.clock.now();
+    for (const bot of this.d.bots()) n += await this.d.store.expireIdle(bot.id, now - (bot.options.expireAfterMs ?? DEFAULT_EXPIRE_AFTER_MS), now);
+    if (n) this.d.metrics.inc('colloquy_conversations_expired_total', 'Conversations expired after idling', {}, n);
+    return n;
+  }
+
+  private scheduleSweep(): void {
+    this.sweeper = this.d.clock.setTimeout(() => {
+      this.d.track(this.sweep().finally(() => { if (this.running) this.scheduleSweep(); }));
+    }, this.sweepEveryMs);
+  }
+}
