@@ -19,3 +19,8 @@ export { sentLine } from './transcript-lines.js';
 export { recordTranscript, replayTranscript, expectTranscript, TranscriptMismatchError } from './transcript.js';
 export { transcriptLines, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
 export { renderSent, type RenderOptions } from './render.js';
+export {
+  checkRehydration, runInMemory, runThroughStore, RehydrationMismatchError,
+  type RehydrationStep, type RehydrationOptions, type StoreRunOptions, type CheckRehydrationOptions,
+  type MemoryRun, type StoreRun, type RehydrationRuns,
+} from './rehydration.js';

@@ -3,20 +3,15 @@
  * end, the edge paths (stale taps, stray text, the slot guard, reminder, release, the slot lookup's
  * empty and failing answers, the SMS fallback), rehydration, and `checkBot`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createActor, fromPromise, SimulatedClock, type AnyStateMachine } from 'xstate';
+import { fromPromise } from 'xstate';
+import { defineBot, type Bot } from 'colloquy';
 import {
-  createHttpAdapter, defineBot, ManualClock, openSqliteStore, Runtime, SANDBOX_SENDER, SAY_EVENT, startSandbox,
-  type Bot, type Message, type SayEvent,
-} from 'colloquy';
-import { createTestBot, type TestBotOptions, type TestConversation } from 'colloquy/testing';
+  checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
+} from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
 import bot, { type Service, type Slot } from '../../bots/appointments.js';
 
-const MIN = 60_000;
 
 let chat: TestConversation | undefined;
 afterEach(async () => {
@@ -371,34 +366,25 @@ describe('appointments: SMS fallback', () => {
 
 describe('appointments: rehydration', () => {
   it('a path run in memory, and through the store with a new runtime at every step, ends the same', async () => {
-    const steps: Step[] = [
+    const steps: RehydrationStep[] = [
       { event: { type: 'text', text: 'hi', via: 'whatsapp' } },
       { event: { type: 'reply.color', id: 'color', title: 'Color', via: 'list' } }, // the bot's own lookup
       { event: { type: 'text', text: 'afternoon?', via: 'whatsapp' }, reprompts: 1 },
       { event: { type: 'reply.slot2', id: 'slot2', title: 'Wed 13:30', via: 'button' } },
-      { advance: 10 * MIN }, // the reminder
+      { advance: '10m' }, // the reminder
       { event: { type: 'reply.change', id: 'change', title: 'Another time', via: 'button' } },
       { event: { type: 'reply.slot3', id: 'slot3', title: 'Wed 17:00', via: 'button' } },
       { event: { type: 'reply.confirm', id: 'confirm', title: 'Book it', via: 'button' } },
     ];
-    const busy = ['searching'];
-    const memory = await inMemory(bot, steps, busy);
-    const straight = await viaRuntime(bot, steps, busy, false);
-    const restarted = await viaRuntime(bot, steps, busy, true);
+    const { memory, straight, restarted } = await checkRehydration(bot, steps, { busy: ['searching'] });
 
     expect(memory.states).toEqual(['service', 'slot', 'slot', 'confirming', 'confirming', 'slot', 'confirming', 'booked']);
-    for (const run of [straight, restarted]) {
-      expect(run.states).toEqual(memory.states);
-      expect(run.final).toEqual({ state: 'booked', status: 'done', context: memory.context });
-      steps.forEach((s, i) => expect(run.said[i]).toEqual('reprompts' in s && s.reprompts !== undefined ? run.said[s.reprompts] : memory.said[i]));
-    }
+    for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'booked', status: 'done', context: memory.context });
     expect(memory.context).toEqual({
-      user: USER, service: 'color',
+      user: DEFAULT_TEST_USER, service: 'color',
       slots: [{ id: 'slot1', label: 'Wed 10:00' }, { id: 'slot2', label: 'Wed 13:30' }, { id: 'slot3', label: 'Wed 17:00' }],
       slot: { id: 'slot3', label: 'Wed 17:00' },
     });
-    expect(restarted.said).toEqual(straight.said);
-    expect(restarted.requests).toEqual(straight.requests);
     expect(straight.requests).toHaveLength(8); // list, slots, slots again, confirm, reminder, slots, confirm, booked
   });
 });
@@ -406,86 +392,3 @@ describe('appointments: rehydration', () => {
 it('appointments: checkBot finds nothing', () => {
   expect(checkBot(bot)).toEqual([]);
 });
-
-// ── rehydration helpers (the harness runs one runtime on a :memory: store, so it cannot restart) ──
-
-const USER = '15551230001';
-type RawEvent = { type: string; [k: string]: unknown };
-type Step = { event: RawEvent; reprompts?: number } | { flow: Record<string, unknown> } | { advance: number };
-const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-const stateText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
-
-/** The bot's machine alone, one XState actor kept in memory (never persisted), on a simulated clock. */
-async function inMemory(b: Bot, steps: readonly Step[], busy: readonly string[]) {
-  const clock = new SimulatedClock();
-  const actor = createActor(b.machine as AnyStateMachine, { input: { user: USER, botId: b.id }, clock });
-  let current: Message[] = [];
-  actor.on(SAY_EVENT, (e: SayEvent) => { if ('messages' in e) current.push(...e.messages); });
-  actor.start();
-  const said: Message[][] = [];
-  const states: string[] = [];
-  for (const s of steps) {
-    if ('advance' in s) clock.increment(s.advance);
-    else actor.send(('flow' in s ? { type: 'flow', token: 'ft_memory', data: s.flow } : s.event) as never);
-    await new Promise((r) => setImmediate(r)); // an invoked promise settles
-    for (let i = 0; i < 100 && busy.includes(stateText(actor.getSnapshot().value)); i++) await new Promise((r) => setTimeout(r, 20));
-    said.push(json(current));
-    current = [];
-    states.push(stateText(actor.getSnapshot().value));
-  }
-  const context = json(actor.getSnapshot().context) as unknown;
-  actor.stop();
-  return { said, states, context };
-}
-
-/** The same steps through the real runtime and a SQLite file; with `restart`, a new runtime and store connection for every step. */
-async function viaRuntime(b: Bot, steps: readonly Step[], busy: readonly string[], restart: boolean) {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-bots-'));
-  const path = join(dir, 'colloquy.db');
-  const server = await startSandbox({ port: 0, host: '127.0.0.1' });
-  const clock = new ManualClock();
-  const key = { botId: b.id, user: USER };
-  const open = async () => {
-    const store = openSqliteStore(path);
-    const adapter = createHttpAdapter({ baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-    const runtime = new Runtime({ store, adapter, bots: [b], sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000 } });
-    await runtime.start();
-    const settle = async () => { await runtime.idle(); await new Promise((r) => setImmediate(r)); await runtime.idle(); };
-    await settle();
-    return { store, runtime, settle, close: async () => { await runtime.stop(); await adapter.close(); await store.close(); } };
-  };
-  try {
-    let p = await open();
-    const said: Message[][] = [];
-    const states: (string | null)[] = [];
-    let seen = 0;
-    let n = 0;
-    for (const s of steps) {
-      if (restart) { await p.close(); p = await open(); }
-      if ('advance' in s) {
-        clock.advance(s.advance);
-        await p.runtime.poke();
-      } else {
-        const event = 'flow' in s ? { type: 'flow', token: (await p.store.activeConversation(key))!.flowToken, data: s.flow } : s.event;
-        await p.runtime.receive({ ...key, providerId: `wamid.rehydrate${++n}`, source: 'whatsapp', event });
-      }
-      await p.settle();
-      const stateNow = async () => (await p.store.conversations(key)).at(-1)?.state ?? '';
-      for (let i = 0; i < 100 && busy.includes(await stateNow()); i++) { await new Promise((r) => setTimeout(r, 20)); await p.settle(); }
-      const out = (await p.runtime.transcript(key)).flatMap((e) => (e.direction === 'out' ? [e.record.message as Message] : []));
-      said.push(json(out.slice(seen)));
-      seen = out.length;
-      states.push((await p.store.conversations(key)).at(-1)?.state ?? null);
-    }
-    await p.close();
-    p = await open(); // read the end from a fresh connection
-    const conv = (await p.store.conversations(key)).at(-1)!;
-    await p.close();
-    const final = { state: conv.state, status: conv.status, context: (conv.snapshot as { context: unknown }).context };
-    const requests = server.sandbox.messagesTo(USER).map((m) => JSON.parse(JSON.stringify(m.request).replace(/ft_[A-Za-z0-9_-]+/g, 'ft_*')) as unknown);
-    return { said, states, final, requests };
-  } finally {
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}

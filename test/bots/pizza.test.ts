@@ -3,23 +3,18 @@
  * edge paths (stale taps, stray text, a stale flow answer, reminder, expiry, idle expiry, the
  * tracking lookup and its failure, the SMS fallback), rehydration, and `checkBot`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createActor, fromPromise, SimulatedClock, type AnyStateMachine } from 'xstate';
+import { fromPromise } from 'xstate';
+import { defineBot, type Bot } from 'colloquy';
 import {
-  createHttpAdapter, defineBot, ManualClock, openSqliteStore, Runtime, SANDBOX_SENDER, SAY_EVENT, startSandbox,
-  type Bot, type Message, type SayEvent,
-} from 'colloquy';
-import { createTestBot, type TestBotOptions, type TestConversation } from 'colloquy/testing';
+  checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
+} from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
 import bot from '../../bots/pizza.js';
 
 /** The harness clock's default start; the bot's order id reads the wall clock, so it is pinned here. */
 const T0 = Date.UTC(2026, 0, 1, 12);
 const ORDER_ID = 'P00018800'; // P + the user's last 4 digits (15551230001) + (T0 / 1000) % 10 000
-const MIN = 60_000;
 
 let chat: TestConversation | undefined;
 beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(T0); });
@@ -472,30 +467,20 @@ describe('pizza: SMS fallback', () => {
 
 describe('pizza: rehydration', () => {
   it('a path run in memory, and through the store with a new runtime at every step, ends the same', async () => {
-    const b = bot; // as it is: its own trackOrder (50 ms)
-    const steps: Step[] = [
+    const steps: RehydrationStep[] = [ // the bot as it is: its own trackOrder (50 ms)
       { event: { type: 'text', text: 'hi', via: 'whatsapp' } },
       { event: { type: 'reply.margherita', id: 'margherita', title: 'Margherita', via: 'list' } },
       { event: { type: 'reply.veggie', id: 'veggie', title: 'Garden', via: 'list' }, reprompts: 1 }, // stale tap
-      { advance: 5 * MIN }, // the reminder
+      { advance: '5m' }, // the reminder
       { event: { type: 'reply.large', id: 'large', title: 'Large $15.20', via: 'button' } },
       { flow: { street: 'Calle 5 de Mayo 12', city: 'Puebla' } },
       { event: { type: 'reply.track', id: 'track', title: 'Track my order', via: 'button' } },
     ];
-    const busy = ['tracking'];
-    const memory = await inMemory(b, steps, busy);
-    const straight = await viaRuntime(b, steps, busy, false);
-    const restarted = await viaRuntime(b, steps, busy, true);
+    const { memory, straight, restarted } = await checkRehydration(bot, steps, { busy: ['tracking'], now: T0 });
 
     expect(memory.states).toEqual(['{"ordering":"menu"}', '{"ordering":"size"}', '{"ordering":"size"}', '{"ordering":"size"}', '{"ordering":"address"}', 'placed', 'done']);
-    for (const run of [straight, restarted]) {
-      expect(run.states).toEqual(memory.states);
-      expect(run.final).toEqual({ state: 'done', status: 'done', context: memory.context });
-      steps.forEach((s, i) => expect(run.said[i]).toEqual('reprompts' in s && s.reprompts !== undefined ? run.said[s.reprompts] : memory.said[i]));
-    }
-    expect(memory.context).toEqual({ user: USER, item: 'margherita', size: 'large', address: 'Calle 5 de Mayo 12, Puebla', orderId: ORDER_ID, status: `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.` });
-    expect(restarted.said).toEqual(straight.said);
-    expect(restarted.requests).toEqual(straight.requests);
+    for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'done', status: 'done', context: memory.context });
+    expect(memory.context).toEqual({ user: DEFAULT_TEST_USER, item: 'margherita', size: 'large', address: 'Calle 5 de Mayo 12, Puebla', orderId: ORDER_ID, status: `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.` });
     expect(straight.requests).toHaveLength(8); // list, sizes, sizes again, reminder, flow, receipt, status, goodbye
   });
 });
@@ -503,86 +488,3 @@ describe('pizza: rehydration', () => {
 it('pizza: checkBot finds nothing', () => {
   expect(checkBot(bot)).toEqual([]);
 });
-
-// ── rehydration helpers (the harness runs one runtime on a :memory: store, so it cannot restart) ──
-
-const USER = '15551230001';
-type RawEvent = { type: string; [k: string]: unknown };
-type Step = { event: RawEvent; reprompts?: number } | { flow: Record<string, unknown> } | { advance: number };
-const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-const stateText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
-
-/** The bot's machine alone, one XState actor kept in memory (never persisted), on a simulated clock. */
-async function inMemory(b: Bot, steps: readonly Step[], busy: readonly string[]) {
-  const clock = new SimulatedClock();
-  const actor = createActor(b.machine as AnyStateMachine, { input: { user: USER, botId: b.id }, clock });
-  let current: Message[] = [];
-  actor.on(SAY_EVENT, (e: SayEvent) => { if ('messages' in e) current.push(...e.messages); });
-  actor.start();
-  const said: Message[][] = [];
-  const states: string[] = [];
-  for (const s of steps) {
-    if ('advance' in s) clock.increment(s.advance);
-    else actor.send(('flow' in s ? { type: 'flow', token: 'ft_memory', data: s.flow } : s.event) as never);
-    await new Promise((r) => setImmediate(r)); // an invoked promise settles
-    for (let i = 0; i < 100 && busy.includes(stateText(actor.getSnapshot().value)); i++) await new Promise((r) => setTimeout(r, 20));
-    said.push(json(current));
-    current = [];
-    states.push(stateText(actor.getSnapshot().value));
-  }
-  const context = json(actor.getSnapshot().context) as unknown;
-  actor.stop();
-  return { said, states, context };
-}
-
-/** The same steps through the real runtime and a SQLite file; with `restart`, a new runtime and store connection for every step. */
-async function viaRuntime(b: Bot, steps: readonly Step[], busy: readonly string[], restart: boolean) {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-bots-'));
-  const path = join(dir, 'colloquy.db');
-  const server = await startSandbox({ port: 0, host: '127.0.0.1' });
-  const clock = new ManualClock(T0);
-  const key = { botId: b.id, user: USER };
-  const open = async () => {
-    const store = openSqliteStore(path);
-    const adapter = createHttpAdapter({ baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-    const runtime = new Runtime({ store, adapter, bots: [b], sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000 } });
-    await runtime.start();
-    const settle = async () => { await runtime.idle(); await new Promise((r) => setImmediate(r)); await runtime.idle(); };
-    await settle();
-    return { store, runtime, settle, close: async () => { await runtime.stop(); await adapter.close(); await store.close(); } };
-  };
-  try {
-    let p = await open();
-    const said: Message[][] = [];
-    const states: (string | null)[] = [];
-    let seen = 0;
-    let n = 0;
-    for (const s of steps) {
-      if (restart) { await p.close(); p = await open(); }
-      if ('advance' in s) {
-        clock.advance(s.advance);
-        await p.runtime.poke();
-      } else {
-        const event = 'flow' in s ? { type: 'flow', token: (await p.store.activeConversation(key))!.flowToken, data: s.flow } : s.event;
-        await p.runtime.receive({ ...key, providerId: `wamid.rehydrate${++n}`, source: 'whatsapp', event });
-      }
-      await p.settle();
-      const stateNow = async () => (await p.store.conversations(key)).at(-1)?.state ?? '';
-      for (let i = 0; i < 100 && busy.includes(await stateNow()); i++) { await new Promise((r) => setTimeout(r, 20)); await p.settle(); }
-      const out = (await p.runtime.transcript(key)).flatMap((e) => (e.direction === 'out' ? [e.record.message as Message] : []));
-      said.push(json(out.slice(seen)));
-      seen = out.length;
-      states.push((await p.store.conversations(key)).at(-1)?.state ?? null);
-    }
-    await p.close();
-    p = await open(); // read the end from a fresh connection
-    const conv = (await p.store.conversations(key)).at(-1)!;
-    await p.close();
-    const final = { state: conv.state, status: conv.status, context: (conv.snapshot as { context: unknown }).context };
-    const requests = server.sandbox.messagesTo(USER).map((m) => JSON.parse(JSON.stringify(m.request).replace(/ft_[A-Za-z0-9_-]+/g, 'ft_*')) as unknown);
-    return { said, states, final, requests };
-  } finally {
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}

@@ -3,16 +3,11 @@
  * and the hand-off to a person with its SMS), the edge paths (stale taps, stray text, idle expiry,
  * the SMS fallback, `delivery.failed` → unreachable), rehydration, and `checkBot`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createActor, SimulatedClock, type AnyStateMachine } from 'xstate';
+import { defineBot, type Bot } from 'colloquy';
 import {
-  createHttpAdapter, defineBot, ManualClock, openSqliteStore, Runtime, SANDBOX_SENDER, SAY_EVENT, startSandbox,
-  type Bot, type Message, type SayEvent,
-} from 'colloquy';
-import { createTestBot, type TestBotOptions, type TestConversation } from 'colloquy/testing';
+  checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
+} from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
 import bot from '../../bots/support.js';
 
@@ -263,28 +258,20 @@ describe('support: delivery.failed → unreachable', () => {
 
 describe('support: rehydration', () => {
   it('a path run in memory, and through the store with a new runtime at every step, ends the same', async () => {
-    const steps: Step[] = [
+    const steps: RehydrationStep[] = [
       { event: { type: 'text', text: 'hi', via: 'whatsapp' } },
       { event: { type: 'reply.setup', id: 'setup', title: 'Setting up a device', via: 'list' } },
       { event: { type: 'reply.wifi', id: 'wifi', title: 'Wi-Fi problems', via: 'list' }, reprompts: 1 }, // stale tap
-      { advance: 60 * 60_000 },
+      { advance: '1h' },
       { event: { type: 'reply.agent', id: 'agent', title: 'No, talk to a person', via: 'button' } },
       { event: { type: 'reply.solved', id: 'solved', title: 'Yes, solved', via: 'button' }, reprompts: 4 }, // stale tap
       { event: { type: 'text', text: 'The new router will not pair with my phone.', via: 'whatsapp' } },
     ];
-    const memory = await inMemory(bot, steps);
-    const straight = await viaRuntime(bot, steps, false);
-    const restarted = await viaRuntime(bot, steps, true);
+    const { memory, straight, restarted } = await checkRehydration(bot, steps, { now: T0 });
 
     expect(memory.states).toEqual(['topic', 'howto', 'howto', 'howto', 'describe', 'describe', 'handoff']);
-    for (const run of [straight, restarted]) {
-      expect(run.states).toEqual(memory.states);
-      expect(run.final).toEqual({ state: 'handoff', status: 'done', context: memory.context });
-      steps.forEach((s, i) => expect(run.said[i]).toEqual('reprompts' in s && s.reprompts !== undefined ? run.said[s.reprompts] : memory.said[i]));
-    }
-    expect(memory.context).toEqual({ user: USER, topic: 'setup', description: 'The new router will not pair with my phone.', ticket: TICKET });
-    expect(restarted.said).toEqual(straight.said);
-    expect(restarted.requests).toEqual(straight.requests);
+    for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'handoff', status: 'done', context: memory.context });
+    expect(memory.context).toEqual({ user: DEFAULT_TEST_USER, topic: 'setup', description: 'The new router will not pair with my phone.', ticket: TICKET });
     expect(straight.requests).toHaveLength(7); // list, video, video again, describe, describe again, text, SMS
   });
 });
@@ -292,81 +279,3 @@ describe('support: rehydration', () => {
 it('support: checkBot finds nothing', () => {
   expect(checkBot(bot)).toEqual([]);
 });
-
-// ── rehydration helpers (the harness runs one runtime on a :memory: store, so it cannot restart) ──
-
-const USER = '15551230001';
-type RawEvent = { type: string; [k: string]: unknown };
-type Step = { event: RawEvent; reprompts?: number } | { advance: number };
-const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-const stateText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
-
-/** The bot's machine alone, one XState actor kept in memory (never persisted), on a simulated clock. */
-async function inMemory(b: Bot, steps: readonly Step[]) {
-  const clock = new SimulatedClock();
-  const actor = createActor(b.machine as AnyStateMachine, { input: { user: USER, botId: b.id }, clock });
-  let current: Message[] = [];
-  actor.on(SAY_EVENT, (e: SayEvent) => { if ('messages' in e) current.push(...e.messages); });
-  actor.start();
-  const said: Message[][] = [];
-  const states: string[] = [];
-  for (const s of steps) {
-    if ('advance' in s) clock.increment(s.advance);
-    else actor.send(s.event as never);
-    said.push(json(current));
-    current = [];
-    states.push(stateText(actor.getSnapshot().value));
-  }
-  const context = json(actor.getSnapshot().context) as unknown;
-  actor.stop();
-  return { said, states, context };
-}
-
-/** The same steps through the real runtime and a SQLite file; with `restart`, a new runtime and store connection for every step. */
-async function viaRuntime(b: Bot, steps: readonly Step[], restart: boolean) {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-bots-'));
-  const path = join(dir, 'colloquy.db');
-  const server = await startSandbox({ port: 0, host: '127.0.0.1' });
-  const clock = new ManualClock(T0);
-  const key = { botId: b.id, user: USER };
-  const open = async () => {
-    const store = openSqliteStore(path);
-    const adapter = createHttpAdapter({ baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-    const runtime = new Runtime({ store, adapter, bots: [b], sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000 } });
-    await runtime.start();
-    const settle = async () => { await runtime.idle(); await new Promise((r) => setImmediate(r)); await runtime.idle(); };
-    await settle();
-    return { store, runtime, settle, close: async () => { await runtime.stop(); await adapter.close(); await store.close(); } };
-  };
-  try {
-    let p = await open();
-    const said: Message[][] = [];
-    const states: (string | null)[] = [];
-    let seen = 0;
-    let n = 0;
-    for (const s of steps) {
-      if (restart) { await p.close(); p = await open(); }
-      if ('advance' in s) {
-        clock.advance(s.advance);
-        await p.runtime.poke();
-      } else {
-        await p.runtime.receive({ ...key, providerId: `wamid.rehydrate${++n}`, source: 'whatsapp', event: s.event });
-      }
-      await p.settle();
-      const out = (await p.runtime.transcript(key)).flatMap((e) => (e.direction === 'out' ? [e.record.message as Message] : []));
-      said.push(json(out.slice(seen)));
-      seen = out.length;
-      states.push((await p.store.conversations(key)).at(-1)?.state ?? null);
-    }
-    await p.close();
-    p = await open(); // read the end from a fresh connection
-    const conv = (await p.store.conversations(key)).at(-1)!;
-    await p.close();
-    const final = { state: conv.state, status: conv.status, context: (conv.snapshot as { context: unknown }).context };
-    const requests = server.sandbox.messagesTo(USER).map((m) => JSON.parse(JSON.stringify(m.request).replace(/ft_[A-Za-z0-9_-]+/g, 'ft_*')) as unknown);
-    return { said, states, final, requests };
-  } finally {
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
