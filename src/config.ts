@@ -23,6 +23,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** The largest webhook body accepted, in bytes. */
   readonly maxBodyBytes: number;
+  /** Messages per second per sending number (undefined: unpaced). */
+  readonly sendRate: number | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -36,6 +38,7 @@ export function loadConfig(env: Env = process.env): Config {
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
   const baseUrl = url(get, 'COLLOQUY_BASE_URL');
+  const authMethod = oneOf(get, 'COLLOQUY_AUTH_METHOD', ['body', 'basic'] as const) ?? 'body';
   const provider: ProviderConfig = baseUrl === undefined
     ? { kind: 'sandbox' }
     : {
@@ -44,7 +47,7 @@ export function loadConfig(env: Env = process.env): Config {
         authUrl: url(get, 'COLLOQUY_AUTH_URL') ?? missing('COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set (the identity provider serving /token)'),
         clientId: get('COLLOQUY_CLIENT_ID') ?? missing('COLLOQUY_CLIENT_ID', 'is required when COLLOQUY_BASE_URL is set'),
         clientSecret: get('COLLOQUY_CLIENT_SECRET') ?? missing('COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'),
-        authMethod: oneOf(get, 'COLLOQUY_AUTH_METHOD', ['body', 'basic'] as const) ?? 'body',
+        authMethod,
       };
   const sender = digits(get, 'COLLOQUY_SENDER');
   if (provider.kind === 'real' && sender === undefined) missing('COLLOQUY_SENDER', 'is required when COLLOQUY_BASE_URL is set (the number messages are sent from)');
@@ -64,6 +67,7 @@ export function loadConfig(env: Env = process.env): Config {
     sms: { ...(country !== undefined && { country: country.toUpperCase() }), ...(dial !== undefined && { dial }), ...(mask !== undefined && { mask }) },
     logLevel: oneOf(get, 'COLLOQUY_LOG_LEVEL', LOG_LEVELS) ?? 'info',
     maxBodyBytes: int(get, 'COLLOQUY_MAX_BODY_BYTES', 1024, 50 * 1024 * 1024) ?? 1024 * 1024,
+    sendRate: int(get, 'COLLOQUY_SEND_RATE', 1, 10_000),
   };
 }
 

@@ -13,7 +13,7 @@ import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import { openSqliteStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
-import { createHttpAdapter } from './transport/index.js';
+import { createHttpAdapter, withPacing } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, startHttpServer, type HttpServer } from './webhook/index.js';
 
@@ -63,7 +63,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }) : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
-  const adapter = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
+  const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
+  const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
   const sender = o.config.sender ?? SANDBOX_SENDER;
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher: o.dispatcher });
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));

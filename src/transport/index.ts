@@ -8,3 +8,4 @@ export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions, type R
 export { systemClock } from './clock.js';
 // Logger is not re-exported: it has the shape of src/log.ts's Logger, which the package exports.
 export type { ObserverOptions } from './log.js';
+export { withPacing, type PacingOptions } from './pacing.js';

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/index.js';
+
+const real = { COLLOQUY_BASE_URL: 'https://api.example.com/', COLLOQUY_AUTH_URL: 'https://auth.example.com', COLLOQUY_CLIENT_ID: 'id', COLLOQUY_CLIENT_SECRET: 's3cret', COLLOQUY_SENDER: '5215500000000' };
+
+function fails(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('loadConfig accepted it');
+}
+
+describe('loadConfig', () => {
+  it('defaults to the sandbox on 127.0.0.1:3000 with ./data/colloquy.db', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000, host: '127.0.0.1', db: './data/colloquy.db', provider: { kind: 'sandbox' }, sender: undefined,
+      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined,
+    });
+  });
+
+  it('reads a real provider, trimming a trailing slash, with every SMS field', () => {
+    const c = loadConfig({ ...real, COLLOQUY_AUTH_METHOD: 'basic', COLLOQUY_SMS_COUNTRY: 'mx', COLLOQUY_SMS_DIAL: '41414', COLLOQUY_SMS_MASK: 'PIZZA', COLLOQUY_SEND_RATE: '80', PORT: '8080' });
+    expect(c.provider).toEqual({ kind: 'real', baseUrl: 'https://api.example.com', authUrl: 'https://auth.example.com', clientId: 'id', clientSecret: 's3cret', authMethod: 'basic' });
+    expect([c.sms, c.sendRate, c.port, c.sender]).toEqual([{ country: 'MX', dial: 41414, mask: 'PIZZA' }, 80, 8080, '5215500000000']);
+  });
+
+  it.each([
+    [{ PORT: '70000' }, 'PORT', 'must be a whole number from 0 to 65535, got "70000"'],
+    [{ COLLOQUY_BASE_URL: 'ftp://x' }, 'COLLOQUY_BASE_URL', 'must be an http or https URL'],
+    [{ ...real, COLLOQUY_AUTH_URL: '' }, 'COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set'],
+    [{ ...real, COLLOQUY_CLIENT_SECRET: ' ' }, 'COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'],
+    [{ ...real, COLLOQUY_SENDER: '' }, 'COLLOQUY_SENDER', 'is required when COLLOQUY_BASE_URL is set'],
+    [{ COLLOQUY_SENDER: '+5215500000000' }, 'COLLOQUY_SENDER', 'must be digits only'],
+    [{ COLLOQUY_AUTH_METHOD: 'header' }, 'COLLOQUY_AUTH_METHOD', 'must be one of body, basic, got "header"'],
+    [{ COLLOQUY_SMS_COUNTRY: 'MEX' }, 'COLLOQUY_SMS_COUNTRY', 'must be a two-letter ISO-3166 code'],
+    [{ COLLOQUY_SMS_MASK: 'far too long a mask' }, 'COLLOQUY_SMS_MASK', 'must be 1–11 letters, digits or spaces'],
+    [{ COLLOQUY_LOG_LEVEL: 'loud' }, 'COLLOQUY_LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ COLLOQUY_SEND_RATE: '0' }, 'COLLOQUY_SEND_RATE', 'must be a whole number from 1 to 10000'],
+  ])('%o is refused, naming %s', (env, variable, message) => {
+    const err = fails(env);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toContain(`${variable}: ${message}`);
+  });
+
+  it('never puts a secret in its message', () => {
+    const err = fails({ ...real, COLLOQUY_CLIENT_SECRET: 'topsecret', COLLOQUY_SENDER: 'abc' });
+    expect(err.message).not.toContain('topsecret');
+  });
+});
