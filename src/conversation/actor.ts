@@ -30,6 +30,7 @@ export class ActorHandle {
   private readonly cancelled = new Set<string>();
   /** The error the actor reported (an action threw, a promise rejected with no onError…). */
   error: unknown = undefined;
+  private readonly cancelOriginal: (source: AnyActorRef, id: string) => void;
   /** True while the runtime itself is sending an event, so changes outside a turn can be noticed. */
   inTurn = false;
   /** True when the actor changed outside a turn since its snapshot was last taken for a commit. */
@@ -48,6 +49,7 @@ export class ActorHandle {
     });
     const scheduler = this.actor.system.scheduler as { cancel: (source: AnyActorRef, id: string) => void };
     const cancel = scheduler.cancel.bind(scheduler);
+    this.cancelOriginal = cancel;
     scheduler.cancel = (source, id) => {
       if (source === this.actor) this.cancelled.add(id);
       cancel(source, id);
@@ -85,6 +87,14 @@ export class ActorHandle {
   get busy(): boolean {
     const children = (this.actor.getPersistedSnapshot() as { children?: Record<string, { snapshot?: { status?: string } }> }).children ?? {};
     return Object.values(children).some((c) => c.snapshot?.status === 'active');
+  }
+
+  /**
+   * Forgets a delay that has fired through the inbox. The inert clock never fires it, so XState
+   * would still count it as pending and the next commit would store it again, already due.
+   */
+  consumeDelay(key: string): void {
+    this.cancelOriginal(this.actor, key);
   }
 
   /** Takes what was said since the last call. */

@@ -40,6 +40,14 @@ export class Deliveries {
     return { duplicate: r.duplicate, known: r.outbound !== undefined };
   }
 
+  /** On start: failed statuses whose follow-up a crash cut short get it now (it is idempotent). */
+  async recover(): Promise<void> {
+    for (const row of await this.d.store.unfollowedFailures()) {
+      const failed = row.providerId === null ? undefined : (await this.d.store.statuses(row.providerId)).find((s) => s.status === 'failed');
+      await this.statusFailed(row, failed?.errors);
+    }
+  }
+
   /** A row was accepted: its `failed` status may have arrived before the send was recorded. */
   async sent(row: OutboxRecord, providerId: string | undefined): Promise<void> {
     if (providerId === undefined) return;

@@ -108,6 +108,7 @@ export class Runtime {
       const conv = await this.store.conversation(id);
       if (conv && this.bots.has(conv.botId)) this.lanes.kick(conv, 'resume');
     }
+    await this.deliveries.recover();
     this.dispatcher.wake();
     await this.clockwork.start();
   }
@@ -214,14 +215,22 @@ export class Runtime {
       await this.store.skipInbound(row.id, 'its conversation has ended', this.clock.now());
       return;
     }
+    const timerKey = row.source === 'timer' ? (row.raw as { key?: string } | null)?.key : undefined;
+    if (timerKey !== undefined && conv && (await this.store.timers(conv.id)).some((t) => t.key === timerKey)) {
+      // Its state was left and entered again after it fired: the new entry's own delay stands.
+      await this.store.skipInbound(row.id, 'its state was entered again after it fired', this.clock.now());
+      return;
+    }
     const existing = this.live.get(laneKey(key));
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
     const { live, fresh } = reuse ? { live: existing, fresh: false } : openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
     if (!reuse && existing) this.dropLive(key);
     const restarted = !fresh ? false : conv !== undefined;
+    if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
-    if (row.source === 'whatsapp') live.channel = 'interactive';
-    else if (row.source === 'sms') live.channel = 'sms';
+    if (conv) live.channel = conv.channel; // a fallback may have moved it since a live actor opened
+    const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
+    if (channel) live.channel = channel;
     const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, row.event) : row.event;
     let extra: readonly Message[] | undefined;
     const staleFlow = event.type === 'flow' && conv !== undefined && event['token'] !== live.flowToken;
@@ -229,7 +238,7 @@ export class Runtime {
     throwIfFailed(bot, live.handle);
     if (!handled && userEvent && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
-    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra });
+    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel });
     this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
   }
 
@@ -249,6 +258,7 @@ export class Runtime {
     if (!live || !bot) return;
     const conv = await this.store.conversation(live.conversationId);
     if (!conv || conv.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
+    live.channel = conv.channel;
     try {
       throwIfFailed(bot, live.handle);
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });

@@ -41,6 +41,8 @@ export interface TurnPlan {
   /** Messages to send besides what the machine said (a re-prompt). */
   readonly extra?: readonly Message[] | undefined;
   readonly status?: 'failed' | undefined;
+  /** The channel the user just wrote on, when it changes the conversation's; undefined keeps it. */
+  readonly channel?: ConversationRecord['channel'] | undefined;
 }
 
 /** A fresh flow token: unguessable, one per conversation. */
@@ -109,7 +111,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const status = plan.status ?? (handle.snapshot.status === 'done' ? 'done' : 'active');
   return deps.store.commitTurn({
     key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
-    snapshot, state, status, flowToken: live.flowToken, channel: live.channel,
+    snapshot, state, status, flowToken: live.flowToken, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
     lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
     inboxId: plan.inboxId, outbox, timers: handle.takeTimers(now), now,
   });

@@ -33,8 +33,8 @@ const SQL = {
     channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
     last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
     WHERE id = @id AND version = @expectedVersion`,
-  expireOne: `UPDATE conversations SET status = 'expired', ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`,
-  expireIdle: `UPDATE conversations SET status = 'expired', ended_at = @now, updated_at = @now
+  expireOne: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`,
+  expireIdle: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = @now, updated_at = @now
     WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,
   setChannel: 'UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?',
   markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
@@ -74,6 +74,9 @@ const SQL = {
     VALUES (@providerMessageId, @status, @timestamp, @recipient, @errors, @raw, @receivedAt) ON CONFLICT DO NOTHING`,
   statusesOf: 'SELECT * FROM statuses WHERE provider_message_id = ? ORDER BY id',
   setDelivery: 'UPDATE outbox SET delivery_status = ? WHERE id = ?',
+  unfollowedFailures: `SELECT o.* FROM outbox o WHERE o.state = 'sent' AND o.delivery_status = 'failed' AND o.fallback_of IS NULL
+    AND NOT EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)
+    AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'delivery:' || o.id) ORDER BY o.id`,
 } as const;
 
 /** The store's prepared statements, by name. */

@@ -222,6 +222,10 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
+  async unfollowedFailures(): Promise<OutboxRecord[]> {
+    return (this.q.unfollowedFailures.all() as Row[]).map(toOutbox);
+  }
+
   async lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined> {
     const r = this.q.lastInteractive.get(conversationId) as Row | undefined;
     return r && { record: toOutbox(r), bySms: Number(r['by_sms']) === 1 };

@@ -221,6 +221,8 @@ export interface Store {
    * Idempotent: doing it again adds nothing twice.
    */
   failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp): Promise<void>;
+  /** Sent messages the provider reported failed whose follow-up (fallback or `delivery.failed`) is missing. */
+  unfollowedFailures(): Promise<OutboxRecord[]>;
   /** The conversation's latest list, buttons or flow message, and whether it went by SMS. */
   lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined>;
   /** Puts a claimed row back for a later attempt. */

@@ -191,7 +191,7 @@ describe('commitTurn: ending and expiring', () => {
 
     const r = await store.commitTurn(turn({ expire: 1, inboxId, flowToken: 'ft_new', outbox: [text('Welcome back')], now: T0 + 86_400_000 }));
     expect(r).toEqual({ conversationId: 2, version: 1, outboxIds: [1] });
-    expect(await store.conversation(1)).toMatchObject({ status: 'expired', endedAt: T0 + 86_400_000, updatedAt: T0 + 86_400_000, version: 1 });
+    expect(await store.conversation(1)).toMatchObject({ status: 'expired', endedAt: T0 + 86_400_000, updatedAt: T0 + 86_400_000, version: 2 }); // expiring bumps the version, so a turn racing it retries
     expect(await store.timers(1)).toEqual([]);
     expect(await store.activeConversation(ALICE)).toMatchObject({ id: 2, flowToken: 'ft_new' });
     expect(await store.inbound(inboxId)).toMatchObject({ state: 'done', conversationId: 2 });
