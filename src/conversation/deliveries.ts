@@ -56,17 +56,18 @@ export class Deliveries {
   }
 
   /** Records a failure with what follows it, atomically. */
-  async failed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined): Promise<void> {
+  async failed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined, claim?: string): Promise<boolean> {
     const { store, clock } = this.d;
     const bot = this.d.bot(row.botId);
-    if (!bot) { if (record) await store.finishOutbound(row.id, record, clock.now()); return; }
+    if (!bot) return record ? store.finishOutbound(row.id, record, clock.now(), claim) : true;
     const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: clock.now() });
-    await store.failOutbound(row.id, record, clock.now(), follow);
+    if (!(await store.failOutbound(row.id, record, clock.now(), follow, claim))) return false;
     if (fellBack) {
       this.d.metrics.inc('colloquy_fallbacks_total', 'Messages sent by SMS because the interactive channel failed, by trigger', { bot: bot.id, trigger });
       this.d.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
       this.d.wakeDispatcher();
     } else this.d.kick(row);
+    return true;
   }
 
   private async statusFailed(row: OutboxRecord, errors: unknown): Promise<void> {

@@ -29,8 +29,8 @@ interface Deps {
   readonly clock: RuntimeClock;
   readonly logger: Logger;
   readonly metrics: Metrics;
-  /** A row failed for good (`exhausted` when retries ran out): record it and what follows, atomically. */
-  readonly onFailed: (row: OutboxRecord, result: SendFailed, record: SendRecord, exhausted: boolean) => Promise<void>;
+  /** A row failed for good (`exhausted` when retries ran out): record it and what follows, atomically; false when the claim was lost. */
+  readonly onFailed: (row: OutboxRecord, result: SendFailed, record: SendRecord, exhausted: boolean, claim: string | undefined) => Promise<boolean>;
   /** A row was accepted by the provider. */
   readonly onSent: (row: OutboxRecord, providerId: string | undefined) => Promise<void>;
 }
@@ -38,7 +38,8 @@ interface Deps {
 /** Sends the outbox. */
 export class Dispatcher {
   private readonly o: Required<DispatcherOptions>;
-  private inflight = 0;
+  /** Rows this process is sending, with the claim that holds each (it changes if re-claimed). */
+  private readonly inflight = new Map<number, { claim: string | null }>();
   private pumping: Promise<void> | undefined;
   private again = false;
   private timer: unknown;
@@ -64,7 +65,7 @@ export class Dispatcher {
 
   /** True when nothing is in flight and no pump is running. */
   get idle(): boolean {
-    return this.inflight === 0 && this.pumping === undefined;
+    return this.inflight.size === 0 && this.pumping === undefined;
   }
 
   /** Waits for the sends in flight. */
@@ -82,7 +83,7 @@ export class Dispatcher {
   private async pump(): Promise<void> {
     do {
       this.again = false;
-      const free = this.o.concurrency - this.inflight;
+      const free = this.o.concurrency - this.inflight.size;
       if (free <= 0) return;
       const rows = await this.d.store.claimOutbound(this.d.clock.now(), free, this.o.leaseMs);
       for (const row of rows) this.track(row);
@@ -92,11 +93,34 @@ export class Dispatcher {
   }
 
   private track(row: OutboxRecord): void {
-    this.inflight++;
-    const t = this.deliver(row)
+    const mine = this.inflight.get(row.id);
+    if (mine) {
+      // Our own send outlived its lease and we claimed it again: keep the one send, with the new claim.
+      mine.claim = row.claim;
+      return;
+    }
+    const held = { claim: row.claim };
+    this.inflight.set(row.id, held);
+    const t = this.deliver(row, held)
       .catch((err) => this.d.logger.error({ err: errorInfo(err), outbox: row.id }, 'recording a send failed'))
-      .finally(() => { this.inflight--; this.tasks.delete(t); this.wake(); });
+      .finally(() => { this.inflight.delete(row.id); this.tasks.delete(t); this.wake(); });
     this.tasks.add(t);
+  }
+
+  /** Keeps a row's lease alive while its send is in flight, so no other process sends it too. */
+  private keepLease(id: number, held: { claim: string | null }): () => void {
+    let timer: unknown;
+    const every = Math.max(1, Math.floor(this.o.leaseMs / 3));
+    const renew = () => {
+      timer = this.d.clock.setTimeout(() => {
+        if (held.claim === null) return;
+        void this.d.store.renewLease(id, held.claim, this.d.clock.now() + this.o.leaseMs)
+          .then((ok) => { if (ok) renew(); })
+          .catch((err) => this.d.logger.warn({ err: errorInfo(err), outbox: id }, 'could not renew a send lease'));
+      }, every);
+    };
+    renew();
+    return () => { if (timer !== undefined) this.d.clock.clearTimeout(timer); };
   }
 
   private async arm(): Promise<void> {
@@ -108,32 +132,40 @@ export class Dispatcher {
     this.timer = this.d.clock.setTimeout(() => { this.timer = undefined; this.wake(); }, Math.max(0, next - this.d.clock.now()));
   }
 
-  private async deliver(row: OutboxRecord): Promise<void> {
+  private async deliver(row: OutboxRecord, held: { claim: string | null }): Promise<void> {
     const started = performance.now();
     let result: SendResult;
+    const release = this.keepLease(row.id, held);
     try {
       result = await this.d.adapter.send({ channel: row.channel, request: row.request } as never);
     } catch (err) {
       result = { ok: false, channel: row.channel, kind: 'retryable', reason: `adapter threw: ${errorInfo(err).message}`, attempts: 1 };
+    } finally {
+      release();
     }
+    const claim = held.claim ?? undefined;
     const labels = { channel: row.channel, outcome: result.ok ? 'accepted' : result.kind };
     this.d.metrics.inc('colloquy_sends_total', 'Messages sent to the provider, by channel and outcome', labels);
     this.d.metrics.observe('colloquy_send_seconds', 'Time to deliver one message to the provider, retries included', { channel: row.channel }, (performance.now() - started) / 1000);
     const now = this.d.clock.now();
     if (result.ok) {
-      await this.d.store.finishOutbound(row.id, accepted(result), now);
-      await this.d.onSent(row, result.providerId);
+      if (await this.d.store.finishOutbound(row.id, accepted(result), now, claim)) await this.d.onSent(row, result.providerId);
+      else this.lost(row);
       return;
     }
     if (result.kind === 'retryable' && row.attempts < this.o.maxAttempts) {
       const delay = this.backoff(row.attempts, result.retryAfterMs);
       this.d.metrics.inc('colloquy_send_retries_total', 'Outbox rows put back for a later attempt', { channel: row.channel });
       this.d.logger.warn({ outbox: row.id, attempt: row.attempts, delayMs: delay, reason: result.reason }, 'send failed, will retry');
-      await this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result));
+      if (!(await this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result), claim))) this.lost(row);
       return;
     }
     this.d.logger.warn({ outbox: row.id, channel: row.channel, reason: result.reason, code: result.providerCode }, 'message failed for good');
-    await this.d.onFailed(row, result, failed(result), result.kind === 'retryable');
+    if (!(await this.d.onFailed(row, result, failed(result), result.kind === 'retryable', claim))) this.lost(row);
+  }
+
+  private lost(row: OutboxRecord): void {
+    this.d.logger.warn({ outbox: row.id }, 'another process claimed this message while it was being sent (its lease ran out); this result is not recorded');
   }
 
   private backoff(attempt: number, retryAfterMs: number | undefined): number {

@@ -83,7 +83,7 @@ export class Runtime {
     this.dispatcher = new Dispatcher(
       {
         ...base, adapter: o.adapter, logger: this.logger,
-        onFailed: (row, r, record, exhausted) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record),
+        onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
         onSent: (row, id) => this.deliveries.sent(row, id),
       },
       o.dispatcher,

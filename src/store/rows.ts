@@ -71,6 +71,7 @@ export function toOutbox(r: Row): OutboxRecord {
     errorCode: str(r['error_code']),
     fallbackOf: num(r['fallback_of']),
     deliveryStatus: str(r['delivery_status']),
+    claim: str(r['claim']),
     createdAt: Number(r['created_at']),
     sentAt: num(r['sent_at']),
   };

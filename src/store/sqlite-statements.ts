@@ -43,11 +43,14 @@ const SQL = {
   claimable: `SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id
     WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
     ORDER BY o.id LIMIT @limit`,
-  claim: `UPDATE outbox SET state = 'sending', lease_until = ?, attempts = attempts + 1 WHERE id = ?`,
+  claim: `UPDATE outbox SET state = 'sending', lease_until = ?, claim = ?, attempts = attempts + 1 WHERE id = ?`,
+  renewLease: `UPDATE outbox SET lease_until = ? WHERE id = ? AND claim = ? AND state = 'sending'`,
   finish: `UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
     sms_code = @smsCode, sms_mailing_id = @smsMailingId, sms_result = @smsResult, error = @error, error_code = @errorCode,
-    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL WHERE id = @id`,
-  retry: `UPDATE outbox SET state = 'pending', next_attempt_at = ?, error = ?, error_code = ?, lease_until = NULL WHERE id = ?`,
+    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL, claim = NULL
+    WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
+  retry: `UPDATE outbox SET state = 'pending', next_attempt_at = @next, error = @error, error_code = @code, lease_until = NULL, claim = NULL
+    WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
   outbox: 'SELECT * FROM outbox WHERE id = ?',
   insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)

@@ -2,6 +2,7 @@
  * The SQLite store (better-sqlite3, WAL). Every method is one statement or one transaction;
  * the async signatures are the port's, so a networked database can implement the same interface.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -176,39 +177,49 @@ export class SqliteStore implements Store {
   async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
     return this.db.transaction(() => {
       const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
-      for (const r of rows) this.q.claim.run(now + leaseMs, r.id);
-      return rows.map((r) => ({ ...r, state: 'sending' as const, attempts: r.attempts + 1 }));
+      const token = randomBytes(6).toString('hex');
+      return rows.map((r) => {
+        const claim = `${token}-${r.id}`;
+        this.q.claim.run(now + leaseMs, claim, r.id);
+        return { ...r, state: 'sending' as const, attempts: r.attempts + 1, claim };
+      });
     }).immediate();
   }
 
-  async finishOutbound(id: number, s: SendRecord, now: number): Promise<void> {
-    this.db.transaction(() => this.finishRow(id, s, now)).immediate();
+  async finishOutbound(id: number, s: SendRecord, now: number, claim?: string): Promise<boolean> {
+    return this.db.transaction(() => this.finishRow(id, s, now, claim)).immediate();
   }
 
-  private finishRow(id: number, s: SendRecord, now: number): void {
+  async renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
+    return this.q.renewLease.run(leaseUntil, id, claim).changes === 1;
+  }
+
+  private finishRow(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
     {
-      this.q.finish.run({
-        id, now, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
+      const done = this.q.finish.run({
+        id, now, claim: claim ?? null, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
         smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
-      });
-      if (s.providerId === undefined) return;
+      }).changes === 1;
+      if (!done) return false; // the claim was lost: another process holds the row now
+      if (s.providerId === undefined) return true;
       // Statuses can arrive before the send is recorded (a fast provider): they count now.
       const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
-      if (current === undefined) return;
+      if (current === undefined) return true;
       let best = current;
       for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
         const status = String(r['status']);
         if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
       }
       if (best !== current) this.q.setDelivery.run(best, id);
+      return true;
     }
   }
 
-  async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp): Promise<void> {
-    this.db.transaction(() => {
-      if (record) this.finishRow(id, record, now);
+  async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      if (record && !this.finishRow(id, record, now, claim)) return false;
       const row = this.q.outbox.get(id) as Row | undefined;
-      if (!row) return;
+      if (!row) return false;
       const conversationId = Number(row['conversation_id']);
       if (follow.fallback) {
         const key = { botId: String(row['bot_id']), user: String(row['user']) };
@@ -219,6 +230,7 @@ export class SqliteStore implements Store {
       }
       if (follow.inbound) this.q.insertInbox.run({ ...follow.inbound, event: JSON.stringify(follow.inbound.event), raw: j(follow.inbound.raw) });
       if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
+      return true;
     }).immediate();
   }
 
@@ -231,8 +243,8 @@ export class SqliteStore implements Store {
     return r && { record: toOutbox(r), bySms: Number(r['by_sms']) === 1 };
   }
 
-  async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void> {
-    this.q.retry.run(nextAttemptAt, error, errorCode ?? null, id);
+  async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
+    return this.q.retry.run({ id, next: nextAttemptAt, error, code: errorCode ?? null, claim: claim ?? null }).changes === 1;
   }
 
   async addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]> {

@@ -92,6 +92,8 @@ export interface OutboxRecord extends ConversationKey {
   readonly errorCode: string | null;
   readonly fallbackOf: number | null;
   readonly deliveryStatus: string | null;
+  /** The token of the claim sending it, while it is `sending`. */
+  readonly claim: string | null;
   readonly createdAt: number;
   readonly sentAt: number | null;
 }
@@ -213,20 +215,25 @@ export interface Store {
 
   /** Claims due outbound rows: the oldest unsent of each conversation, none in flight before it. */
   claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]>;
-  /** Records a final result. */
-  finishOutbound(id: number, result: SendRecord, now: number): Promise<void>;
+  /**
+   * Records a final result. With `claim`, only while that claim still holds the row: returns false
+   * when another process claimed it since (its lease ran out), and records nothing.
+   */
+  finishOutbound(id: number, result: SendRecord, now: number, claim?: string): Promise<boolean>;
+  /** Extends a claimed row's lease while its send is in flight; false when the claim was lost. */
+  renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean>;
   /**
    * Records a row's final failure (when `record` is given) together with what follows it, in one
    * transaction: an SMS fallback (at most one per row), an inbound for the bot, a channel change.
    * Idempotent: doing it again adds nothing twice.
    */
-  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp): Promise<void>;
+  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean>;
   /** Sent messages the provider reported failed whose follow-up (fallback or `delivery.failed`) is missing. */
   unfollowedFailures(): Promise<OutboxRecord[]>;
   /** The conversation's latest list, buttons or flow message, and whether it went by SMS. */
   lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined>;
   /** Puts a claimed row back for a later attempt. */
-  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined): Promise<void>;
+  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean>;
   /** Adds rows outside a turn (an SMS fallback), atomically with an optional inbound. */
   addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]>;
   outbound(id: number): Promise<OutboxRecord | undefined>;

@@ -43,7 +43,7 @@ describe('commitTurn: creating a conversation', () => {
     expect(await store.outbound(1)).toEqual({
       id: 1, conversationId: 1, ...ALICE, inboxId, kind: 'text', message: { type: 'text', text: 'Hi' }, channel: 'interactive', request: { text: { body: 'Hi' } },
       state: 'pending', attempts: 0, nextAttemptAt: T0 + 1, providerId: null, httpStatus: null, response: null, smsCode: null, smsMailingId: null,
-      smsResult: null, error: null, errorCode: null, fallbackOf: null, deliveryStatus: null, createdAt: T0 + 1, sentAt: null,
+      smsResult: null, error: null, errorCode: null, fallbackOf: null, deliveryStatus: null, claim: null, createdAt: T0 + 1, sentAt: null,
     });
     expect((await store.outbound(2))?.kind).toBe('buttons');
   });

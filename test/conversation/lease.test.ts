@@ -1,0 +1,69 @@
+/** A send that outlives its lease is never sent twice, and a stale claim records nothing. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock, openSqliteStore } from '../../src/index.js';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import counterBot from '../fixtures/counter-bot.js';
+import { USER, world } from './helpers.js';
+
+let sb: RunningSandbox;
+const held: (() => void)[] = [];
+beforeAll(async () => {
+  // Latency faults wait here until the test lets them go (or for real time with `realSleep`).
+  sb = await startSandbox({ port: 0, sleep: (ms) => new Promise<void>((r) => { if (ms >= 30_000) held.push(r); else setTimeout(r, ms); }) });
+});
+afterAll(async () => { held.forEach((r) => r()); await sb.close(); });
+
+const smsTo = (user: string) => sb.sandbox.requests.filter((q) => q.endpoint === 'sms' && JSON.stringify(q.body).includes(user));
+
+describe('send leases', () => {
+  it('a send still in flight when its lease would end is kept alive, not claimed and sent again', async () => {
+    const user = '5215500007001';
+    const clock = new ManualClock();
+    sb.sandbox.faults.latency(90_000, { endpoint: 'sms', times: 1 });
+    const w = await world([counterBot], { sb, clock });
+    await w.runtime.receive({ botId: 'counter', user, providerId: 'wamid.lease1', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
+    while (smsTo(user).length === 0) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 6; i++) { // two minutes in 20 s steps, letting each lease renewal land
+      clock.advance(20_000);
+      await new Promise((r) => setTimeout(r, 10));
+      await w.runtime.poke();
+    }
+    expect(smsTo(user)).toHaveLength(1);
+    held.splice(0).forEach((r) => r());
+    await w.runtime.idle();
+    expect(smsTo(user)).toHaveLength(1);
+    expect(w.store.db.prepare('SELECT state, attempts, claim FROM outbox').all()).toEqual([{ state: 'sent', attempts: 1, claim: null }]);
+    await w.stop();
+  });
+
+  it('a send slower than a short lease is sent once (real time)', async () => {
+    const user = '5215500007002';
+    sb.sandbox.faults.latency(600, { endpoint: 'sms', times: 1 });
+    const { systemClock } = await import('../../src/index.js');
+    const w = await world([counterBot], { sb, clock: systemClock as unknown as ManualClock, dispatcher: { leaseMs: 200 } });
+    await w.runtime.receive({ botId: 'counter', user, providerId: 'wamid.lease2', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
+    while (w.store.db.prepare(`SELECT state FROM outbox`).get()?.['state' as never] !== 'sent') await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // past another lease: nothing more goes out
+    await w.runtime.idle();
+    expect(smsTo(user)).toHaveLength(1);
+    await w.stop();
+  });
+});
+
+describe('claim tokens', () => {
+  it('a result from a claim that was taken over is not recorded', async () => {
+    const store = openSqliteStore(':memory:');
+    const key = { botId: 'counter', user: USER };
+    await store.commitTurn({ key, conversationId: undefined, expectedVersion: 0, snapshot: {}, state: 's', status: 'active', flowToken: 'ft_x', userActivity: true, outbox: [{ kind: 'text', message: { kind: 'text', text: 'a' }, channel: 'sms', request: { msisdns: [USER], message: 'a' } }], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: 1000 });
+    const [mine] = await store.claimOutbound(1000, 10, 100);
+    const [theirs] = await store.claimOutbound(1100, 10, 100); // the lease ran out: another process claims it
+    expect(mine!.claim).not.toBe(theirs!.claim);
+    expect(await store.renewLease(1, mine!.claim!, 5000)).toBe(false);
+    expect(await store.finishOutbound(1, { state: 'sent', providerId: 'late' }, 1200, mine!.claim!)).toBe(false);
+    expect(await store.retryOutbound(1, 9999, 'late', undefined, mine!.claim!)).toBe(false);
+    expect(await store.outbound(1)).toMatchObject({ state: 'sending', providerId: null, claim: theirs!.claim, attempts: 2 });
+    expect(await store.finishOutbound(1, { state: 'sent', providerId: 'p1' }, 1200, theirs!.claim!)).toBe(true);
+    expect(await store.outbound(1)).toMatchObject({ state: 'sent', providerId: 'p1', claim: null });
+    await store.close();
+  });
+});
