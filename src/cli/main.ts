@@ -56,6 +56,12 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
       out.err(`colloquy ${command}: ${err.message}\n`);
       return err.code === 'usage' ? 2 : 1;
     }
+    const sys = err as NodeJS.ErrnoException;
+    if (typeof sys.syscall === 'string') {
+      // The system refused something (a port in use, a file we may not write): its message says what.
+      out.err(`colloquy ${command}: ${sys.message}\n`);
+      return 1;
+    }
     throw err;
   }
 }

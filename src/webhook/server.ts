@@ -4,8 +4,9 @@
  * after it listens, since the sandbox's URL (its port) must be known before the adapter exists.
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import express, { type RequestHandler } from 'express';
+import { ColloquyError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 
 /** A listening server. */
@@ -41,9 +42,10 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
   });
   const mounts = express.Router();
   app.use(mounts);
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(o.port, o.host, () => resolve(s));
-    s.once('error', reject);
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, o.host, o.port)));
+    server.listen(o.port, o.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const host = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
@@ -57,4 +59,13 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
       setTimeout(() => server.closeAllConnections(), 5_000).unref();
     }),
   };
+}
+
+/** Why the server could not listen, for a person: the port and what to do. */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): ColloquyError {
+  const where = `${host}:${port}`;
+  if (err.code === 'EADDRINUSE') return new ColloquyError('listen', `${where} is already in use (another server is running there): stop it, or set PORT to another port`, { cause: err });
+  if (err.code === 'EACCES') return new ColloquyError('listen', `${where}: permission denied (ports below 1024 need privileges): set PORT to 1024 or above`, { cause: err });
+  if (err.code === 'EADDRNOTAVAIL') return new ColloquyError('listen', `${where}: this machine has no such address: check HOST`, { cause: err });
+  return new ColloquyError('listen', `cannot listen on ${where}: ${err.message}`, { cause: err });
 }

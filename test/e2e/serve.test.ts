@@ -1,6 +1,6 @@
 /** `colloquy serve` as a user runs it: a real process, real HTTP, signed webhooks, a SQLite file. */
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/index.js';
 import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { tempDir } from '../conversation/helpers.js';
@@ -31,10 +31,20 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T>
   }
 }
 
+const started: { stop: (s?: NodeJS.Signals) => Promise<number | null>; proc: { exitCode: number | null } }[] = [];
+afterEach(async () => {
+  for (const s of started.splice(0)) if (s.proc.exitCode === null) await s.stop('SIGKILL');
+});
+async function serveTracked(args: string[], env: Record<string, string>) {
+  const s = await serve(args, env);
+  started.push(s);
+  return s;
+}
+
 describe('colloquy serve', () => {
   it('a user taps through the pizza bot; a restart mid-conversation changes nothing they see', async () => {
     const env = { COLLOQUY_DB: join(tmp.dir, 'serve.db'), COLLOQUY_WEBHOOK_SECRET: SECRET };
-    let s = await serve(['bots'], env);
+    let s = await serveTracked(['bots'], env);
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
     let got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
     expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
@@ -45,7 +55,7 @@ describe('colloquy serve', () => {
     // Restart: SIGTERM is a graceful stop; the next process continues from the same file.
     expect(await s.stop('SIGTERM')).toBe(0);
     expect(s.stderr()).toContain('shutting down');
-    s = await serve(['bots'], env);
+    s = await serveTracked(['bots'], env);
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
     got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
     const flowReq = got[0]!.request as { flow: { action: { parameters: { flow_token: string; flow_action_payload: unknown } } } };
@@ -62,7 +72,7 @@ describe('colloquy serve', () => {
     for (const m of got) expect((m.channel === 'sms' ? SmsRequestSchema : InteractiveRequestSchema).safeParse(m.request).success).toBe(true);
 
     const health = await (await fetch(`${s.url}/healthz`)).json();
-    expect(health).toMatchObject({ ok: true, provider: 'sandbox', bots: ['appointments', 'pizza', 'support'] });
+    expect(health).toMatchObject({ ok: true, provider: 'sandbox', bots: expect.arrayContaining(['appointments', 'pizza', 'support']) });
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toMatch(/colloquy_turns_total\{bot="pizza",outcome="ok"\} 3/);
     expect(metrics).toMatch(/colloquy_token_requests_total\{outcome="ok"\} 1/);
@@ -72,7 +82,7 @@ describe('colloquy serve', () => {
   });
 
   it('refuses an unsigned webhook when a secret is set, storing nothing', async () => {
-    const s = await serve(['bots'], { COLLOQUY_DB: join(tmp.dir, 'unsigned.db'), COLLOQUY_WEBHOOK_SECRET: SECRET });
+    const s = await serveTracked(['bots'], { COLLOQUY_DB: join(tmp.dir, 'unsigned.db'), COLLOQUY_WEBHOOK_SECRET: SECRET });
     const res = await post(s.url, textMessage({ from: USER, text: 'hi' }), 'another-secret');
     expect(res.status).toBe(401);
     expect(await s.stop()).toBe(0);
@@ -89,6 +99,15 @@ describe('colloquy serve', () => {
     const r = await run(['serve', 'bots'], { [name]: value });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a port already in use is said plainly, with what to do', async () => {
+    const s = await serveTracked(['bots'], { COLLOQUY_DB: join(tmp.dir, 'busy-1.db') });
+    const port = new URL(s.url).port;
+    const r = await run(['serve', 'bots'], { PORT: port, COLLOQUY_DB: join(tmp.dir, 'busy-2.db') });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`colloquy serve: 127.0.0.1:${port} is already in use (another server is running there): stop it, or set PORT to another port`);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
