@@ -38,6 +38,8 @@ export async function createTestBot(bot: Bot, options: TestBotOptions = {}): Pro
 export class TestConversation implements WorldView {
   #sent: SentMessage[] = [];
   #mark = 0;
+  /** Where the previous action's report ended: what arrives after it (an invocation's result) belongs to the next. */
+  #end = 0;
   #record: ConversationRecord | undefined;
   #lastAction = '(none yet)';
   readonly #steps: TranscriptStep[] = [];
@@ -221,7 +223,7 @@ export class TestConversation implements WorldView {
 
   private async act(action: TranscriptAction, source: InboundSource | undefined, event: RawEvent | undefined, advanceMs = 0): Promise<void> {
     const { world } = this;
-    const mark = world.lastSeq();
+    const mark = this.#end;
     let inboxId: number | undefined;
     if (event !== undefined) {
       const r = await world.runtime.receive({ botId: world.bot.id, user: this.user, providerId: world.nextProviderId(), source, event });
@@ -232,6 +234,7 @@ export class TestConversation implements WorldView {
     }
     await world.settle();
     this.#mark = mark;
+    this.#end = world.lastSeq();
     this.#lastAction = actionLabel(action);
     const inbound = inboxId === undefined ? undefined : await world.store.inbound(inboxId);
     const error = inbound?.state === 'failed' ? (inbound.error ?? 'unknown error') : undefined;

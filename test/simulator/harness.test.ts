@@ -230,3 +230,23 @@ describe('the package entry point', () => {
     expect(mod['createTestBot']).toBe(createTestBot);
   });
 });
+
+describe('messages sent between actions', () => {
+  it('what an invocation sends after an action ends is reported by the next action', async () => {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const c = await createTestBot(pizza);
+    try {
+      await c.type('hi');
+      await c.tap('Margherita');
+      await c.tap('large');
+      await c.submitFlow({ street: 'Calle 5 de Mayo 12', city: 'Puebla' });
+      await c.tap('Track my order'); // the lookup takes 50 ms of real time
+      await new Promise((r) => setTimeout(r, 150));
+      await c.advance(0);
+      expect(c.latest.map((s) => s.kind)).toEqual(['text', 'text']);
+      c.expectText(/is in the oven/).expectState('done');
+    } finally {
+      await c.close();
+    }
+  });
+});
