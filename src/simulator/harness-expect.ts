@@ -63,7 +63,35 @@ export function whatWasSent(view: ExpectView): string {
 export function expectState(view: ExpectView, state: string | Record<string, unknown>): void {
   const want = typeof state === 'string' ? state : JSON.stringify(state);
   if (view.state === want) return;
-  fail(`Expected the conversation to be in state ${JSON.stringify(want)}, but it is in ${view.state === undefined ? 'no state (it has not started)' : JSON.stringify(view.state)}.`, view);
+  const paths = view.state === undefined ? [] : statePaths(view.state);
+  if (typeof state === 'string' && paths.includes(state)) return;
+  const shown = view.state === undefined ? 'no state (it has not started)' : paths.length === 1 ? JSON.stringify(paths[0]) : JSON.stringify(paths.join(', '));
+  fail(`Expected the conversation to be in state ${JSON.stringify(want)}, but it is in ${shown}.`, view);
+}
+
+/**
+ * A state value as dotted paths, parents included: `{"ordering":"menu"}` is `ordering` and
+ * `ordering.menu`, so `expectState('ordering.menu')` and `expectState('ordering')` both match.
+ */
+export function statePaths(state: string): string[] {
+  let value: unknown;
+  try {
+    value = state.startsWith('{') ? JSON.parse(state) : state;
+  } catch {
+    return [state];
+  }
+  const out: string[] = [];
+  const walk = (v: unknown, prefix: string): void => {
+    if (typeof v === 'string') { out.push(prefix ? `${prefix}.${v}` : v); return; }
+    if (v === null || typeof v !== 'object') return;
+    for (const [k, child] of Object.entries(v)) {
+      const here = prefix ? `${prefix}.${k}` : k;
+      out.push(here);
+      walk(child, here);
+    }
+  };
+  walk(value, '');
+  return out.sort((a, b) => b.length - a.length); // the deepest first, for messages
 }
 
 /** Throws unless one message sent since the last action matches every given field. */

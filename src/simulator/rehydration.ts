@@ -49,14 +49,19 @@ export interface RehydrationOptions {
    * real time, while the conversation is in one of them. State values as text (`'tracking'`).
    */
   readonly busy?: readonly string[] | undefined;
+  /** Where the simulated clock starts (default 2026-01-01 12:00 UTC). */
+  readonly now?: number | Date | undefined;
+  /**
+   * Make `Date.now()` follow each run's simulated clock while it runs (default true), so a bot
+   * that stamps ids or times with it acts the same in all three runs.
+   */
+  readonly pinDateNow?: boolean | undefined;
 }
 
 /** Options of {@link runThroughStore}. */
 export interface StoreRunOptions extends RehydrationOptions {
   /** A new runtime and store connection before every step (true), or one for all steps (false). */
   readonly restart: boolean;
-  /** Where the manual clock starts (default 2026-01-01 12:00 UTC). */
-  readonly now?: number | Date | undefined;
   /** Where the runtime logs (default nowhere). */
   readonly logger?: Logger | undefined;
 }
@@ -117,9 +122,14 @@ const stateText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stri
  * with the input the runtime would give it. A flow answer carries the token `ft_memory`.
  */
 export async function runInMemory(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions = {}): Promise<MemoryRun> {
+  const clock = new SimulatedClock();
+  const t0 = new ManualClock(options.now === undefined ? undefined : +options.now).now();
+  return withDateNow(options, () => t0 + clock.now(), () => memoryRun(bot, steps, options, clock));
+}
+
+async function memoryRun(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions, clock: SimulatedClock): Promise<MemoryRun> {
   const key = { user: options.user ?? DEFAULT_TEST_USER, botId: bot.id };
   const busy = options.busy ?? [];
-  const clock = new SimulatedClock();
   const actor = createActor(bot.machine as AnyStateMachine, { input: bot.options.input ? bot.options.input(key) : key, clock });
   let failure: { error: unknown } | undefined;
   actor.subscribe({ error: (error: unknown) => { failure ??= { error }; } });
@@ -151,11 +161,15 @@ export async function runInMemory(bot: Bot, steps: readonly RehydrationStep[], o
  * before every step, so every turn starts from what the store kept.
  */
 export async function runThroughStore(bot: Bot, steps: readonly RehydrationStep[], options: StoreRunOptions): Promise<StoreRun> {
+  const clock = new ManualClock(options.now === undefined ? undefined : +options.now);
+  return withDateNow(options, () => clock.now(), () => storeRun(bot, steps, options, clock));
+}
+
+async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: StoreRunOptions, clock: ManualClock): Promise<StoreRun> {
   const key = { botId: bot.id, user: options.user ?? DEFAULT_TEST_USER };
   const busy = options.busy ?? [];
   const dir = mkdtempSync(join(tmpdir(), 'colloquy-rehydration-'));
   const path = join(dir, 'colloquy.db');
-  const clock = new ManualClock(options.now === undefined ? undefined : +options.now);
   let server: RunningSandbox | undefined;
   let r: OpenRuntime | undefined;
   const last = async (o: OpenRuntime) => (await o.store.conversations(key)).at(-1);
@@ -207,7 +221,8 @@ export async function runThroughStore(bot: Bot, steps: readonly RehydrationStep[
  * naming the first step where they disagree on the state, on what the bot said (a step marked
  * `reprompts: i` must say what `steps[i]` said) or on the context, then on the end (state and
  * context read from a fresh connection, the provider requests of the two store runs). Returns the
- * runs. A bot that reads the wall clock (`Date.now()`) needs it pinned for the runs to agree.
+ * runs. `Date.now()` follows each run's simulated clock while it runs (`pinDateNow: false` to
+ * leave it alone).
  *
  * @example
  * await checkRehydration(pizza, [
@@ -228,6 +243,18 @@ export async function checkRehydration(bot: Bot, steps: readonly RehydrationStep
   const mismatch = findMismatch(steps, runs);
   if (mismatch) throw new RehydrationMismatchError(mismatch.message, mismatch.step, runs);
   return runs;
+}
+
+/** Runs `fn` with `Date.now()` reading `now`, and puts the real one back afterwards. */
+async function withDateNow<T>(options: RehydrationOptions, now: () => number, fn: () => Promise<T>): Promise<T> {
+  if (options.pinDateNow === false) return fn();
+  const real = Date.now;
+  Date.now = now;
+  try {
+    return await fn();
+  } finally {
+    Date.now = real;
+  }
 }
 
 function errorText(err: unknown): string {

@@ -476,7 +476,8 @@ describe('pizza: rehydration', () => {
       { flow: { street: 'Calle 5 de Mayo 12', city: 'Puebla' } },
       { event: { type: 'reply.track', id: 'track', title: 'Track my order', via: 'button' } },
     ];
-    const { memory, straight, restarted } = await checkRehydration(bot, steps, { busy: ['tracking'], now: T0 });
+    // Date.now is pinned to T0 by this file's beforeEach, so the run's own pinning is off.
+    const { memory, straight, restarted } = await checkRehydration(bot, steps, { busy: ['tracking'], now: T0, pinDateNow: false });
 
     expect(memory.states).toEqual(['{"ordering":"menu"}', '{"ordering":"size"}', '{"ordering":"size"}', '{"ordering":"size"}', '{"ordering":"address"}', 'placed', 'done']);
     for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'done', status: 'done', context: memory.context });

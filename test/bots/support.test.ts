@@ -267,7 +267,8 @@ describe('support: rehydration', () => {
       { event: { type: 'reply.solved', id: 'solved', title: 'Yes, solved', via: 'button' }, reprompts: 4 }, // stale tap
       { event: { type: 'text', text: 'The new router will not pair with my phone.', via: 'whatsapp' } },
     ];
-    const { memory, straight, restarted } = await checkRehydration(bot, steps, { now: T0 });
+    // Date.now is pinned to T0 by this file's beforeEach, so the run's own pinning is off.
+    const { memory, straight, restarted } = await checkRehydration(bot, steps, { now: T0, pinDateNow: false });
 
     expect(memory.states).toEqual(['topic', 'howto', 'howto', 'howto', 'describe', 'describe', 'handoff']);
     for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'handoff', status: 'done', context: memory.context });

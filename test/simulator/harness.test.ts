@@ -250,3 +250,17 @@ describe('messages sent between actions', () => {
     }
   });
 });
+
+describe('nested states', () => {
+  it('expectState takes dotted paths, the parent included, and says where it is in the same terms', async () => {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const c = await createTestBot(pizza);
+    try {
+      await c.type('hi');
+      c.expectState('ordering.menu').expectState('ordering').expectState({ ordering: 'menu' });
+      expect(() => c.expectState('ordering.size')).toThrow('Expected the conversation to be in state "ordering.size", but it is in "ordering.menu, ordering".');
+    } finally {
+      await c.close();
+    }
+  });
+});
