@@ -3,6 +3,7 @@
  * each message the bot sends printed as a phone shows it, each line typed turned into a tap, a
  * text, an SMS, a flow answer or a clock move.
  */
+import { matchSmsReply } from '../messages/sms.js';
 import { createInterface } from 'node:readline';
 import type { Bot } from '../conversation/bot.js';
 import { formatDuration, parseDuration } from './harness-duration.js';
@@ -20,7 +21,7 @@ export interface ChatOptions {
 }
 
 /** The commands, for `/help`. */
-export const CHAT_HELP = `  1, 2, …         tap that choice of the last message (or type the choice's title)
+export const CHAT_HELP = `  1, 2, …         tap that choice of the last message (or type the choice's title or id)
   /flow {json}    submit the form with these answers
   /sms <text>     answer by SMS
   /type <text>    send text on WhatsApp as is (even a number or a title)
@@ -77,8 +78,8 @@ export class ChatSession {
     const bySms = conv.conversation?.channel === 'sms' || last?.channel === 'sms';
     if (bySms) return this.andPrint(conv.sms(line));
     const choices = last?.choices ?? [];
-    const n = /^\d+$/.test(line) ? Number(line) : 0;
-    const choice = n >= 1 ? choices[n - 1] : choices.find((c) => c.title.toLowerCase() === line.toLowerCase());
+    // As by SMS: "2", "2." or a title (any case, accents, spaces); and, here, a choice's id too.
+    const choice = matchSmsReply(line, choices) ?? choices.find((c) => c.id === line.trim());
     if (choice) return this.andPrint(conv.tap(choice.id));
     return this.andPrint(conv.type(line));
   }
