@@ -2,7 +2,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../errors.js';
+import { ConfigError, MessageValidationError, formatIssues } from '../errors.js';
 import { isBot, type Bot } from '../conversation/bot.js';
 
 const BOT_FILE = /\.(ts|mts|js|mjs)$/;
@@ -46,6 +46,10 @@ export async function loadBot(file: string): Promise<Bot> {
   try {
     mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
   } catch (err) {
+    if (err instanceof MessageValidationError) {
+      // A builder called at the top of the module (say(list({...}))) runs on import, outside any state.
+      throw new ConfigError('bots', `${file}: a message built when the module loads is invalid; build it inside say(() => …) so the error names its state:\n${formatIssues(err.issues)}`, { cause: err });
+    }
     throw new ConfigError('bots', `cannot load ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   if (isBot(mod['default'])) return mod['default'];
