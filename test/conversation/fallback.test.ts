@@ -194,3 +194,26 @@ describe('rendering', () => {
     await w.close();
   });
 });
+
+describe('recovery on start', () => {
+  it('a failed status whose fallback a crash cut short gets it when the next process starts', async () => {
+    const user = nextUser();
+    const path = join(tmp.dir, 'recover.db');
+    const a = await world([orderBot], { sb, path });
+    await a.send(textEvent('hi'), user);
+    const sent = (await a.store.outbound(1))!;
+    // The crash: the status is stored (the provider got its 200), the follow-up never ran.
+    await a.store.addStatus({ providerMessageId: sent.providerId!, status: 'failed', errors: [{ code: 131026, title: 'Message undeliverable' }], receivedAt: a.clock.now() });
+    await a.stop();
+    expect(smsTo(user)).toEqual([]);
+    const b = await world([orderBot], { sb, path });
+    await b.runtime.idle();
+    expect(smsTo(user)).toHaveLength(1);
+    expect(fallbacks(b)).toEqual([{ original: 1, originalState: 'sent', channel: 'sms', state: 'sent' }]);
+    await b.stop();
+    const c = await world([orderBot], { sb, path }); // and only once
+    await c.runtime.idle();
+    expect(smsTo(user)).toHaveLength(1);
+    await c.stop();
+  });
+});
