@@ -9,7 +9,7 @@ import { isInteractive } from '../messages/message.js';
 import type { FailureFollowUp, NewInbound, OutboxRecord } from '../store/types.js';
 import type { SendFailed } from '../transport/types.js';
 import type { Bot } from './bot.js';
-import { smsText, toOutbound, type SmsSettings } from './outbound.js';
+import { toOutbound, type SmsSettings } from './outbound.js';
 
 /** Why a message is falling back. */
 export type FallbackTrigger = 'permanent' | 'retries-exhausted' | 'failed-status';
@@ -54,6 +54,3 @@ export function followUp(bot: Bot, row: OutboxRecord, failure: Pick<SendFailed, 
   };
   return { follow: { inbound }, fellBack: false };
 }
-
-/** The text of a message as SMS (exported for the transcript and tests). */
-export { smsText };

@@ -66,7 +66,7 @@ export class Runtime {
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
 
-  constructor(private readonly o: RuntimeOptions) {
+  constructor(o: RuntimeOptions) {
     this.store = o.store;
     this.clock = o.clock ?? systemClock;
     this.logger = o.logger ?? silentLogger;

@@ -11,7 +11,7 @@ import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
 import type {
-  ChannelName, CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
+  CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
   NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, TimerSpec, TranscriptEntry, TurnCommit,
 } from './types.js';
 
@@ -170,10 +170,6 @@ export class SqliteStore implements Store {
     }).immediate();
   }
 
-  async setChannel(conversationId: number, channel: ChannelName, now: number): Promise<void> {
-    this.q.setChannel.run(channel, now, conversationId);
-  }
-
   async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
     return this.db.transaction(() => {
       const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
@@ -195,24 +191,22 @@ export class SqliteStore implements Store {
   }
 
   private finishRow(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
-    {
-      const done = this.q.finish.run({
-        id, now, claim: claim ?? null, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
-        smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
-      }).changes === 1;
-      if (!done) return false; // the claim was lost: another process holds the row now
-      if (s.providerId === undefined) return true;
-      // Statuses can arrive before the send is recorded (a fast provider): they count now.
-      const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
-      if (current === undefined) return true;
-      let best = current;
-      for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
-        const status = String(r['status']);
-        if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
-      }
-      if (best !== current) this.q.setDelivery.run(best, id);
-      return true;
+    const done = this.q.finish.run({
+      id, now, claim: claim ?? null, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
+      smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
+    }).changes === 1;
+    if (!done) return false; // the claim was lost: another process holds the row now
+    if (s.providerId === undefined) return true;
+    // Statuses can arrive before the send is recorded (a fast provider): they count now.
+    const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
+    if (current === undefined) return true;
+    let best = current;
+    for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
+      const status = String(r['status']);
+      if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
     }
+    if (best !== current) this.q.setDelivery.run(best, id);
+    return true;
   }
 
   async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
@@ -245,15 +239,6 @@ export class SqliteStore implements Store {
 
   async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
     return this.q.retry.run({ id, next: nextAttemptAt, error, code: errorCode ?? null, claim: claim ?? null }).changes === 1;
-  }
-
-  async addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]> {
-    return this.db.transaction(() => {
-      const conv = this.q.conv.get(conversationId) as Row;
-      const key = { botId: String(conv['bot_id']), user: String(conv['user']) };
-      if (inbound) this.q.insertInbox.run({ ...inbound, event: JSON.stringify(inbound.event), raw: j(inbound.raw) });
-      return this.insertOutbox(conversationId, key, undefined, rows, now);
-    }).immediate();
   }
 
   async outbound(id: number): Promise<OutboxRecord | undefined> {

@@ -210,8 +210,6 @@ export interface Store {
   commitTurn(commit: TurnCommit): Promise<CommitResult>;
   /** Marks active conversations of a bot idle since before `before` as expired; returns how many. */
   expireIdle(botId: string, before: number, now: number): Promise<number>;
-  /** Sets the conversation's channel (SMS mode on or off). */
-  setChannel(conversationId: number, channel: ChannelName, now: number): Promise<void>;
 
   /** Claims due outbound rows: the oldest unsent of each conversation, none in flight before it. */
   claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]>;
@@ -234,8 +232,6 @@ export interface Store {
   lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined>;
   /** Puts a claimed row back for a later attempt. */
   retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean>;
-  /** Adds rows outside a turn (an SMS fallback), atomically with an optional inbound. */
-  addOutbound(conversationId: number, rows: readonly NewOutbound[], now: number, inbound?: NewInbound): Promise<number[]>;
   outbound(id: number): Promise<OutboxRecord | undefined>;
   outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
   /**

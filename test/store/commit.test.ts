@@ -227,12 +227,12 @@ describe('expireIdle, setChannel, activeConversationIds', () => {
     expect(await store.expireIdle('pizza', T0 + 10_000, T0 + 3_000)).toBe(0);
   });
 
-  it('switches the channel', async () => {
+  it('switches the channel as a failure follow-up', async () => {
     const store = open();
-    await store.commitTurn(turn({ now: T0 }));
-    await store.setChannel(1, 'sms', T0 + 4);
+    await store.commitTurn(turn({ now: T0, outbox: [text('a')] }));
+    await store.failOutbound(1, undefined, T0 + 4, { channel: 'sms' });
     expect(await store.conversation(1)).toMatchObject({ channel: 'sms', updatedAt: T0 + 4, version: 1 });
-    await store.setChannel(1, 'interactive', T0 + 5);
+    await store.failOutbound(1, undefined, T0 + 5, { channel: 'interactive' });
     expect((await store.conversation(1))?.channel).toBe('interactive');
   });
 

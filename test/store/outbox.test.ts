@@ -102,9 +102,8 @@ describe('SMS fallback rows', () => {
     await setup(store, 3, 0);
     await store.claimOutbound(T0, 10, LEASE);
     await store.finishOutbound(1, { state: 'failed', error: 'not on WhatsApp', errorCode: '131026' }, T0 + 1);
-    const [fallback] = await store.addOutbound(1, [text('alice 1 by sms', { kind: 'sms', channel: 'sms', fallbackOf: 1 })], T0 + 1);
-    expect(fallback).toBe(4);
-    expect(await store.outbound(4)).toMatchObject({ conversationId: 1, ...ALICE, inboxId: null, channel: 'sms', fallbackOf: 1, state: 'pending', nextAttemptAt: T0 + 1 });
+    expect(await store.failOutbound(1, undefined, T0 + 1, { fallback: text('alice 1 by sms', { kind: 'sms', channel: 'sms' }) })).toBe(true);
+    expect(await store.outbound(4)).toMatchObject({ conversationId: 1, ...ALICE, channel: 'sms', fallbackOf: 1, state: 'pending', nextAttemptAt: T0 + 1 });
 
     expect(ids(await store.claimOutbound(T0 + 1, 10, LEASE))).toEqual([4]);
     await store.finishOutbound(4, { state: 'sent' }, T0 + 2);
@@ -121,7 +120,7 @@ describe('SMS fallback rows', () => {
       await store.finishOutbound(id, { state: 'sent', providerId: `wamid.out.${id}` }, T0);
     }
     // Row 1 was accepted, then reported failed; rows 3 and 4 are still waiting.
-    await store.addOutbound(1, [text('1 by sms', { kind: 'sms', channel: 'sms', fallbackOf: 1 })], T0 + 1);
+    await store.failOutbound(1, undefined, T0 + 1, { fallback: text('1 by sms', { kind: 'sms', channel: 'sms' }) });
     expect(ids(await store.claimOutbound(T0 + 1, 10, LEASE))).toEqual([5]);
     await store.finishOutbound(5, { state: 'sent' }, T0 + 1);
     expect(ids(await store.claimOutbound(T0 + 1, 10, LEASE))).toEqual([3]);
@@ -132,21 +131,23 @@ describe('SMS fallback rows', () => {
     await setup(store, 2, 0);
     await store.claimOutbound(T0, 10, LEASE);
     await store.finishOutbound(1, { state: 'failed' }, T0);
-    await store.addOutbound(1, [text('sms', { kind: 'sms', channel: 'sms', fallbackOf: 1 })], T0);
+    await store.failOutbound(1, undefined, T0, { fallback: text('sms', { kind: 'sms', channel: 'sms' }) });
     await store.claimOutbound(T0, 10, LEASE);
     await store.retryOutbound(3, T0 + 1_000, 'timeout', undefined);
     expect(await store.claimOutbound(T0 + 999, 10, LEASE)).toEqual([]);
     expect(ids(await store.claimOutbound(T0 + 1_000, 10, LEASE))).toEqual([3]);
   });
 
-  it('adds the rows and an inbound in one go; a known inbound is not added twice', async () => {
+  it('adds the fallback and an inbound in one go; doing it again adds neither twice', async () => {
     const store = open();
     await setup(store, 1, 0);
     const note = inbound({ providerId: 'delivery:1', source: 'delivery', event: { type: 'delivery.failed', channel: 'interactive', reason: 'x' }, raw: { conversationId: 1 } });
-    expect(await store.addOutbound(1, [text('a'), text('b')], T0 + 1, note)).toEqual([2, 3]);
+    const follow = { fallback: text('a', { kind: 'sms', channel: 'sms' }), inbound: note };
+    expect(await store.failOutbound(1, undefined, T0 + 1, follow)).toBe(true);
     expect(await store.nextInbound(ALICE)).toMatchObject({ providerId: 'delivery:1', source: 'delivery', state: 'pending' });
-    expect(await store.addOutbound(1, [text('c')], T0 + 2, note)).toEqual([4]);
+    expect(await store.failOutbound(1, undefined, T0 + 2, follow)).toBe(true);
     expect(rows(store, 'inbox')).toHaveLength(1);
+    expect(rows(store, 'outbox').filter((r) => r['fallback_of'] === 1)).toHaveLength(1);
   });
 });
 

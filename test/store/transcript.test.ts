@@ -33,7 +33,7 @@ describe('transcript', () => {
     await bobTurn(await hear('b2', BOB), 'bob bye');
     await aliceTurn(a2, 'crust?', 'thin or thick');
     await aliceTurn(await hear('a3')); // handled, said nothing
-    await store.addOutbound(1, [text('by sms', { kind: 'sms', channel: 'sms', fallbackOf: 5 })], T0);
+    await store.failOutbound(5, undefined, T0, { fallback: text('by sms', { kind: 'sms', channel: 'sms' }) });
     await aliceTurn(await hear('a4'), 'last');
 
     expect(await lines(store, 1)).toEqual([
