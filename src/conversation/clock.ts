@@ -18,13 +18,16 @@ export const systemClock: RuntimeClock = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
+/** Where a {@link ManualClock} starts unless told otherwise: 2026-01-01 12:00 UTC. */
+export const MANUAL_CLOCK_START = Date.UTC(2026, 0, 1, 12);
+
 /** A clock that moves only when told to: `advance()` runs what fell due, in order. */
 export class ManualClock implements RuntimeClock {
   private t: number;
   private seq = 0;
   private readonly pending = new Map<number, { at: number; fn: () => void }>();
 
-  constructor(start: number = Date.UTC(2026, 0, 1, 12)) {
+  constructor(start: number = MANUAL_CLOCK_START) {
     this.t = start;
   }
 

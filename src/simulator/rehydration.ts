@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, SimulatedClock, type AnyStateMachine } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
-import { ManualClock } from '../conversation/clock.js';
+import { MANUAL_CLOCK_START, ManualClock } from '../conversation/clock.js';
+import { stateText } from '../conversation/actor.js';
 import { Runtime } from '../conversation/runtime.js';
 import { SAY_EVENT, type SayEvent } from '../conversation/say.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -115,7 +116,6 @@ export class RehydrationMismatchError extends ExpectationError {
 const tick = () => new Promise((r) => setImmediate(r));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-const stateText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
 /**
  * Runs the bot's machine alone: one XState actor, never persisted, on XState's simulated clock,
@@ -123,7 +123,7 @@ const stateText = (v: unknown): string => (typeof v === 'string' ? v : JSON.stri
  */
 export async function runInMemory(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions = {}): Promise<MemoryRun> {
   const clock = new SimulatedClock();
-  const t0 = new ManualClock(options.now === undefined ? undefined : +options.now).now();
+  const t0 = options.now === undefined ? MANUAL_CLOCK_START : +options.now;
   return withDateNow(options, () => t0 + clock.now(), () => memoryRun(bot, steps, options, clock));
 }
 

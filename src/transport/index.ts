@@ -6,6 +6,5 @@ export { HttpClient, type HttpClientOptions, type HttpPoster, type HttpRequest, 
 export { classifyInteractive, classifySms, providerIdOf, type Classifier, type Verdict } from './channels.js';
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions, type RetryPolicy } from './retry.js';
 export { systemClock } from './clock.js';
-// Logger is not re-exported: it has the shape of src/log.ts's Logger, which the package exports.
 export type { ObserverOptions } from './log.js';
 export { withPacing, type PacingOptions } from './pacing.js';

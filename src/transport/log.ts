@@ -2,15 +2,10 @@
  * Where the transport reports what it does: metrics events and a pino-compatible logger. Neither
  * may break a send, and nothing reported may hold a secret.
  */
+import type { Logger } from '../log.js';
 import type { TransportEvent } from './types.js';
 
-/** A pino-compatible logger: `(obj, msg)`. Only these four methods are used. */
-export interface Logger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
+export type { Logger };
 
 /** The optional listeners of a transport component. */
 export interface ObserverOptions {
