@@ -4,6 +4,7 @@
  * provider (and the web simulator) mounted on the same server. Every piece can be swapped.
  */
 import type { Config } from './config.js';
+import { ConfigError } from './errors.js';
 import type { Bot } from './conversation/bot.js';
 import type { RuntimeClock } from './conversation/clock.js';
 import type { DispatcherOptions } from './conversation/dispatcher.js';
@@ -13,7 +14,7 @@ import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import { openSqliteStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
-import { createHttpAdapter, withPacing } from './transport/index.js';
+import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, startHttpServer, type HttpServer } from './webhook/index.js';
 
@@ -86,12 +87,18 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   return running;
 }
 
-function createAdapter(config: Config, sandboxUrl: string | undefined, logger: Logger, onEvent: (e: TransportEvent) => void): SendAdapter {
+/** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */
+export function providerOptions(config: Config, sandboxUrl: string | undefined): Pick<HttpAdapterOptions, 'baseUrl' | 'authUrl' | 'clientId' | 'clientSecret' | 'authMethod'> {
   if (config.provider.kind === 'real') {
-    const p = config.provider;
-    return createHttpAdapter({ baseUrl: p.baseUrl, authUrl: p.authUrl, clientId: p.clientId, clientSecret: p.clientSecret, authMethod: p.authMethod, logger, onEvent });
+    const { baseUrl, authUrl, clientId, clientSecret, authMethod } = config.provider;
+    return { baseUrl, authUrl, clientId, clientSecret, authMethod };
   }
-  return createHttpAdapter({ baseUrl: sandboxUrl!, authUrl: sandboxUrl!, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, logger, onEvent });
+  if (sandboxUrl === undefined) throw new ConfigError('COLLOQUY_BASE_URL', 'no provider is configured and no sandbox is running');
+  return { baseUrl: sandboxUrl, authUrl: sandboxUrl, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET };
+}
+
+function createAdapter(config: Config, sandboxUrl: string | undefined, logger: Logger, onEvent: (e: TransportEvent) => void): SendAdapter {
+  return createHttpAdapter({ ...providerOptions(config, sandboxUrl), logger, onEvent });
 }
 
 function countTransport(m: Metrics, e: TransportEvent): void {

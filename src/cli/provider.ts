@@ -1,7 +1,8 @@
 /** The provider a command talks to: the real one from the environment, or an in-process sandbox. */
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../sandbox/index.js';
+import { providerOptions } from '../server.js';
+import { SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../sandbox/index.js';
 import { createHttpAdapter } from '../transport/index.js';
 import type { SendAdapter, TransportEvent } from '../transport/types.js';
 
@@ -13,21 +14,15 @@ export interface Provider {
   close(): Promise<void>;
 }
 
-/** Adapter options for a sandbox served at `url`. */
-export function sandboxAdapterOptions(url: string) {
-  return { baseUrl: url, authUrl: url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET };
-}
-
 /** Opens the configured provider; with none configured, starts a sandbox on a free loopback port. */
 export async function openProvider(config: Config, logger: Logger, onEvent?: (e: TransportEvent) => void): Promise<Provider> {
   const extra = { logger, ...(onEvent && { onEvent }) };
   if (config.provider.kind === 'real') {
-    const p = config.provider;
-    const adapter = createHttpAdapter({ baseUrl: p.baseUrl, authUrl: p.authUrl, clientId: p.clientId, clientSecret: p.clientSecret, authMethod: p.authMethod, ...extra });
+    const adapter = createHttpAdapter({ ...providerOptions(config, undefined), ...extra });
     return { adapter, sender: config.sender!, sandbox: undefined, close: () => adapter.close() };
   }
   const sandbox = await startSandbox({ port: 0 });
-  const adapter = createHttpAdapter({ ...sandboxAdapterOptions(sandbox.url), ...extra });
+  const adapter = createHttpAdapter({ ...providerOptions(config, sandbox.url), ...extra });
   return {
     adapter, sender: config.sender ?? SANDBOX_SENDER, sandbox,
     close: async () => { await adapter.close(); await sandbox.close(); },
