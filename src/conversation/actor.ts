@@ -85,8 +85,9 @@ export class ActorHandle {
 
   /** True while an invoked promise (or other child) is still running. */
   get busy(): boolean {
-    const children = (this.actor.getPersistedSnapshot() as { children?: Record<string, { snapshot?: { status?: string } }> }).children ?? {};
-    return Object.values(children).some((c) => c.snapshot?.status === 'active');
+    // The live children, not getPersistedSnapshot(): that would serialize the whole context again.
+    const children = this.snapshot.children as Record<string, AnyActorRef | undefined>;
+    return Object.values(children).some((c) => c?.getSnapshot().status === 'active');
   }
 
   /**
