@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 
 /** The package's own migrations folder. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
 
 /** One migration file. */
 export interface MigrationFile {

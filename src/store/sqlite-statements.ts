@@ -14,20 +14,20 @@ const HEAD = `o.state IN ('pending', 'sending')
 
 /** Every query the store runs, by name. */
 const SQL = {
-  insertInbox: `INSERT INTO inbox (provider_id, bot_id, user, source, event, raw, received_at)
+  insertInbox: `INSERT INTO inbox (provider_id, bot_id, user_number, source, event, raw, received_at)
     VALUES (@providerId, @botId, @user, @source, @event, @raw, @receivedAt) ON CONFLICT (provider_id) DO NOTHING`,
   inboxByProvider: 'SELECT id FROM inbox WHERE provider_id = ?',
-  nextInbox: `SELECT * FROM inbox WHERE bot_id = ? AND user = ? AND state = 'pending' ORDER BY id LIMIT 1`,
-  pendingKeys: `SELECT bot_id, user, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user ORDER BY first`,
-  failInbox: `UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox), conversation_id = COALESCE(conversation_id, (SELECT c.id FROM conversations c WHERE c.bot_id = inbox.bot_id AND c.user = inbox.user AND c.status = 'active'))
+  nextInbox: `SELECT * FROM inbox WHERE bot_id = ? AND user_number = ? AND state = 'pending' ORDER BY id LIMIT 1`,
+  pendingKeys: `SELECT bot_id, user_number, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user_number ORDER BY first`,
+  failInbox: `UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox), conversation_id = COALESCE(conversation_id, (SELECT c.id FROM conversations c WHERE c.bot_id = inbox.bot_id AND c.user_number = inbox.user_number AND c.status = 'active'))
     WHERE id = ? AND state = 'pending'`,
   skipInbox: `UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
   inbox: 'SELECT * FROM inbox WHERE id = ?',
-  active: `SELECT * FROM conversations WHERE bot_id = ? AND user = ? AND status = 'active'`,
+  active: `SELECT * FROM conversations WHERE bot_id = ? AND user_number = ? AND status = 'active'`,
   conv: 'SELECT * FROM conversations WHERE id = ?',
   convByToken: 'SELECT * FROM conversations WHERE flow_token = ?',
   activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
-  insertConv: `INSERT INTO conversations (bot_id, user, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
+  insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
     VALUES (@botId, @user, @status, @snapshot, @state, 1, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,
   updateConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1,
     channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
@@ -38,7 +38,7 @@ const SQL = {
     WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,
   setChannel: 'UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?',
   markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
-  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
+  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`,
   claimable: `SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id
     WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
@@ -52,7 +52,7 @@ const SQL = {
   retry: `UPDATE outbox SET state = 'pending', next_attempt_at = @next, error = @error, error_code = @code, lease_until = NULL, claim = NULL
     WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
   outbox: 'SELECT * FROM outbox WHERE id = ?',
-  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
+  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)
     ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
@@ -64,7 +64,7 @@ const SQL = {
     UNION ALL SELECT MIN(lease_until) FROM outbox WHERE state = 'sending' AND lease_until > @after)`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id',
-  upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user, key, state_node, event, fire_at)
+  upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, @stateNode, @event, @fireAt)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = excluded.state_node, event = excluded.event, fire_at = excluded.fire_at`,
   deleteTimer: 'DELETE FROM timers WHERE conversation_id = ? AND key = ?',

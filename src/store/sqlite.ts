@@ -61,7 +61,7 @@ export class SqliteStore implements Store {
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
-    return (this.q.pendingKeys.all() as Row[]).map((r) => ({ botId: String(r['bot_id']), user: String(r['user']) }));
+    return (this.q.pendingKeys.all() as Row[]).map((r) => ({ botId: String(r['bot_id']), user: String(r['user_number']) }));
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
@@ -95,7 +95,7 @@ export class SqliteStore implements Store {
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
     const where: string[] = [];
     const args: unknown[] = [];
-    for (const [col, v] of [['bot_id', filter.botId], ['user', filter.user], ['status', filter.status]] as const) {
+    for (const [col, v] of [['bot_id', filter.botId], ['user_number', filter.user], ['status', filter.status]] as const) {
       if (v !== undefined) { where.push(`${col} = ?`); args.push(v); }
     }
     const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
@@ -216,7 +216,7 @@ export class SqliteStore implements Store {
       if (!row) return false;
       const conversationId = Number(row['conversation_id']);
       if (follow.fallback) {
-        const key = { botId: String(row['bot_id']), user: String(row['user']) };
+        const key = { botId: String(row['bot_id']), user: String(row['user_number']) };
         this.q.insertFallback.run({
           conversationId, botId: key.botId, user: key.user, inboxId: row['inbox_id'], kind: follow.fallback.kind,
           message: JSON.stringify(follow.fallback.message), channel: follow.fallback.channel, request: JSON.stringify(follow.fallback.request), now, fallbackOf: id,
@@ -266,12 +266,12 @@ export class SqliteStore implements Store {
       const due = this.q.dueTimers.all(now, limit) as Row[];
       for (const t of due) {
         this.q.insertInbox.run({
-          providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: t['bot_id'], user: t['user'], source: 'timer',
+          providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: t['bot_id'], user: t['user_number'], source: 'timer',
           event: t['event'], raw: JSON.stringify({ key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }), receivedAt: now,
         });
         this.q.deleteTimerId.run(t['id']);
       }
-      return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user']) }));
+      return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));
     }).immediate();
   }
 

@@ -151,14 +151,14 @@ describe('web simulator in Chromium', () => {
     expect(others).toEqual([]);
     expect(conv).toMatchObject({ status: 'done', state: 'done' });
     expect((conv?.snapshot as { context: unknown }).context).toEqual({ user, item: 'margherita', size: 'small', address: '1 Main St' });
-    const inbox = db().prepare('SELECT source, event, raw, state FROM inbox WHERE user = ? ORDER BY id').all(user) as { source: string; event: string; raw: string; state: string }[];
+    const inbox = db().prepare('SELECT source, event, raw, state FROM inbox WHERE user_number = ? ORDER BY id').all(user) as { source: string; event: string; raw: string; state: string }[];
     expect(inbox.map((r) => [r.source, r.state])).toEqual(Array(4).fill(['whatsapp', 'done']));
     const events = inbox.map((r) => JSON.parse(r.event) as Record<string, unknown>);
     expect(events.map((e) => e['type'])).toEqual(['text', 'reply.margherita', 'reply.small', 'flow']);
     expect(events[1]).toMatchObject({ via: 'list', title: 'Margherita' });
     expect(events[2]).toMatchObject({ via: 'button', title: 'Small' });
     expect(events[3]).toEqual({ type: 'flow', token: conv?.flowToken, data: { product_name: 'Pizza', product_price: 12.5, address: '1 Main St' } });
-    const sent = db().prepare('SELECT provider_id FROM outbox WHERE user = ? ORDER BY id').all(user) as { provider_id: string }[];
+    const sent = db().prepare('SELECT provider_id FROM outbox WHERE user_number = ? ORDER BY id').all(user) as { provider_id: string }[];
     const raws = inbox.map((r) => JSON.parse(r.raw) as { context?: { id: string }; interactive?: { nfm_reply?: { response_json: string } } });
     expect(raws.slice(1).map((r) => r.context?.id)).toEqual(sent.slice(0, 3).map((r) => r.provider_id));
     expect(JSON.parse(raws[3]?.interactive?.nfm_reply?.response_json ?? '{}')).toMatchObject({ flow_token: conv?.flowToken, address: '1 Main St' });
@@ -222,7 +222,7 @@ describe('web simulator in Chromium', () => {
     await type(tabB, 'again by SMS');
     await stateIs(tabB, 'welcome');
     await tabB.locator('.bubble.out.sms', { hasText: 'again by SMS' }).locator('.ticks.read').waitFor();
-    const sources = db().prepare("SELECT source FROM inbox WHERE user = ? AND bot_id = 'web' ORDER BY id").all(b) as { source: string }[];
+    const sources = db().prepare("SELECT source FROM inbox WHERE user_number = ? AND bot_id = 'web' ORDER BY id").all(b) as { source: string }[];
     expect(sources.map((r) => r.source)).toEqual(['whatsapp', 'whatsapp', 'whatsapp', 'whatsapp', 'sms']);
     await tabB.locator('.chat').evaluate((el) => el.scrollTo(0, 0));
     await tabB.screenshot({ path: join(SHOTS, 'simulator-web.png'), animations: 'disabled' });

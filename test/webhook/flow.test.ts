@@ -60,7 +60,7 @@ describe('POST /webhook drives a conversation', () => {
     expect(r.status).toBe(200);
     const row = s.store.db.prepare('SELECT * FROM inbox WHERE provider_id = ?').get('wamid.raw-1') as Record<string, string>;
     expect(row['source']).toBe('whatsapp');
-    expect(row['user']).toBe(USER);
+    expect(row['user_number']).toBe(USER);
     expect(row['bot_id']).toBe('order');
     expect(JSON.parse(row['event']!)).toEqual({ type: 'text', text: 'hello', via: 'whatsapp' });
     expect(JSON.parse(row['raw']!)).toMatchObject({ id: 'wamid.raw-1', from: USER, type: 'text', text: { body: 'hello' } });
