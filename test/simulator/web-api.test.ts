@@ -1,9 +1,11 @@
 /** The web simulator's HTTP side without a browser: the page, its assets, the JSON API and its events. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { simulatorExtension } from '../../src/simulator/web/index.js';
-import { ASSETS } from '../../src/simulator/web/page/assets.js';
+import { PAGE_DIR } from '../../src/simulator/web/page.js';
 import { requestsAbout } from '../../src/simulator/web/view.js';
 import type { View } from '../../src/simulator/web/view.js';
 import type { RecordedRequest } from '../../src/sandbox/types.js';
@@ -46,13 +48,17 @@ describe('web simulator over HTTP', () => {
       expect(html).toContain('data-base="/simulator"');
       expect(html).toContain('src="/simulator/assets/app.js"');
     }
-    for (const [name, asset] of Object.entries(ASSETS)) {
+    const types: Record<string, RegExp> = { js: /^text\/javascript; charset=utf-8$/i, css: /^text\/css; charset=utf-8$/i, svg: /^image\/svg\+xml/, html: /^text\/html/ };
+    const names = readdirSync(PAGE_DIR);
+    expect(names).toEqual(expect.arrayContaining(['app.js', 'chat.js', 'phone.css', 'favicon.svg']));
+    for (const name of names) {
       const res = await fetch(`${s.url}/simulator/assets/${name}`);
       expect(res.status, name).toBe(200);
-      expect(res.headers.get('content-type')).toBe(asset.type);
-      expect(await res.text()).toBe(asset.body);
+      expect(res.headers.get('content-type'), name).toMatch(types[name.split('.').pop()!]!);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(await res.text()).toBe(readFileSync(join(PAGE_DIR, name), 'utf8'));
     }
-    for (const name of ['constructor', '__proto__', 'nope.js']) expect((await fetch(`${s.url}/simulator/assets/${name}`)).status).toBe(404);
+    for (const name of ['constructor', '__proto__', 'nope.js', '..%2Fpackage.json', '%2e%2e/package.json']) expect((await fetch(`${s.url}/simulator/assets/${name}`)).status).toBe(404);
     expect((await fetch(`${s.url}/simulator/api/nope`)).status).toBe(404);
   });
 

@@ -1,9 +1,8 @@
 /**
- * The phone's overlays (served as `assets/overlays.js`): the bottom sheet a list opens, and the
+ * The phone's overlays: the bottom sheet a list opens, and the
  * screen a flow opens, built from the bot's `flowForms` or else from the flow's payload data plus
  * a free key/value editor.
  */
-export const OVERLAYS_JS = String.raw`
 import { h } from './dom.js';
 
 function overlay(screen, cls, label, content) {
@@ -109,4 +108,3 @@ function collect(inputs, extra) {
   }
   return data;
 }
-`;

@@ -1,8 +1,7 @@
 /**
- * The page's entry module (served as `assets/app.js`): picks the bot and this tab's user number,
+ * The page's entry module: picks the bot and this tab's user number,
  * follows the live view over Server-Sent Events, and sends what the user types and taps.
  */
-export const APP_JS = String.raw`
 import { getJson, post, watch } from './api.js';
 import { phone } from './dom.js';
 import { renderChat } from './chat.js';
@@ -146,4 +145,3 @@ function toast(message) {
 }
 
 main().catch((err) => toast('The simulator could not start: ' + String(err.message || err)));
-`;

@@ -1,8 +1,7 @@
 /**
- * The chat's bubbles (served as `assets/chat.js`): the bot's lists, reply buttons with their
+ * The chat's bubbles: the bot's lists, reply buttons with their
  * image, video or document header, flows and SMS, and the user's messages with their ticks.
  */
-export const CHAT_JS = String.raw`
 import { h, icon, safeUrl, clock, extensionOf } from './dom.js';
 
 export function renderChat(chat, timeline, pending, ctx) {
@@ -161,4 +160,3 @@ function documentCard(doc) {
 function fileOf(link) {
   return String(link).split(/[?#]/)[0].split('/').pop() || 'video';
 }
-`;
