@@ -52,7 +52,8 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
     index: false, dotfiles: 'ignore', redirect: false,
     setHeaders: (res) => void res.set('Cache-Control', 'no-cache').set('X-Content-Type-Options', 'nosniff'),
   }));
-  router.get('/api/bots', (_req, res) => void api(res).json({ bots }));
+  // `signed`: whether the sandbox signs what it posts to the webhook (COLLOQUY_WEBHOOK_SECRET is set).
+  router.get('/api/bots', (_req, res) => void api(res).json({ bots, signed: Boolean(o.sandbox.webhook?.secret) }));
   router.get('/api/state', handle(async (req, res) => {
     const q = parse(KeyQuery, req.query);
     api(res).json(await buildView(o.store, o.sandbox, botOf(q.bot), q.user));
