@@ -41,6 +41,8 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
   let attempts = 0;
   let retries = 0;
   let refreshed = false;
+  /** True only for the attempt right after a refused token was invalidated. */
+  let wantFresh = false;
   let lastToken: string | undefined;
   let lastTried: Tried | undefined;
   for (;;) {
@@ -51,7 +53,9 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
     } catch (err) {
       return tokenFailure(call, err, attempts);
     }
-    if (refreshed && token === lastToken) return authFailure(call, attempts, lastTried, token, 'the token source has no other token');
+    // Only the attempt right after the refusal needs a new token; later retries reuse the fresh one.
+    if (wantFresh && token === lastToken) return authFailure(call, attempts, lastTried, token, 'the token source has no other token');
+    wantFresh = false;
     lastToken = token;
     attempts++;
     const tried = await attempt(ctx, call, token);
@@ -62,6 +66,7 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
       ctx.tokens.invalidate(token);
       if (refreshed) return authFailure(call, attempts, tried, token, 'a freshly issued token was refused as well');
       refreshed = true;
+      wantFresh = true;
       ctx.logger?.debug({ endpoint: call.endpoint, status: tried.status }, 'token refused; refreshing it and retrying once');
       continue;
     }

@@ -89,6 +89,16 @@ describe('createHttpAdapter: interactive', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
+  it('after a 401 and a refresh, a 503 with the fresh token is retried as usual', async () => {
+    provider.handlers[MESSAGING] = (_r, n) => (n === 1 ? { status: 401 } : n === 2 ? { status: 503 } : { body: { id: 'after-refresh' } });
+    const r = await make().send(interactive);
+    expect(r).toMatchObject({ ok: true, providerId: 'after-refresh', attempts: 3 });
+    expect(provider.count(TOKEN)).toBe(2);
+    const [, second, third] = bearerOf(MESSAGING);
+    expect(third).toBe(second);
+    expect(clock.sleeps).toHaveLength(1);
+  });
+
   it('a second 401 is a clear auth failure, and the token is nowhere in it', async () => {
     provider.handlers[MESSAGING] = (req) => ({ status: 401, body: { error: { code: 190, message: `token ${String(req.headers['authorization']).slice(7)} is invalid` } } });
     const f = failed(await make().send(interactive));
