@@ -260,6 +260,38 @@ describe('createHttpAdapter: SMS', () => {
   });
 });
 
+describe('createHttpAdapter: what is kept of an answer', () => {
+  const tokensSeen = () => bearerOf(MESSAGING).map((b) => String(b).slice(7));
+
+  it('an accepted answer echoing the token and the client secret keeps neither', async () => {
+    provider.handlers[MESSAGING] = (req) => ({ body: { id: 'ok', echo: { auth: String(req.headers['authorization']), secret: 's3cr3t-value' } } });
+    const r = await make().send(interactive);
+    expect(r.ok).toBe(true);
+    const kept = JSON.stringify(r.raw);
+    expect(kept).toContain('[redacted]');
+    expect(kept).not.toContain(tokensSeen()[0]);
+    expect(kept).not.toContain('s3cr3t-value');
+  });
+
+  it('after a refresh, neither the refused token nor the fresh one is kept, on success or failure', async () => {
+    let refused = '';
+    provider.handlers[MESSAGING] = (req, n) => {
+      const auth = String(req.headers['authorization']);
+      if (n === 1) { refused = auth; return { status: 401 }; }
+      return n === 2 ? { status: 503, body: { old: refused, now: auth } } : { body: { id: 'ok', old: refused, now: auth } };
+    };
+    const r = await make().send(interactive);
+    expect(r.ok).toBe(true);
+    const [first, second] = tokensSeen();
+    expect(first).not.toBe(second);
+    for (const t of [first, second]) expect(JSON.stringify(r.raw)).not.toContain(t);
+
+    provider.handlers[MESSAGING] = (req) => ({ status: 400, body: { error: { message: `nope ${refused} ${String(req.headers['authorization'])} s3cr3t-value` } } });
+    const f = failed(await adapter!.send(interactive));
+    for (const t of [first, second, 's3cr3t-value']) expect(JSON.stringify(f)).not.toContain(t);
+  });
+});
+
 describe('createHttpAdapter: options', () => {
   it('requires credentials unless a token source is given', () => {
     expect(() => createHttpAdapter({ baseUrl: provider.baseUrl })).toThrow(ConfigError);
