@@ -25,6 +25,11 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Messages per second per sending number (undefined: unpaced). */
   readonly sendRate: number | undefined;
+  /**
+   * Mount the sandbox's unauthenticated control routes and the web simulator even when `host` is
+   * not a loopback address (`COLLOQUY_SANDBOX_PUBLIC=1`). Off by default.
+   */
+  readonly sandboxPublic: boolean;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -68,7 +73,25 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(get, 'COLLOQUY_LOG_LEVEL', LOG_LEVELS) ?? 'info',
     maxBodyBytes: int(get, 'COLLOQUY_MAX_BODY_BYTES', 1024, 50 * 1024 * 1024) ?? 1024 * 1024,
     sendRate: int(get, 'COLLOQUY_SEND_RATE', 1, 10_000),
+    sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? false,
   };
+}
+
+/** Whether `host` only accepts connections from this machine (`127.0.0.0/8`, `::1`, `localhost`). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(h);
+}
+
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+
+function flag(get: (n: string) => string | undefined, name: string): boolean | undefined {
+  const v = get(name)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (TRUE.includes(v)) return true;
+  if (FALSE.includes(v)) return false;
+  throw new ConfigError(name, `must be 1 or 0 (or true/false, yes/no, on/off), got "${v}"`);
 }
 
 function missing(name: string, why: string): never {

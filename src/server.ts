@@ -3,7 +3,7 @@
  * the runtime and the webhook on one HTTP server; with no provider configured, the sandbox
  * provider (and the web simulator) mounted on the same server. Every piece can be swapped.
  */
-import type { Config } from './config.js';
+import { isLoopbackHost, type Config } from './config.js';
 import { ConfigError } from './errors.js';
 import type { Bot } from './conversation/bot.js';
 import type { RuntimeClock } from './conversation/clock.js';
@@ -45,6 +45,11 @@ export interface RunningServer {
   readonly sandbox: Sandbox | undefined;
   /** Where the sandbox's provider routes are (`{url}/sandbox`). */
   readonly sandboxUrl: string | undefined;
+  /**
+   * Whether the sandbox's unauthenticated control routes and the web simulator may be mounted:
+   * only on a loopback `HOST`, unless `COLLOQUY_SANDBOX_PUBLIC=1`.
+   */
+  readonly sandboxControls: boolean;
   readonly config: Config;
   /** Graceful stop: no new requests, turns in flight finished, sends flushed, database closed. */
   close(): Promise<void>;
@@ -61,7 +66,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     port: o.config.port, host: o.config.host, metrics,
     health: () => ({ ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind }),
   });
-  const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }) : undefined;
+  const sandboxControls = sandboxControlsAllowed(o.config, logger);
+  const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, controlRoutes: sandboxControls }) : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
@@ -73,7 +79,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   await runtime.start();
   const rt = runtime;
   const running: RunningServer = {
-    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, config: o.config,
+    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, sandboxControls, config: o.config,
     async close() {
       if (stopping) return;
       stopping = true;
@@ -85,6 +91,13 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   };
   for (const extend of o.extensions ?? []) await extend(running, http);
   return running;
+}
+
+/** The sandbox's control routes sign and deliver any payload unauthenticated: loopback only, unless asked for. */
+function sandboxControlsAllowed(config: Config, logger: Logger): boolean {
+  if (config.provider.kind !== 'sandbox' || isLoopbackHost(config.host) || config.sandboxPublic) return true;
+  logger.warn({ host: config.host }, `sandbox control routes (/sandbox/_sandbox/*) and the web simulator are not mounted: HOST=${config.host} is not a loopback address and they take no authentication; set COLLOQUY_SANDBOX_PUBLIC=1 to mount them anyway`);
+  return false;
 }
 
 /** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */
