@@ -12,6 +12,7 @@ import { Runtime } from './conversation/runtime.js';
 import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
+import type { BusyEvent } from './store/busy.js';
 import { openSqliteStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
@@ -59,12 +60,19 @@ export interface RunningServer {
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const logger = o.logger ?? silentLogger;
   const metrics = new Metrics();
-  const store = o.store ?? openSqliteStore(o.config.db);
+  const store = o.store ?? openSqliteStore({ path: o.config.db, onBusy: (e) => countBusy(metrics, e) });
   let runtime: Runtime | undefined;
   let stopping = false;
   const http = await startHttpServer({
     port: o.config.port, host: o.config.host, metrics,
-    health: () => ({ ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind }),
+    health: async () => {
+      const base = { ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind };
+      if (!base.ok || !store.health) return base;
+      const storeHealth = await store.health();
+      metrics.set('colloquy_store_busy', 'Whether the database was busy (locked by another process) at the last health check', {}, storeHealth.busy ? 1 : 0);
+      // Still up: work waits and is retried, so the process is degraded, not down.
+      return storeHealth.ok ? { ...base, status: 'ok', store: storeHealth } : { ...base, status: 'degraded', store: storeHealth };
+    },
   });
   const sandboxControls = sandboxControlsAllowed(o.config, logger);
   const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, controlRoutes: sandboxControls }) : undefined;
@@ -73,7 +81,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
   const sender = o.config.sender ?? SANDBOX_SENDER;
-  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher: o.dispatcher });
+  const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
+  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher });
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();
@@ -112,6 +121,10 @@ export function providerOptions(config: Config, sandboxUrl: string | undefined):
 
 function createAdapter(config: Config, sandboxUrl: string | undefined, logger: Logger, onEvent: (e: TransportEvent) => void): SendAdapter {
   return createHttpAdapter({ ...providerOptions(config, sandboxUrl), logger, onEvent });
+}
+
+function countBusy(m: Metrics, e: BusyEvent): void {
+  m.inc('colloquy_store_busy_total', 'Store calls that found the database busy, by outcome (retried, or given up as unavailable)', { outcome: e.outcome, code: e.code });
 }
 
 function countTransport(m: Metrics, e: TransportEvent): void {

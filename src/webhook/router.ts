@@ -5,7 +5,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { Runtime } from '../conversation/runtime.js';
-import { ColloquyError, ConfigError } from '../errors.js';
+import { ColloquyError, ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson, requireSignature } from './body.js';
@@ -86,6 +86,9 @@ async function receive(ctx: Context, route: Route, req: Request, res: Response, 
 function storeError(err: unknown): WebhookError {
   if (err instanceof ColloquyError && err.code === 'stopped') {
     return new WebhookError(503, 'unavailable', 'The runtime is not accepting messages right now; deliver again later', undefined, { cause: err });
+  }
+  if (isStoreUnavailable(err)) {
+    return new WebhookError(503, 'store_unavailable', 'The database is busy right now; deliver again later', undefined, { cause: err });
   }
   return new WebhookError(500, 'internal', 'The inbound could not be stored; deliver again later', undefined, { cause: err });
 }
