@@ -113,6 +113,7 @@ async function instrumented(ctx: Context, route: Route, res: Response, work: () 
 
 function report(ctx: Context, route: Route, e: WebhookError): void {
   const { logger } = ctx.runtime;
-  if (e.status >= 500) logger.error({ route, code: e.code, err: errorInfo(e.cause ?? e) }, e.message);
+  if (e.status === 503) logger.warn({ route, code: e.code, reason: errorInfo(e.cause ?? e).message }, e.message); // a later delivery gets through
+  else if (e.status >= 500) logger.error({ route, code: e.code, err: errorInfo(e.cause ?? e) }, e.message);
   else logger.warn({ route, status: e.status, code: e.code, reason: e.message }, 'webhook request refused');
 }
