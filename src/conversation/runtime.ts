@@ -94,7 +94,10 @@ export class Runtime {
     );
     this.clockwork = new Clockwork({
       ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p),
-      failed: (err, delayMs) => this.storeUnavailable('timers', err, delayMs),
+      failed: (err, delayMs) => {
+        if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
+        else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
+      },
     }, o.sweepEveryMs ?? 60_000);
   }
 
