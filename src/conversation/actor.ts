@@ -119,6 +119,13 @@ export class ActorHandle {
     return { upsert, remove, activeStateNodes };
   }
 
+  /** Puts back what a commit took, when the commit did not happen (the store was unavailable): the next one carries it. */
+  giveBack(said: readonly Said[], timers: TimerChanges): void {
+    this.said.unshift(...said);
+    for (const key of timers.remove) this.cancelled.add(key);
+    this.dirty = true;
+  }
+
   stop(): void {
     this.within(() => this.actor.stop());
   }

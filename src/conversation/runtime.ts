@@ -4,7 +4,7 @@
  * delivery failures come back through the inbox, so they are deduplicated and ordered the same way.
  */
 import { randomUUID } from 'node:crypto';
-import { ColloquyError, ConfigError, VersionConflictError } from '../errors.js';
+import { ColloquyError, ConfigError, VersionConflictError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
@@ -77,18 +77,28 @@ export class Runtime {
     }
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
-    this.lanes = new Lanes({ resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row) }, this.logger);
+    this.lanes = new Lanes({
+      resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
+      storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
+    }, this.logger, this.clock);
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.get(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
       {
         ...base, adapter: o.adapter, logger: this.logger,
+        storeUnavailable: (err, delayMs, work) => this.storeUnavailable(work, err, delayMs),
         onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
         onSent: (row, id) => this.deliveries.sent(row, id),
       },
       o.dispatcher,
     );
-    this.clockwork = new Clockwork({ ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
+    this.clockwork = new Clockwork({
+      ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p),
+      failed: (err, delayMs) => {
+        if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
+        else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
+      },
+    }, o.sweepEveryMs ?? 60_000);
   }
 
   /** The bots served, by id. */
@@ -150,6 +160,7 @@ export class Runtime {
   async stop(): Promise<void> {
     this.accepting = false;
     this.clockwork.stop();
+    this.lanes.stop();
     await Promise.all(this.lanes.running());
     await this.dispatcher.stop();
     for (const l of this.live.values()) l.handle.stop();
@@ -185,6 +196,8 @@ export class Runtime {
         return;
       } catch (err) {
         this.dropLive(row);
+        // Not the bot's failure: the inbound stays pending and its lane tries the turn again.
+        if (isStoreUnavailable(err)) throw err;
         if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
           this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id });
           if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
@@ -264,6 +277,8 @@ export class Runtime {
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
       this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
     } catch (err) {
+      // The store could not take the result now: the live actor keeps it and the lane commits it again.
+      if (isStoreUnavailable(err)) throw err;
       this.dropLive(key);
       if (err instanceof VersionConflictError) return;
       this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
@@ -296,6 +311,12 @@ export class Runtime {
     try { bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never }); } catch (err) { this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw'); }
     if (sent) this.dispatcher.wake();
     this.track(this.clockwork.check());
+  }
+
+  /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */
+  private storeUnavailable(work: string, err: Error, delayMs: number, where: Record<string, unknown> = {}): void {
+    this.metrics.inc('colloquy_store_unavailable_total', 'Background work that found the store unavailable (a locked database) and was retried, by work', { work });
+    this.logger.warn({ ...where, work, delayMs, err: errorInfo(err) }, 'the store is unavailable for now; retrying');
   }
 
   private track(p: Promise<unknown>): void {

@@ -72,7 +72,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       webhook = target === undefined ? undefined : checkWebhook(target);
     },
   };
-  sandbox.router.use(SANDBOX_PATHS.control, controlRouter(sandbox));
+  if (options.controlRoutes !== false) sandbox.router.use(SANDBOX_PATHS.control, controlRouter(sandbox));
   sandbox.router.use(providerRouter(deps));
   return sandbox;
 }
