@@ -34,6 +34,12 @@ export interface Config {
   readonly sendLeaseMs: number | undefined;
   /** How often a send in flight renews its lease (undefined: a third of the lease). */
   readonly sendHeartbeatMs: number | undefined;
+  /** How long a process owns a conversation's lane without renewing it (undefined: 10 s). */
+  readonly laneLeaseMs: number | undefined;
+  /** How often a process renews the lanes it holds (undefined: 3 s, or a third of a shorter lease). */
+  readonly laneHeartbeatMs: number | undefined;
+  /** How often the database is polled for work another process left or added (undefined: 1 s). */
+  readonly pollMs: number | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -68,6 +74,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (sendHeartbeatMs !== undefined && sendHeartbeatMs >= (sendLeaseMs ?? 10_000)) {
     throw new ConfigError('COLLOQUY_SEND_HEARTBEAT_MS', `must be shorter than the send lease (${sendLeaseMs ?? 10_000} ms, COLLOQUY_SEND_LEASE_MS), got ${sendHeartbeatMs}`);
   }
+  const lanes = laneTimes(get);
   const mask = get('COLLOQUY_SMS_MASK');
   if (mask !== undefined && !/^[A-Za-z0-9 ]{1,11}$/.test(mask)) throw new ConfigError('COLLOQUY_SMS_MASK', 'must be 1–11 letters, digits or spaces');
   return {
@@ -85,7 +92,23 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? false,
     sendLeaseMs,
     sendHeartbeatMs,
+    ...lanes,
   };
+}
+
+/** The lane lease, its heartbeat and the poll, checked against each other. */
+function laneTimes(get: (n: string) => string | undefined): Pick<Config, 'laneLeaseMs' | 'laneHeartbeatMs' | 'pollMs'> {
+  const laneLeaseMs = int(get, 'COLLOQUY_LANE_LEASE_MS', 1_000, 3_600_000);
+  const laneHeartbeatMs = int(get, 'COLLOQUY_LANE_HEARTBEAT_MS', 100, 3_600_000);
+  const pollMs = int(get, 'COLLOQUY_POLL_MS', 50, 600_000);
+  const lease = laneLeaseMs ?? 10_000;
+  if (laneHeartbeatMs !== undefined && laneHeartbeatMs >= lease) {
+    throw new ConfigError('COLLOQUY_LANE_HEARTBEAT_MS', `must be shorter than the lane lease (${lease} ms, COLLOQUY_LANE_LEASE_MS), got ${laneHeartbeatMs}`);
+  }
+  if (pollMs !== undefined && pollMs >= lease) {
+    throw new ConfigError('COLLOQUY_POLL_MS', `must be shorter than the lane lease (${lease} ms, COLLOQUY_LANE_LEASE_MS), got ${pollMs}`);
+  }
+  return { laneLeaseMs, laneHeartbeatMs, pollMs };
 }
 
 /** Whether `host` only accepts connections from this machine (`127.0.0.0/8`, `::1`, `localhost`). */

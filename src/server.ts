@@ -84,7 +84,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
   const sender = o.config.sender ?? SANDBOX_SENDER;
   const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
-  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher });
+  const lanes = { ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }), ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }) };
+  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs });
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();

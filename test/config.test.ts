@@ -17,7 +17,7 @@ describe('loadConfig', () => {
   it('defaults to the sandbox on 127.0.0.1:3000 with ./data/colloquy.db', () => {
     expect(loadConfig({})).toEqual({
       port: 3000, host: '127.0.0.1', db: './data/colloquy.db', provider: { kind: 'sandbox' }, sender: undefined,
-      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined, sandboxPublic: false, sendLeaseMs: undefined, sendHeartbeatMs: undefined,
+      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined, sandboxPublic: false, sendLeaseMs: undefined, sendHeartbeatMs: undefined, laneLeaseMs: undefined, laneHeartbeatMs: undefined, pollMs: undefined,
     });
   });
 
@@ -60,5 +60,19 @@ describe('send lease variables', () => {
     expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: '5000', COLLOQUY_SEND_HEARTBEAT_MS: '5000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
     expect(() => loadConfig({ COLLOQUY_SEND_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
     expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: 'soon' })).toThrow(/COLLOQUY_SEND_LEASE_MS/);
+  });
+});
+
+describe('lane lease variables', () => {
+  it('reads COLLOQUY_LANE_LEASE_MS, COLLOQUY_LANE_HEARTBEAT_MS and COLLOQUY_POLL_MS', () => {
+    expect(loadConfig({ COLLOQUY_LANE_LEASE_MS: '6000', COLLOQUY_LANE_HEARTBEAT_MS: '1500', COLLOQUY_POLL_MS: '500' })).toMatchObject({ laneLeaseMs: 6000, laneHeartbeatMs: 1500, pollMs: 500 });
+  });
+
+  it('stops on a heartbeat or poll not shorter than the lease, or a bad number, naming the variable', () => {
+    expect(() => loadConfig({ COLLOQUY_LANE_LEASE_MS: '3000', COLLOQUY_LANE_HEARTBEAT_MS: '3000' })).toThrow(/COLLOQUY_LANE_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_LANE_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_LANE_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_POLL_MS: '10000' })).toThrow(/COLLOQUY_POLL_MS/);
+    expect(() => loadConfig({ COLLOQUY_LANE_LEASE_MS: '500' })).toThrow(/COLLOQUY_LANE_LEASE_MS/);
+    expect(() => loadConfig({ COLLOQUY_POLL_MS: 'often' })).toThrow(/COLLOQUY_POLL_MS/);
   });
 });

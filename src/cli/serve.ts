@@ -27,7 +27,7 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
   const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
   io.out(banner(server, bots.map((b) => `${b.id} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
-  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: config.db }, 'colloquy serve started');
+  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: config.db, owner: server.runtime.owner }, 'colloquy serve started');
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);

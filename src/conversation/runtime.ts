@@ -19,7 +19,7 @@ import type { SmsSettings } from './outbound.js';
 import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
-import { Lanes, laneKey } from './lanes.js';
+import { Lanes, laneKey, type LaneOptions } from './lanes.js';
 import { Clockwork } from './timers.js';
 
 /** What the runtime is built from. */
@@ -36,7 +36,17 @@ export interface RuntimeOptions {
   readonly dispatcher?: DispatcherOptions | undefined;
   /** How often idle conversations are swept (default 60 s). */
   readonly sweepEveryMs?: number | undefined;
+  /** How conversations' lanes are leased in the database (lease, heartbeat, owner name). */
+  readonly lanes?: LaneOptions | undefined;
+  /**
+   * How often the database is polled for work no event announced here (default 1 s): lanes, sends
+   * and timers another process left (it died) or added. PostgreSQL's notifications only wake it sooner.
+   */
+  readonly pollMs?: number | undefined;
 }
+
+/** The default poll interval. */
+export const DEFAULT_POLL_MS = 1_000;
 
 /** An inbound for {@link Runtime.receive}. */
 export interface Inbound extends ConversationKey {
@@ -63,6 +73,10 @@ export class Runtime {
   private readonly clockwork: Clockwork;
   private readonly deps: TurnDeps;
   private accepting = false;
+  private readonly pollMs: number;
+  private poller: unknown;
+  private polling: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
 
@@ -79,8 +93,11 @@ export class Runtime {
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
     this.lanes = new Lanes({
       resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
+      keep: (k) => this.live.has(laneKey(k)), lost: (k) => this.dropLive(k),
       storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
-    }, this.logger, this.clock);
+    }, o.store, this.logger, this.clock, o.lanes);
+    this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
+    if (!(this.pollMs > 0)) throw new ConfigError('pollMs', `must be a positive number of milliseconds (got ${this.pollMs})`);
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.get(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
@@ -110,17 +127,55 @@ export class Runtime {
     return [...this.bots.values()];
   }
 
-  /** Recovers (pending inbounds, unsent messages, due timers, running invocations) and starts. */
+  /** This process's name as the owner of conversations' lanes in the database. */
+  get owner(): string {
+    return this.lanes.owner;
+  }
+
+  /**
+   * Starts: claims the conversations with work that no live process holds (pending inbounds,
+   * running invocations of a process that stopped), sends unsent messages, fires due timers, and
+   * from then on polls the database for work another process left or added.
+   */
   async start(): Promise<void> {
     this.accepting = true;
-    for (const key of await this.store.pendingKeys()) this.lanes.kick(key);
-    for (const id of await this.store.activeConversationIds()) {
-      const conv = await this.store.conversation(id);
-      if (conv && this.bots.has(conv.botId)) this.lanes.kick(conv, 'resume');
-    }
+    this.lanes.start();
+    await this.pollLanes();
     await this.deliveries.recover();
     this.dispatcher.wake();
     await this.clockwork.start();
+    this.schedulePoll(this.pollMs);
+    this.unlisten = await this.store.onWork?.(() => this.schedulePoll(0));
+  }
+
+  /** Looks for work in the database now: lanes to take over, rows to send, timers due. */
+  private async pollOnce(): Promise<void> {
+    await this.pollLanes();
+    this.dispatcher.wake();
+    await this.clockwork.check();
+  }
+
+  /** Claims lanes with work that no live process holds; a failure is tried again at the next poll. */
+  private async pollLanes(): Promise<void> {
+    try {
+      while ((await this.lanes.poll()) >= 100) { /* more lanes wait: take the next batch */ }
+    } catch (err) {
+      if (isStoreUnavailable(err)) this.storeUnavailable('lanes', err, this.pollMs);
+      else this.logger.error({ err: errorInfo(err) }, 'polling for conversations failed; trying again');
+    }
+  }
+
+  /** Polls after `ms` (sooner than a poll already set), then every `pollMs`; one poll at a time. */
+  private schedulePoll(ms: number): void {
+    if (!this.accepting) return;
+    if (this.polling) return; // a poll runs: it schedules the next when done
+    if (this.poller !== undefined) this.clock.clearTimeout(this.poller);
+    this.poller = this.clock.setTimeout(() => {
+      this.poller = undefined;
+      const run = this.pollOnce().finally(() => { this.polling = undefined; this.schedulePoll(this.pollMs); });
+      this.polling = run;
+      this.track(run);
+    }, ms);
   }
 
   /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
@@ -159,12 +214,19 @@ export class Runtime {
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
+    if (this.poller !== undefined) this.clock.clearTimeout(this.poller);
+    this.poller = undefined;
+    await this.unlisten?.().catch((err: unknown) => this.logger.warn({ err: errorInfo(err) }, 'could not stop listening for work'));
+    this.unlisten = undefined;
     this.clockwork.stop();
     this.lanes.stop();
     await Promise.all(this.lanes.running());
+    await this.polling;
     await this.dispatcher.stop();
     for (const l of this.live.values()) l.handle.stop();
     this.live.clear();
+    // Lanes still held ran an invocation: another process takes them over now and runs it again.
+    await this.lanes.giveUp();
   }
 
   /** Wakes the dispatcher and the timers (after the clock moved, in tests). */
@@ -290,10 +352,10 @@ export class Runtime {
   private async resume(key: ConversationKey): Promise<void> {
     const bot = this.bots.get(key.botId);
     const conv = await this.store.activeConversation(key);
-    if (!bot || !conv || this.live.has(laneKey(key))) return;
+    if (!bot || !conv || this.live.has(laneKey(key)) || !hasChildren(conv.snapshot)) return;
     const { live, fresh } = openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
     if (fresh || !live.handle.busy) { live.handle.stop(); return; }
-    this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running at shutdown; it runs again');
+    this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running when its process stopped; it runs again');
     this.live.set(laneKey(key), live);
     if (live.handle.said.length) this.lanes.kick(key, 'sync');
   }
@@ -331,4 +393,10 @@ export class Runtime {
     this.live.delete(k);
     l.handle.stop();
   }
+}
+
+/** Whether a persisted snapshot has children (an invocation was running): cheap, before opening an actor. */
+function hasChildren(snapshot: unknown): boolean {
+  const children = (snapshot as { children?: unknown } | null)?.children;
+  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
 }

@@ -73,6 +73,19 @@ const SQL = {
   nextTimer: 'SELECT MIN(fire_at) AS t FROM timers',
   dueTimers: 'SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?',
   deleteTimerId: 'DELETE FROM timers WHERE id = ?',
+  bumpLane: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES (?, ?, 1)
+    ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = work_seq + 1`,
+  lane: 'SELECT * FROM lanes WHERE bot_id = ? AND user_number = ?',
+  ensureLane: 'INSERT INTO lanes (bot_id, user_number) VALUES (?, ?) ON CONFLICT (bot_id, user_number) DO NOTHING',
+  claimableLanes: `SELECT l.* FROM lanes l INDEXED BY lanes_with_work
+    WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.owner = @owner OR l.lease_until <= @now)
+    ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending')
+    LIMIT @limit`,
+  claimLane: `UPDATE lanes SET owner = @owner, lease_until = @until, fence = CASE WHEN owner IS @owner THEN fence ELSE fence + 1 END
+    WHERE bot_id = @botId AND user_number = @user`,
+  renewLanes: 'UPDATE lanes SET lease_until = @until WHERE owner = @owner RETURNING bot_id, user_number, fence, work_seq',
+  releaseLane: `UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = @seen
+    WHERE bot_id = @botId AND user_number = @user AND owner = @owner AND fence = @fence AND work_seq = @seen`,
   insertStatus: `INSERT INTO statuses (provider_message_id, status, timestamp, recipient, errors, raw, received_at)
     VALUES (@providerMessageId, @status, @timestamp, @recipient, @errors, @raw, @receivedAt) ON CONFLICT DO NOTHING`,
   statusesOf: 'SELECT * FROM statuses WHERE provider_message_id = ? ORDER BY id',

@@ -12,7 +12,7 @@ import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
 import type {
-  CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
+  CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound,
   NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
 } from './types.js';
 
@@ -25,6 +25,8 @@ export interface SqliteStoreOptions extends BusyOptions {
   /** Apply pending migrations on open (default true). */
   readonly migrate?: boolean;
   readonly migrationsDir?: string;
+  /** The clock lane leases are compared with (default `Date.now`: every process on one machine shares it). */
+  readonly now?: (() => number) | undefined;
 }
 
 /** Opens (and migrates) a SQLite store. */
@@ -49,6 +51,7 @@ const GUARDED = [
   'conversationByFlowToken', 'conversations', 'activeConversationIds', 'commitTurn', 'expireIdle', 'claimOutbound',
   'finishOutbound', 'renewLease', 'failOutbound', 'unfollowedFailures', 'lastInteractive', 'retryOutbound', 'outbound',
   'outboundByProviderId', 'nextOutboundAt', 'nextTimerAt', 'fireDueTimers', 'timers', 'addStatus', 'statuses', 'transcript',
+  'claimLanes', 'renewLanes', 'releaseLane',
 ] as const satisfies readonly (keyof Store)[];
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -57,12 +60,14 @@ const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringif
 export class SqliteStore implements Store {
   private readonly q: Statements;
   private readonly busy: BusyRetry;
+  private readonly now: () => number;
   /**
    * @param busy How long one attempt may block on a locked database (`busyTimeoutMs`, default 50 ms)
    * and how long a call retries asynchronously before StoreUnavailableError (`busyRetryMs`, 3 s).
    */
-  constructor(readonly db: Database.Database, busy: BusyOptions = {}) {
+  constructor(readonly db: Database.Database, busy: BusyOptions & { readonly now?: (() => number) | undefined } = {}) {
     this.q = prepareStatements(db);
+    this.now = busy.now ?? Date.now;
     this.busy = new BusyRetry(busy);
     db.pragma(`busy_timeout = ${busy.busyTimeoutMs ?? 50}`);
     for (const name of GUARDED) {
@@ -94,10 +99,20 @@ export class SqliteStore implements Store {
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
+    return this.db.transaction(() => {
+      const id = this.insertInbound(i);
+      if (id !== undefined) return { id, duplicate: false };
+      const row = this.q.inboxByProvider.get(i.providerId) as Row;
+      return { id: Number(row['id']), duplicate: true };
+    }).immediate();
+  }
+
+  /** Inserts an inbound and bumps its lane's work counter; undefined for a known provider id. */
+  private insertInbound(i: NewInbound): number | undefined {
     const r = this.q.insertInbox.run({ ...i, event: JSON.stringify(i.event), raw: j(i.raw) });
-    if (r.changes === 1) return { id: Number(r.lastInsertRowid), duplicate: false };
-    const row = this.q.inboxByProvider.get(i.providerId) as Row;
-    return { id: Number(row['id']), duplicate: true };
+    if (r.changes !== 1) return undefined;
+    this.q.bumpLane.run(i.botId, i.user);
+    return Number(r.lastInsertRowid);
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
@@ -267,7 +282,7 @@ export class SqliteStore implements Store {
           message: JSON.stringify(follow.fallback.message), channel: follow.fallback.channel, request: JSON.stringify(follow.fallback.request), now, fallbackOf: id,
         });
       }
-      if (follow.inbound) this.q.insertInbox.run({ ...follow.inbound, event: JSON.stringify(follow.inbound.event), raw: j(follow.inbound.raw) });
+      if (follow.inbound) this.insertInbound(follow.inbound);
       if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
       return true;
     }).immediate();
@@ -310,9 +325,9 @@ export class SqliteStore implements Store {
     return this.db.transaction(() => {
       const due = this.q.dueTimers.all(now, limit) as Row[];
       for (const t of due) {
-        this.q.insertInbox.run({
-          providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: t['bot_id'], user: t['user_number'], source: 'timer',
-          event: t['event'], raw: JSON.stringify({ key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }), receivedAt: now,
+        this.insertInbound({
+          providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: String(t['bot_id']), user: String(t['user_number']), source: 'timer',
+          event: JSON.parse(String(t['event'])) as NewInbound['event'], raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }, receivedAt: now,
         });
         this.q.deleteTimerId.run(t['id']);
       }
@@ -363,6 +378,39 @@ export class SqliteStore implements Store {
     }
     inboundUpTo(Number.POSITIVE_INFINITY);
     return out;
+  }
+
+  async claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
+    return this.db.transaction(() => {
+      const now = this.now();
+      let rows: Row[];
+      if (o.key) {
+        this.q.ensureLane.run(o.key.botId, o.key.user);
+        const row = this.q.lane.get(o.key.botId, o.key.user) as Row;
+        rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
+      } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
+      return rows.map((r) => {
+        const key = { botId: String(r['bot_id']), user: String(r['user_number']) };
+        this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
+        const mine = r['owner'] === owner;
+        return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
+      });
+    }).immediate();
+  }
+
+  async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
+    return (this.q.renewLanes.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({
+      key: { botId: String(r['bot_id']), user: String(r['user_number']) }, fence: Number(r['fence']), workSeq: Number(r['work_seq']),
+    }));
+  }
+
+  async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+    return this.db.transaction((): LaneRelease => {
+      if (this.q.releaseLane.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
+      const r = this.q.lane.get(key.botId, key.user) as Row | undefined;
+      if (!r || r['owner'] !== owner || Number(r['fence']) !== fence) return { outcome: 'lost' };
+      return { outcome: 'more', workSeq: Number(r['work_seq']) };
+    }).immediate();
   }
 
   async close(): Promise<void> {

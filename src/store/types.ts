@@ -186,6 +186,39 @@ export type TranscriptEntry =
   | { readonly direction: 'in'; readonly at: number; readonly source: InboundSource; readonly event: unknown; readonly providerId: string; readonly state: InboxRecord['state']; readonly error: string | null }
   | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
 
+/**
+ * A conversation's lane as a process claimed it. Who runs a conversation's work is a lease in the
+ * database: a lane with work (its `work_seq` ahead of its `done_seq`) and no live lease is taken by
+ * any process, so a dead process's conversations are taken over once its leases run out.
+ */
+export interface LaneClaim {
+  readonly key: ConversationKey;
+  /** The claim token: it changes each time another owner takes the lane. */
+  readonly fence: number;
+  /** The lane's work counter when it was claimed: everything added up to it is visible now. */
+  readonly workSeq: number;
+  /** The lane was another owner's (whose lease ran out, or who gave it up): re-open what it was running. */
+  readonly takeover: boolean;
+}
+
+/** How {@link Store.claimLanes} claims. */
+export interface LaneClaimOptions {
+  /** How long the claim holds without renewal, on the database's clock. */
+  readonly leaseMs: number;
+  /** Claims this conversation's lane (whether or not it has work), if no other owner's lease is live. */
+  readonly key?: ConversationKey | undefined;
+  /** At most this many lanes (without `key`; default 100). */
+  readonly limit?: number | undefined;
+}
+
+/** What {@link Store.releaseLane} found. */
+export type LaneRelease =
+  | { readonly outcome: 'released' }
+  /** Work was added since the owner looked: the lane stays its owner's, with the new counter. */
+  | { readonly outcome: 'more'; readonly workSeq: number }
+  /** Another owner holds the lane now (this one's lease ran out). */
+  | { readonly outcome: 'lost' };
+
 /** Whether the store can take work now (`GET /healthz`). */
 export interface StoreHealth {
   readonly ok: boolean;
@@ -267,6 +300,29 @@ export interface Store {
 
   /** Both directions of a conversation, in order. */
   transcript(conversationId: number): Promise<TranscriptEntry[]>;
+  /**
+   * Claims lanes for `owner`: with `key`, that conversation's lane; else lanes with work whose lease
+   * is not live (or is `owner`'s own), those with the oldest pending inbound first. Leases are
+   * compared on the database's clock. Adding work to a lane (an inbound, a fired timer, a delivery
+   * failure's inbound) bumps its `work_seq` in the same transaction as the work.
+   */
+  claimLanes(owner: string, options: LaneClaimOptions): Promise<LaneClaim[]>;
+  /**
+   * The heartbeat: extends every lane `owner` holds by `leaseMs` (0 gives them up for others to take
+   * over at once), returning them with their work counters.
+   */
+  renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]>;
+  /**
+   * Releases a drained lane: only while `owner` still holds it with `fence`, and only if its work
+   * counter is still `seen` (work added since is never stranded).
+   */
+  releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease>;
+  /**
+   * Calls `listener` when another process may have added work or given up lanes (PostgreSQL's
+   * LISTEN/NOTIFY); a hint only, polling stays the guarantee. Optional; returns an unsubscribe.
+   */
+  onWork?(listener: () => void): Promise<() => Promise<void>>;
+
   /** Whether the database can take work now; optional (without it `/healthz` does not check the store). */
   health?(): Promise<StoreHealth>;
   close(): Promise<void>;

@@ -1,0 +1,124 @@
+/**
+ * A live process takes over a dead one's conversations, with no new message and no restart: the
+ * dead process's lane leases run out and the survivor's poll claims them (SQLite, two processes).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Runtime, createHttpAdapter, openSqliteStore, systemClock } from '../../src/index.js';
+import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import counterBot from '../fixtures/counter-bot.js';
+import { tempDir } from './helpers.js';
+
+const CHILD = join(import.meta.dirname, 'crash-child.ts');
+const tmp = tempDir();
+let sb: RunningSandbox;
+let child: ChildProcess | undefined;
+const runtimes: Runtime[] = [];
+
+const releases: (() => void)[] = [];
+
+beforeAll(async () => {
+  // Latency faults sleep here, so the test can let a held request go when it is done.
+  sb = await startSandbox({ port: 0, sleep: (ms) => new Promise<void>((r) => { const t = setTimeout(r, ms); releases.push(() => { clearTimeout(t); r(); }); }) });
+});
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  await Promise.all(runtimes.splice(0).map(async (r) => { await r.stop(); await r.store.close(); }));
+});
+afterAll(async () => { releases.forEach((r) => r()); await sb.close(); tmp.remove(); });
+
+function startChild(db: string, env: Record<string, string>): { proc: ChildProcess; waitFor: (line: string) => Promise<void>; send: (m: object) => void } {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, db, sb.url], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  child = proc;
+  let out = '';
+  const waiters: { line: string; resolve: () => void }[] = [];
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of [...waiters]) if (out.split('\n').includes(w.line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+  });
+  return {
+    proc,
+    waitFor: (line) => new Promise<void>((resolve, reject) => {
+      if (out.split('\n').includes(line)) return resolve();
+      const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
+      waiters.push({ line, resolve: () => { clearTimeout(t); resolve(); } });
+    }),
+    send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
+  };
+}
+
+async function kill(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+async function survivor(db: string): Promise<Runtime> {
+  const store = openSqliteStore(db);
+  const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+  const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, clock: systemClock, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
+  runtimes.push(runtime);
+  await runtime.start();
+  return runtime;
+}
+
+async function eventually(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
+const texts = (user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'sms' ? m.text : '?'));
+
+describe('takeover by a live process', () => {
+  it('a process killed mid-turn: a live peer runs its acknowledged inbounds and what arrived meanwhile, once, in order', async () => {
+    const db = join(tmp.dir, 'takeover-1.db');
+    const user = '5215500002001';
+    const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
+    await c.waitFor('ready');
+    const peer = await survivor(db);
+    c.send({ id: 'wamid.t1', user, text: 'first' });
+    await c.waitFor('committed wamid.t1');
+    c.send({ id: 'wamid.t2', user, text: 'hang' });
+    await c.waitFor('hanging');
+    await kill(c.proc);
+    // The peer gets the next message and a redelivery of one the dead process acknowledged.
+    expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t2', source: 'whatsapp', event: { type: 'text', text: 'hang' } })).duplicate).toBe(true);
+    expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t3', source: 'whatsapp', event: { type: 'text', text: 'third' } })).duplicate).toBe(false);
+    await eventually(() => texts(user).length >= 3, 15_000);
+    await peer.idle();
+    expect(texts(user)).toEqual(['#1', '#2', '#3']);
+    const conv = (await peer.store.conversations())[0]!;
+    expect((conv.snapshot as { context: { seen: string[] } }).context.seen).toEqual(['first', 'hang', 'third']);
+  });
+
+  it('with no new message at all: the dead process\'s pending inbound is run by the peer', async () => {
+    const db = join(tmp.dir, 'takeover-2.db');
+    const user = '5215500002002';
+    const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
+    await c.waitFor('ready');
+    const peer = await survivor(db);
+    c.send({ id: 'wamid.u1', user, text: 'hang' });
+    await c.waitFor('hanging');
+    await kill(c.proc);
+    await eventually(() => texts(user).length >= 1, 15_000);
+    expect(texts(user)).toEqual(['#1']);
+    expect((await peer.store.inbound(1))?.state).toBe('done');
+  });
+
+  it('a send in flight when its process died is sent again by an idle peer, once its lease runs out', async () => {
+    const db = join(tmp.dir, 'takeover-3.db');
+    const user = '5215500002003';
+    const c = startChild(db, { LEASE_MS: '1000' });
+    await c.waitFor('ready');
+    const peer = await survivor(db); // idle from here on: no message reaches it
+    sb.sandbox.faults.latency(60_000, { endpoint: 'sms', times: 1 });
+    c.send({ id: 'wamid.v1', user, text: 'hello' });
+    await c.waitFor('committed wamid.v1');
+    await eventually(() => sb.sandbox.requestsTo('sms').length >= 1, 10_000); // the send is held by the provider
+    await kill(c.proc);
+    await eventually(() => texts(user).length >= 1, 15_000);
+    expect(texts(user)).toEqual(['#1']);
+    expect((await peer.store.outbound(1))?.state).toBe('sent');
+  });
+});

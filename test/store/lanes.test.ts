@@ -1,0 +1,106 @@
+/** Lanes in the database: who runs a conversation's work is a lease, claimed, renewed and released. */
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/types.js';
+import { ALICE, BOB, T0, inbound, open, text, turn } from './helpers.js';
+
+const A = 'process-a';
+const B = 'process-b';
+const LONG = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The dialects this suite runs on; PostgreSQL joins when its store lands. */
+const DIALECTS: readonly { name: string; open: () => Promise<Store> }[] = [{ name: 'sqlite', open: async () => open() }];
+
+describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
+  it('an inbound adds work to its lane; a redelivery adds none', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound({ providerId: 'wamid.1' }));
+    await store.addInbound(inbound({ providerId: 'wamid.1' }));
+    await store.addInbound(inbound({ providerId: 'wamid.2' }));
+    expect(await store.claimLanes(A, { leaseMs: LONG })).toEqual([{ key: ALICE, fence: 1, workSeq: 2, takeover: false }]);
+  });
+
+  it('a lane whose lease is live is not claimed by another owner, with or without its key', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound());
+    expect(await store.claimLanes(A, { leaseMs: LONG })).toHaveLength(1);
+    expect(await store.claimLanes(B, { leaseMs: LONG })).toEqual([]);
+    expect(await store.claimLanes(B, { leaseMs: LONG, key: ALICE })).toEqual([]);
+    // Its own owner may claim it again (the fast path after its own inbound): same fence.
+    expect(await store.claimLanes(A, { leaseMs: LONG, key: ALICE })).toEqual([{ key: ALICE, fence: 1, workSeq: 1, takeover: false }]);
+  });
+
+  it('releases only when no work was added since the owner looked', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound());
+    const [c] = await store.claimLanes(A, { leaseMs: LONG });
+    await store.addInbound(inbound());
+    expect(await store.releaseLane(A, ALICE, c!.fence, c!.workSeq)).toEqual({ outcome: 'more', workSeq: 2 });
+    expect(await store.releaseLane(A, ALICE, c!.fence, 2)).toEqual({ outcome: 'released' });
+    expect(await store.claimLanes(B, { leaseMs: LONG })).toEqual([]); // no work left
+    await store.addInbound(inbound());
+    expect(await store.claimLanes(B, { leaseMs: LONG })).toEqual([{ key: ALICE, fence: 2, workSeq: 3, takeover: false }]);
+  });
+
+  it('a lease that ran out is taken over (a new fence); the old owner can neither release nor renew it', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound());
+    const [c] = await store.claimLanes(A, { leaseMs: 50 });
+    await sleep(120);
+    expect(await store.claimLanes(B, { leaseMs: LONG })).toEqual([{ key: ALICE, fence: c!.fence + 1, workSeq: 1, takeover: true }]);
+    expect(await store.releaseLane(A, ALICE, c!.fence, 1)).toEqual({ outcome: 'lost' });
+    expect(await store.renewLanes(A, LONG)).toEqual([]);
+    expect(await store.renewLanes(B, LONG)).toEqual([{ key: ALICE, fence: c!.fence + 1, workSeq: 1 }]);
+  });
+
+  it('a renewed lease holds past its first expiry', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound());
+    await store.claimLanes(A, { leaseMs: 300 });
+    await sleep(150);
+    await store.renewLanes(A, LONG);
+    await sleep(250);
+    expect(await store.claimLanes(B, { leaseMs: LONG })).toEqual([]);
+  });
+
+  it('an owner that gives its lanes up (lease 0) has them taken over at once', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound());
+    await store.addInbound(inbound({ ...BOB }));
+    await store.claimLanes(A, { leaseMs: LONG });
+    expect((await store.renewLanes(A, 0)).map((l) => l.key)).toEqual(expect.arrayContaining([ALICE, BOB]));
+    const taken = await store.claimLanes(B, { leaseMs: LONG });
+    expect(taken.map((t) => [t.key.user, t.takeover])).toEqual(expect.arrayContaining([[ALICE.user, true], [BOB.user, true]]));
+  });
+
+  it('claims the lanes whose pending inbound is oldest first, up to the limit', async () => {
+    const store = await openStore();
+    await store.addInbound(inbound({ ...BOB }));
+    await store.addInbound(inbound({ ...ALICE }));
+    await store.addInbound(inbound({ ...BOB }));
+    expect((await store.claimLanes(A, { leaseMs: LONG, limit: 1 })).map((c) => c.key)).toEqual([BOB]);
+    expect((await store.claimLanes(A, { leaseMs: LONG, limit: 5 })).map((c) => c.key)).toEqual([BOB, ALICE]);
+  });
+
+  it('a lane claimed by its key without work is released at once', async () => {
+    const store = await openStore();
+    const [c] = await store.claimLanes(A, { leaseMs: LONG, key: ALICE });
+    expect(c).toEqual({ key: ALICE, fence: 1, workSeq: 0, takeover: false });
+    expect(await store.releaseLane(A, ALICE, 1, 0)).toEqual({ outcome: 'released' });
+    expect(await store.renewLanes(A, LONG)).toEqual([]);
+  });
+
+  it('a fired timer and a delivery failure for the bot add work to their lane', async () => {
+    const store = await openStore();
+    const { conversationId } = await store.commitTurn(turn({
+      outbox: [text('hi')], timers: { upsert: [{ key: 't1', stateNode: null, event: { type: 'tick' }, fireAt: T0 + 10 }], remove: [], activeStateNodes: [] },
+    }));
+    expect(await store.claimLanes(A, { leaseMs: LONG })).toEqual([]);
+    await store.fireDueTimers(T0 + 10, 10);
+    expect(await store.claimLanes(A, { leaseMs: LONG })).toEqual([{ key: ALICE, fence: 1, workSeq: 1, takeover: false }]);
+    await store.failOutbound(1, undefined, T0 + 11, {
+      inbound: { ...ALICE, providerId: 'delivery:1', source: 'delivery', event: { type: 'delivery.failed', channel: 'interactive', reason: 'x' }, raw: { conversationId }, receivedAt: T0 + 11 },
+    });
+    expect(await store.releaseLane(A, ALICE, 1, 1)).toEqual({ outcome: 'more', workSeq: 2 });
+  });
+});
