@@ -78,7 +78,7 @@ const SQL = {
   lane: 'SELECT * FROM lanes WHERE bot_id = ? AND user_number = ?',
   ensureLane: 'INSERT INTO lanes (bot_id, user_number) VALUES (?, ?) ON CONFLICT (bot_id, user_number) DO NOTHING',
   claimableLanes: `SELECT l.* FROM lanes l INDEXED BY lanes_with_work
-    WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.owner = @owner OR l.lease_until <= @now)
+    WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.lease_until <= @now)
     ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending')
     LIMIT @limit`,
   claimLane: `UPDATE lanes SET owner = @owner, lease_until = @until, fence = CASE WHEN owner IS @owner THEN fence ELSE fence + 1 END

@@ -301,8 +301,9 @@ export interface Store {
   /** Both directions of a conversation, in order. */
   transcript(conversationId: number): Promise<TranscriptEntry[]>;
   /**
-   * Claims lanes for `owner`: with `key`, that conversation's lane; else lanes with work whose lease
-   * is not live (or is `owner`'s own), those with the oldest pending inbound first. Leases are
+   * Claims lanes for `owner`: with `key`, that conversation's lane (unless another owner's lease on
+   * it is live); else lanes with work whose lease is not live, those with the oldest pending inbound
+   * first (work added to lanes `owner` holds shows in {@link Store.renewLanes}). Leases are
    * compared on the database's clock. Adding work to a lane (an inbound, a fired timer, a delivery
    * failure's inbound) bumps its `work_seq` in the same transaction as the work.
    */

@@ -79,7 +79,9 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     await store.addInbound(inbound({ ...ALICE }));
     await store.addInbound(inbound({ ...BOB }));
     expect((await store.claimLanes(A, { leaseMs: LONG, limit: 1 })).map((c) => c.key)).toEqual([BOB]);
-    expect((await store.claimLanes(A, { leaseMs: LONG, limit: 5 })).map((c) => c.key)).toEqual([BOB, ALICE]);
+    // The lanes it holds live are not handed out again (a poll in batches moves on to the next ones).
+    expect((await store.claimLanes(A, { leaseMs: LONG, limit: 5 })).map((c) => c.key)).toEqual([ALICE]);
+    expect(await store.claimLanes(A, { leaseMs: LONG, limit: 5 })).toEqual([]);
   });
 
   it('a lane claimed by its key without work is released at once', async () => {
