@@ -158,7 +158,8 @@ export class Runtime {
   /** Claims lanes with work that no live process holds; a failure is tried again at the next poll. */
   private async pollLanes(): Promise<void> {
     try {
-      while ((await this.lanes.poll()) >= 100) { /* more lanes wait: take the next batch */ }
+      // More lanes wait: take the next batch, letting requests in between (a store call may not yield).
+      while ((await this.lanes.poll()) >= 100) await new Promise((r) => setImmediate(r));
     } catch (err) {
       if (isStoreUnavailable(err)) this.storeUnavailable('lanes', err, this.pollMs);
       else this.logger.error({ err: errorInfo(err) }, 'polling for conversations failed; trying again');
