@@ -16,7 +16,7 @@ import { openSqliteStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
-import { createWebhookRouter, startHttpServer, type HttpServer } from './webhook/index.js';
+import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 
 /** What {@link startServer} takes. */
 export interface ServerOptions {
@@ -61,12 +61,14 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     port: o.config.port, host: o.config.host, metrics,
     health: () => ({ ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind }),
   });
-  const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }) : undefined;
+  const sender = o.config.sender ?? SANDBOX_SENDER;
+  const sandbox = o.config.provider.kind === 'sandbox'
+    ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender) })
+    : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
-  const sender = o.config.sender ?? SANDBOX_SENDER;
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher: o.dispatcher });
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
@@ -85,6 +87,16 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   };
   for (const extend of o.extensions ?? []) await extend(running, http);
   return running;
+}
+
+/**
+ * The number the sandbox's simulated users write to by default: the default sender when a bot
+ * sends from it, else the first bot's own number. Inbounds are routed by number only, so a
+ * number no bot serves would be refused.
+ */
+function sandboxBusinessNumber(bots: readonly Bot[], sender: string): string {
+  const numbers = bots.map((b) => b.options.sender ?? sender);
+  return numbers.find((n) => digitsOf(n) === digitsOf(sender)) ?? numbers[0] ?? sender;
 }
 
 /** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */
