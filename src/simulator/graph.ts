@@ -1,6 +1,8 @@
 /**
- * `mermaidGraph()`: a bot's conversation as a Mermaid `stateDiagram-v2`. Each state carries what
- * it says on entry (`size : buttons(image) [small, large]`), each transition its event
+ * `mermaidGraph()`: a bot's conversation as a Mermaid `stateDiagram-v2`. Each state is declared
+ * with its name (`state "size" as size`) and carries what it says on entry beneath it
+ * (`size : buttons(image) [small, large]`): Mermaid titles a state by its first description when
+ * it has no declared name, so without the declaration the name would be lost. Each transition its event
  * (`reply.small`, `flow`, `after 10m`, `done(lookup)`), nested states are composite states, and
  * transitions an ancestor handles for all its states start from an "any state" box.
  */
@@ -149,14 +151,14 @@ function drawState(node: AnyStateNode, depth: number, ctx: Ctx): void {
   const pad = '  '.repeat(depth);
   const id = ref(node, ctx);
   const notes = ctx.notes.get(nodeName(node)) ?? [];
+  const named = `state "${node.key.replace(/"/g, "'")}" as ${id}`;
   if (node.type === 'compound' || node.type === 'parallel') {
-    ctx.lines.push(`${pad}state ${id} {`);
+    ctx.lines.push(`${pad}${id === node.key ? `state ${id}` : named} {`);
     drawContainer(node, depth + 1, ctx);
     ctx.lines.push(`${pad}}`);
     if (notes.length > 0) ctx.lines.push(`${pad}note right of ${id} : ${clean(notes.join(' / '))}`);
   } else {
-    if (id !== node.key) ctx.lines.push(`${pad}state "${node.key.replace(/"/g, "'")}" as ${id}`);
-    else if (notes.length === 0) ctx.lines.push(`${pad}${id}`);
+    ctx.lines.push(id === node.key && notes.length === 0 ? `${pad}${id}` : `${pad}${named}`);
     for (const n of notes) ctx.lines.push(`${pad}${id} : ${clean(n)}`);
   }
   if (node.type === 'final') ctx.lines.push(`${pad}${id} --> [*]`);
