@@ -6,11 +6,12 @@
  * (`reply.small`, `flow`, `after 10m`, `done(lookup)`), nested states are composite states, and
  * transitions an ancestor handles for all its states start from an "any state" box.
  */
+import { toDirectedGraph, type DirectedGraphNode } from '@xstate/graph';
 import type { AnyStateNode, AnyTransitionDefinition } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { variantOf } from '../messages/request.js';
-import { childrenOf, nodeName, ownTransitions } from './nodes.js';
+import { childrenOf, nodeName } from './nodes.js';
 import { walkBot, type Walk } from './walk.js';
 
 /** Words Mermaid reads as keywords, which cannot be state ids. */
@@ -80,21 +81,32 @@ export function summary(m: Message): string {
   }
 }
 
+/**
+ * Every transition as an edge, from `@xstate/graph`'s directed graph of the machine (state nodes
+ * in document order, each with its `on`, `after` and done/error transitions). `always`
+ * transitions are not in it, so they are added from each node's own list.
+ */
 function edgesOf(root: AnyStateNode): Edge[] {
-  const nodes = [root, ...descendants(root)];
-  return nodes.flatMap((from) =>
-    ownTransitions(from).flatMap((t) => targetsOf(from, t).map((to) => ({ from, to, label: labelOf(from, t) }))),
-  );
+  const visit = (g: DirectedGraphNode): Edge[] => {
+    const from = g.stateNode as AnyStateNode;
+    const own = g.edges.flatMap((e) => edgeOf(from, e.transition, e.target as AnyStateNode));
+    const always = (from.always ?? []).flatMap((t) => targetsOf(from, t).map((to) => ({ from, to, label: labelOf(from, t) })));
+    return [...own, ...always, ...g.children.flatMap(visit)];
+  };
+  return visit(toDirectedGraph(root));
+}
+
+/** `@xstate/graph` draws a transition without target as a loop, even one that does nothing. */
+function edgeOf(from: AnyStateNode, t: AnyTransitionDefinition, target: AnyStateNode): Edge[] {
+  if (t.target === undefined) return t.actions.length > 0 && from.parent !== undefined ? [{ from, to: from, label: labelOf(from, t) }] : [];
+  const to = target.type === 'history' && target.parent ? target.parent : target;
+  return [{ from, to, label: labelOf(from, t) }];
 }
 
 /** Where a transition leads: a history state stands for its parent; one with actions but no target loops. */
 function targetsOf(from: AnyStateNode, t: AnyTransitionDefinition): AnyStateNode[] {
   if (t.target === undefined) return t.actions.length > 0 && from.parent !== undefined ? [from] : [];
   return t.target.map((target) => (target.type === 'history' && target.parent ? target.parent : target));
-}
-
-function descendants(node: AnyStateNode): AnyStateNode[] {
-  return childrenOf(node).flatMap((c) => [c, ...descendants(c)]);
 }
 
 /** A transition's label: its event, or what stands for it (`after 10m`, `done(lookup)`, `always`), and its guard. */
