@@ -133,10 +133,11 @@ export class TestConversation implements WorldView {
     return this.world.runtime.invoking(this.key);
   }
 
-  /** @internal Waits (bounded) for this conversation's invocations, without recording a step. */
+  /** @internal Waits for this conversation's invocations (bounded, unless `Infinity`), without recording a step. */
   async untilInvocationsSettle(timeoutMs = DEFAULT_SETTLE_TIMEOUT_MS): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
+      if (timeoutMs === Infinity) return;
       timer = setTimeout(() => reject(new checks.ExpectationError(
         `The invocations of state ${this.state ?? '(none)'} were still running after ${timeoutMs} ms (real time).\n${checks.whatWasSent(this.view())}`,
       )), timeoutMs);
