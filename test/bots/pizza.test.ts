@@ -310,8 +310,6 @@ describe('pizza: the tracking lookup', () => {
     await c.submitFlow({ street: 'Reforma 1', city: 'CDMX' });
     c.expectState('placed');
   }
-  /** Lets a settled lookup be committed before the next action (see the dispatcher finding below). */
-  const aTick = () => new Promise((r) => setImmediate(r));
 
   it('sends the lookup’s result once it settles, then ends the order', async () => {
     const lookup = heldTracker();
@@ -322,8 +320,7 @@ describe('pizza: the tracking lookup', () => {
     expect(lookup.calls).toEqual([ORDER_ID]);
     const before = c.sent.length;
     lookup.resolve(`Order ${ORDER_ID}: the rider is two streets away.`);
-    await aTick();
-    await c.advance(0);
+    await c.settled();
     c.expectState('done');
     expect(texts(c.sent.slice(before))).toEqual([['text', `Order ${ORDER_ID}: the rider is two streets away.`], ['text', ENJOY]]);
     expect(c.context).toMatchObject({ status: `Order ${ORDER_ID}: the rider is two streets away.` });
@@ -338,8 +335,7 @@ describe('pizza: the tracking lookup', () => {
     await c.tap('Track my order');
     const before = c.sent.length;
     lookup.reject(new Error('order system down'));
-    await aTick();
-    await c.advance(0);
+    await c.settled();
     c.expectState('done');
     expect(texts(c.sent.slice(before))).toEqual([
       ['text', 'We could not look your order up just now; it is on its way all the same.'],
