@@ -17,7 +17,7 @@ import { openSqliteStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
-import { createWebhookRouter, startHttpServer, type HttpServer } from './webhook/index.js';
+import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 
 /** What {@link startServer} takes. */
 export interface ServerOptions {
@@ -77,12 +77,14 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     },
   });
   const sandboxControls = sandboxControlsAllowed(o.config, logger);
-  const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, controlRoutes: sandboxControls }) : undefined;
+  const sender = o.config.sender ?? SANDBOX_SENDER;
+  const sandbox = o.config.provider.kind === 'sandbox'
+    ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender), controlRoutes: sandboxControls })
+    : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
-  const sender = o.config.sender ?? SANDBOX_SENDER;
   const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher });
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
@@ -109,6 +111,16 @@ function sandboxControlsAllowed(config: Config, logger: Logger): boolean {
   if (config.provider.kind !== 'sandbox' || isLoopbackHost(config.host) || config.sandboxPublic) return true;
   logger.warn({ host: config.host }, `sandbox control routes (/sandbox/_sandbox/*) and the web simulator are not mounted: HOST=${config.host} is not a loopback address and they take no authentication; set COLLOQUY_SANDBOX_PUBLIC=1 to mount them anyway`);
   return false;
+}
+
+/**
+ * The number the sandbox's simulated users write to by default: the default sender when a bot
+ * sends from it, else the first bot's own number. Inbounds are routed by number only, so a
+ * number no bot serves would be refused.
+ */
+function sandboxBusinessNumber(bots: readonly Bot[], sender: string): string {
+  const numbers = bots.map((b) => b.options.sender ?? sender);
+  return numbers.find((n) => digitsOf(n) === digitsOf(sender)) ?? numbers[0] ?? sender;
 }
 
 /** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */

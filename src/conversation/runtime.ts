@@ -156,6 +156,30 @@ export class Runtime {
     }
   }
 
+  /** True while a live conversation (any, or the one of `key`) has an invoked actor still running. */
+  invoking(key?: ConversationKey): boolean {
+    return this.busyLive(key).length > 0;
+  }
+
+  /**
+   * Resolves once no live conversation (any, or the one of `key`) has an invoked actor running,
+   * and what the invocations did is committed and sent (as {@link idle}). An invocation that
+   * never settles keeps it waiting: bound it with a timeout of your own.
+   */
+  async invocationsSettled(key?: ConversationKey): Promise<void> {
+    for (;;) {
+      await this.idle();
+      const busy = this.busyLive(key);
+      if (busy.length === 0) return;
+      await Promise.race(busy.map((l) => l.handle.nextChange()));
+    }
+  }
+
+  private busyLive(key: ConversationKey | undefined): LiveConversation[] {
+    const k = key === undefined ? undefined : laneKey(key);
+    return [...this.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
+  }
+
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
