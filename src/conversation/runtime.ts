@@ -9,14 +9,17 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { ConversationKey, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationKey, ConversationRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { isUserEvent, replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
-import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
+import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
+import type { Incompatible } from './restore.js';
+import { ServedBots } from './served.js';
+import { IncompatibleStateError, renameDelayKey } from './versions.js';
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey } from './lanes.js';
@@ -55,7 +58,7 @@ export class Runtime {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly clock: RuntimeClock;
-  private readonly bots = new Map<string, Bot>();
+  private readonly bots: ServedBots;
   private readonly live = new Map<string, LiveConversation>();
   private readonly lanes: Lanes;
   private readonly dispatcher: Dispatcher;
@@ -71,15 +74,12 @@ export class Runtime {
     this.clock = o.clock ?? systemClock;
     this.logger = o.logger ?? silentLogger;
     this.metrics = o.metrics ?? new Metrics();
-    for (const bot of o.bots) {
-      if (this.bots.has(bot.id)) throw new ConfigError('bots', `two bots have the id "${bot.id}"`);
-      this.bots.set(bot.id, bot);
-    }
+    this.bots = new ServedBots(o.bots);
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
     this.lanes = new Lanes({ resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row) }, this.logger);
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
-    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.get(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.newest(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
       {
         ...base, adapter: o.adapter, logger: this.logger,
@@ -88,16 +88,17 @@ export class Runtime {
       },
       o.dispatcher,
     );
-    this.clockwork = new Clockwork({ ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
+    this.clockwork = new Clockwork({ ...base, bots: () => this.bots.newestEach(), kick, track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
   }
 
-  /** The bots served, by id. */
-  bot(id: string): Bot | undefined {
-    return this.bots.get(id);
+  /** A served bot by id: its newest version, or the version asked for. */
+  bot(id: string, version?: number): Bot | undefined {
+    return version === undefined ? this.bots.newest(id) : this.bots.get(id, version);
   }
 
+  /** Every served bot (each version of a bot, newest first). */
   get botList(): Bot[] {
-    return [...this.bots.values()];
+    return this.bots.all();
   }
 
   /** Recovers (pending inbounds, unsent messages, due timers, running invocations) and starts. */
@@ -174,7 +175,7 @@ export class Runtime {
   }
 
   private async process(row: InboxRecord): Promise<void> {
-    const bot = this.bots.get(row.botId);
+    const bot = this.bots.newest(row.botId);
     if (!bot) { await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now()); return; }
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
@@ -198,15 +199,17 @@ export class Runtime {
     }
   }
 
-  private async turn(bot: Bot, row: InboxRecord): Promise<void> {
+  private async turn(newest: Bot, row: InboxRecord): Promise<void> {
     const key = { botId: row.botId, user: row.user };
     const userEvent = isUserEvent(row.event);
     let conv = await this.store.activeConversation(key);
+    let bot = conv ? this.bots.choose(key.botId, conv.botVersion)?.bot ?? newest : newest;
     let expire: number | undefined;
     if (conv && userEvent && isExpired(bot, conv, this.clock.now())) {
       this.logger.info({ bot: bot.id, user: key.user, conversation: conv.id }, 'conversation expired after idling; starting a new one');
       expire = conv.id;
       conv = undefined;
+      bot = newest;
     }
     const owner = (row.raw as { conversationId?: number } | null)?.conversationId;
     // Your backend (source 'api') may start a conversation; a timer or delivery report may not.
@@ -223,15 +226,25 @@ export class Runtime {
     }
     const existing = this.live.get(laneKey(key));
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
-    const { live, fresh } = reuse ? { live: existing, fresh: false } : openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
+    const opened: Opened = reuse ? { live: existing, fresh: false } : await openActor(this.deps, bot, key, conv);
     if (!reuse && existing) this.dropLive(key);
+    if (opened.incompatible && conv) this.incompatible(bot, conv, opened.incompatible);
+    if (!opened.live) {
+      await this.closeIncompatible(bot, key, conv!, row, opened.incompatible);
+      return;
+    }
+    const { live, fresh } = opened;
+    if (conv && 'migrated' in opened && opened.migrated?.length) this.migrated(bot, conv, opened.migrated);
     const restarted = !fresh ? false : conv !== undefined;
     if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
     if (conv) live.channel = conv.channel; // a fallback may have moved it since a live actor opened
     const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
     if (channel) live.channel = channel;
-    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, row.event) : row.event;
+    const renameId = live.renameId;
+    // A delay that fired before a migration renamed its state is known by the state's new id now.
+    const fired = row.source === 'timer' && renameId ? { ...row.event, type: renameDelayKey(row.event.type, renameId) } : row.event;
+    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, fired) : fired;
     let extra: readonly Message[] | undefined;
     const staleFlow = event.type === 'flow' && conv !== undefined && event['token'] !== live.flowToken;
     const handled = !staleFlow && live.handle.offer(event);
@@ -251,10 +264,34 @@ export class Runtime {
     return choice ? { ...replyEvent(choice.id, choice.title, 'sms') } : event;
   }
 
+  /** A conversation's state exists neither in the version that runs it nor via a migration: count and log it. */
+  private incompatible(bot: Bot, conv: ConversationRecord, i: Incompatible): void {
+    this.metrics.inc('colloquy_incompatible_conversations_total', 'Conversations whose state a bot version no longer has, by bot, version and policy', { bot: bot.id, version: String(i.from), policy: bot.onIncompatible });
+    this.logger.warn(
+      { bot: bot.id, version: i.from, toVersion: i.to, state: i.stored.join(', '), missing: i.states.join(', '), conversation: conv.id, user: conv.user, policy: bot.onIncompatible },
+      `conversation ${conv.id} is in a state version ${i.to} of bot "${bot.id}" does not have (${i.states.join(', ')}); onIncompatible: ${bot.onIncompatible}`,
+    );
+  }
+
+  private migrated(bot: Bot, conv: ConversationRecord, steps: readonly number[]): void {
+    this.metrics.inc('colloquy_conversations_migrated_total', 'Conversations brought to a newer bot version by its migrations', { bot: bot.id, from: String(conv.botVersion), to: String(bot.version) });
+    this.logger.info({ bot: bot.id, version: conv.botVersion, toVersion: bot.version, steps, conversation: conv.id, user: conv.user, state: conv.state }, `conversation ${conv.id} migrated from version ${conv.botVersion} to ${bot.version}`);
+  }
+
+  /** `onIncompatible: 'end'` closes the conversation (the inbound is not run); `'fail'` fails it and the inbound with it. */
+  private async closeIncompatible(bot: Bot, key: ConversationKey, conv: ConversationRecord, row: InboxRecord, i: Incompatible): Promise<void> {
+    const status = bot.onIncompatible === 'fail' ? 'failed' : 'expired';
+    const none = { upsert: [], remove: [], activeStateNodes: [] };
+    await this.store.commitTurn({ key, conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', status, flowToken: conv.flowToken, userActivity: false, outbox: [], timers: none, now: this.clock.now() });
+    const why = `state ${i.stored.join(', ')} of version ${i.from} exists neither in version ${i.to} of bot "${bot.id}" nor via a migration`;
+    if (bot.onIncompatible === 'fail') throw new IncompatibleStateError(bot.id, i.from, i.stored.join(', '), `conversation ${conv.id} failed: ${why}`);
+    await this.store.skipInbound(row.id, `not run: the conversation ended because its ${why}`, this.clock.now());
+  }
+
   /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
   private async sync(key: ConversationKey): Promise<void> {
     const live = this.live.get(laneKey(key));
-    const bot = this.bots.get(key.botId);
+    const bot = live?.handle.bot;
     if (!live || !bot) return;
     const conv = await this.store.conversation(live.conversationId);
     if (!conv || conv.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
@@ -273,14 +310,24 @@ export class Runtime {
 
   /** After a restart, re-opens a conversation whose invocation was running (it runs again). */
   private async resume(key: ConversationKey): Promise<void> {
-    const bot = this.bots.get(key.botId);
     const conv = await this.store.activeConversation(key);
+    const bot = conv && this.bots.choose(key.botId, conv.botVersion)?.bot;
     if (!bot || !conv || this.live.has(laneKey(key))) return;
-    const { live, fresh } = openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
-    if (fresh || !live.handle.busy) { live.handle.stop(); return; }
+    let opened: Opened;
+    try {
+      opened = await openActor(this.deps, bot, key, conv);
+    } catch (err) {
+      // Its next inbound runs the migration again and fails visibly; nothing to resume meanwhile.
+      this.logger.error({ err: errorInfo(err), bot: bot.id, version: conv.botVersion, conversation: conv.id, user: key.user }, 'could not resume a conversation: its migration failed');
+      return;
+    }
+    const { live } = opened;
+    if (!live) return; // its next inbound ends or fails it, per onIncompatible
+    // Dirty: the invocation settled already (between the actor's start and now); sync commits it.
+    if (opened.fresh || (!live.handle.busy && !live.handle.dirty)) { live.handle.stop(); return; }
     this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running at shutdown; it runs again');
     this.live.set(laneKey(key), live);
-    if (live.handle.said.length) this.lanes.kick(key, 'sync');
+    if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
   }
 
   private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, conversationId: number, version: number, sent: number): void {

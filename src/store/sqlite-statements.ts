@@ -27,9 +27,9 @@ const SQL = {
   conv: 'SELECT * FROM conversations WHERE id = ?',
   convByToken: 'SELECT * FROM conversations WHERE flow_token = ?',
   activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
-  insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
-    VALUES (@botId, @user, @status, @snapshot, @state, 1, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,
-  updateConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1,
+  insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, bot_version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
+    VALUES (@botId, @user, @status, @snapshot, @state, 1, @botVersion, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,
+  updateConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1, bot_version = COALESCE(@botVersion, bot_version),
     channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
     last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
     WHERE id = @id AND version = @expectedVersion`,
