@@ -280,12 +280,18 @@ export class Runtime {
 
   /** `onIncompatible: 'end'` closes the conversation (the inbound is not run); `'fail'` fails it and the inbound with it. */
   private async closeIncompatible(bot: Bot, key: ConversationKey, conv: ConversationRecord, row: InboxRecord, i: Incompatible): Promise<void> {
-    const status = bot.onIncompatible === 'fail' ? 'failed' : 'expired';
-    const none = { upsert: [], remove: [], activeStateNodes: [] };
-    await this.store.commitTurn({ key, conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', status, flowToken: conv.flowToken, userActivity: false, outbox: [], timers: none, now: this.clock.now() });
     const why = `state ${i.stored.join(', ')} of version ${i.from} exists neither in version ${i.to} of bot "${bot.id}" nor via a migration`;
-    if (bot.onIncompatible === 'fail') throw new IncompatibleStateError(bot.id, i.from, i.stored.join(', '), `conversation ${conv.id} failed: ${why}`);
-    await this.store.skipInbound(row.id, `not run: the conversation ended because its ${why}`, this.clock.now());
+    const none = { upsert: [], remove: [], activeStateNodes: [] };
+    const close = { key, conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', flowToken: conv.flowToken, userActivity: false, outbox: [], timers: none };
+    if (bot.onIncompatible === 'end') {
+      await this.store.commitTurn({ ...close, status: 'expired', inboxId: row.id, inboxNote: `not run: the conversation ended because its ${why}`, now: this.clock.now() });
+      return;
+    }
+    // Failed while the conversation is still active, so the inbound stays in its transcript.
+    const err = new IncompatibleStateError(bot.id, i.from, i.stored.join(', '), `conversation ${conv.id} failed: ${why}`);
+    await this.store.failInbound(row.id, err.message, this.clock.now());
+    await this.store.commitTurn({ ...close, status: 'failed', now: this.clock.now() });
+    throw err;
   }
 
   /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */

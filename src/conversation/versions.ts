@@ -166,6 +166,7 @@ export class IncompatibleStateError extends BotError {
 export function migrateSnapshot(bot: { id: string; machine: AnyStateMachine; migrations: Readonly<Record<number, BotMigration>> }, snapshot: unknown, from: number, to: number): MigratedSnapshot {
   const rootId = bot.machine.root.id;
   let s = structuredClone(snapshot) as PersistedSnapshot;
+  const stored = statePaths(s.value).join(', ');
   const applied: Readonly<Record<string, string>>[] = [];
   const steps: number[] = [];
   for (let v = from + 1; v <= to; v++) {
@@ -182,7 +183,7 @@ export function migrateSnapshot(bot: { id: string; machine: AnyStateMachine; mig
       try {
         s = { ...s, context: step.context(s.context, { from: v - 1, to: v, state }) };
       } catch (err) {
-        throw new MigrationError(bot.id, v - 1, v, state, err);
+        throw new MigrationError(bot.id, v - 1, v, stored, err);
       }
     }
   }

@@ -37,7 +37,7 @@ const SQL = {
   expireIdle: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = @now, updated_at = @now
     WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,
   setChannel: 'UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?',
-  markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
+  markInboxDone: `UPDATE inbox SET state = 'done', error = ?, conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`,
   claimable: `SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id

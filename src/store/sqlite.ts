@@ -133,7 +133,7 @@ export class SqliteStore implements Store {
         version = c.expectedVersion + 1;
       }
       // An inbound consumed by another writer (same turn in two processes) must not run twice.
-      if (c.inboxId !== undefined && this.q.markInboxDone.run(id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+      if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
       return { conversationId: id, version, outboxIds };

@@ -163,6 +163,8 @@ export interface TurnCommit {
   readonly expire?: number | undefined;
   /** The inbox row this turn consumed, if any. */
   readonly inboxId?: number | undefined;
+  /** A note kept on that inbox row (why it was consumed without running, say). */
+  readonly inboxNote?: string | undefined;
   readonly outbox: readonly NewOutbound[];
   readonly timers: TimerChanges;
   readonly now: number;
