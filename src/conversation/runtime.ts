@@ -96,8 +96,13 @@ export class Runtime {
     return version === undefined ? this.bots.newest(id) : this.bots.get(id, version);
   }
 
-  /** Every served bot (each version of a bot, newest first). */
+  /** The bots served, one per id: the newest version (what routing and listings need). */
   get botList(): Bot[] {
+    return this.bots.newestEach();
+  }
+
+  /** Every served version of every bot, newest first within an id. */
+  get botVersions(): Bot[] {
     return this.bots.all();
   }
 

@@ -56,7 +56,7 @@ describe('migrateSnapshot', () => {
   });
 
   it('renames a parallel state, then a region child, in order, and the result restores in the new machine', () => {
-    const a = createActor(v1, { snapshot: undefined }).start();
+    const a = createActor(v1).start();
     a.send({ type: 'go' });
     const stored = { ...(a.getPersistedSnapshot() as object), context: { n: 1 } };
     const m = migrateSnapshot(bot, stored, 1, 3);
@@ -76,7 +76,7 @@ describe('migrateSnapshot', () => {
     a.send({ type: 'back' });
     a.send({ type: 'out' }); // leaves order: its history remembers order.size
     const stored = { ...(a.getPersistedSnapshot() as object), context: { n: 0 } };
-    expect((stored as { historyValue: unknown }).historyValue).toEqual({ 'm.order.hist': [{ id: 'm.order.size' }] });
+    expect((stored as unknown as { historyValue: unknown }).historyValue).toEqual({ 'm.order.hist': [{ id: 'm.order.size' }] });
     const m = migrateSnapshot(bot, stored, 1, 3);
     expect((m.snapshot as { historyValue: unknown }).historyValue).toEqual({ 'm.ordering.hist': [{ id: 'm.ordering.pickSize' }] });
     expect(m.renameId('m.order.size')).toBe('m.ordering.pickSize');

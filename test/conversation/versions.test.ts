@@ -143,7 +143,8 @@ describe('pinning: several versions served at once', () => {
     await expect(world([shop(1), shop(1)], { sb })).rejects.toThrow(ConfigError);
     await expect(world([shop(1), shop(1)], { sb })).rejects.toThrow(/two bots have the id "shop" and version 1/);
     const w = await world([shop(1), v2NoMigration()], { sb });
-    expect(w.runtime.botList.map((b: Bot) => b.version)).toEqual([2, 1]);
+    expect(w.runtime.botVersions.map((b: Bot) => b.version)).toEqual([2, 1]);
+    expect(w.runtime.botList.map((b: Bot) => b.version)).toEqual([2]);
     expect(w.runtime.bot('shop')!.version).toBe(2);
     await w.close().catch(() => undefined);
   });
