@@ -5,6 +5,7 @@
  */
 import { ConfigError } from '../errors.js';
 import type { Bot } from './bot.js';
+import { missingStates, renamedValue } from './versions.js';
 
 /** Which served version runs a conversation, and what that takes. */
 export interface VersionChoice {
@@ -53,15 +54,20 @@ export class ServedBots {
     return [...this.byId.values()].map((v) => v[0]!);
   }
 
-  /** The version that runs a conversation recorded on `version` (undefined: a new conversation). */
-  choose(id: string, version: number | undefined): VersionChoice | undefined {
+  /**
+   * The version that runs a conversation recorded on `version` (undefined: a new conversation),
+   * in state `value`: the newest served version that declares every step from its version and
+   * has its state after the renames; else its own version while served; else the newest.
+   */
+  choose(id: string, version: number | undefined, value?: unknown): VersionChoice | undefined {
     const versions = this.byId.get(id);
     if (!versions?.length) return undefined;
     const newest = versions[0]!;
     if (version === undefined) return { bot: newest, from: undefined, forced: false };
     const own = versions.find((b) => b.version === version);
     if (!own) return { bot: newest, from: version, forced: true };
-    const target = versions.find((b) => b.version > version && declaresPath(b, version));
+    const fits = (b: Bot) => value === undefined || missingStates(b.machine, renamedValue(b, value, version)).length === 0;
+    const target = versions.find((b) => b.version > version && declaresPath(b, version) && fits(b));
     return { bot: target ?? own, from: version, forced: false };
   }
 }

@@ -93,6 +93,16 @@ export function statePaths(value: unknown): string[] {
   return leavesOf(value).map((l) => l.path.join('.'));
 }
 
+/** A state value with only the declared renames from `from` up to the bot's version applied (no context functions run). */
+export function renamedValue(bot: { migrations: Readonly<Record<number, BotMigration>>; version: number }, value: unknown, from: number): unknown {
+  let leaves = leavesOf(value);
+  for (let v = from + 1; v <= bot.version; v++) {
+    const renames = bot.migrations[v]?.states;
+    if (renames) leaves = leaves.map((l) => ({ ...l, path: renamePath(l.path, renames) }));
+  }
+  return valueOf(leaves);
+}
+
 /** Renames a path by the longest matching prefix among the renames. */
 function renamePath(path: readonly string[], renames: Readonly<Record<string, string>>): string[] {
   for (let n = path.length; n > 0; n--) {

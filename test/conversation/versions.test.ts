@@ -139,6 +139,24 @@ describe('pinning: several versions served at once', () => {
     await w.stop();
   });
 
+  it('a migration that does not cover its state leaves it on its own version while that is served', async () => {
+    const { path, clock } = await leftInSize();
+    const v1 = await world([shop(1)], { path, sb, clock });
+    await v1.send(textEvent('hi'), OTHER);
+    await v1.send(reply('order'), OTHER);
+    await v1.send(reply('large'), OTHER); // OTHER waits in ordering.crust, which version 3 drops
+    await v1.stop();
+    const w = await world([shop(1), shop(3, { sizeState: 'pickSize', crust: false }, { ...renameToPickSize, 3: {} })], { path, sb, clock });
+    await w.send(reply('thin'), OTHER);
+    await w.send(reply('small'));
+    const [pinned] = await w.store.conversations({ botId: 'shop', user: OTHER });
+    expect([pinned!.botVersion, pinned!.status]).toEqual([1, 'done']);
+    const moved = (await w.store.conversations({ botId: 'shop', user: USER }))[0]!;
+    expect([moved.botVersion, moved.status, moved.state]).toEqual([3, 'done', 'done']);
+    expect(w.runtime.metrics.total('colloquy_incompatible_conversations_total')).toBe(0);
+    await w.stop();
+  });
+
   it('refuses two bots with the same id and version, accepts different versions', async () => {
     await expect(world([shop(1), shop(1)], { sb })).rejects.toThrow(ConfigError);
     await expect(world([shop(1), shop(1)], { sb })).rejects.toThrow(/two bots have the id "shop" and version 1/);
