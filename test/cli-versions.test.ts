@@ -1,6 +1,8 @@
 /** The operator commands: check --db (stranded conversations), conversations, transcript. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate, readMigrations } from '../src/store/migrate.js';
 import { main } from '../src/cli/main.js';
 import type { Io } from '../src/cli/io.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -55,6 +57,23 @@ describe('colloquy check --db', () => {
   it('counts a conversation pinned to a version still served as not stranded', async () => {
     const io = capture();
     expect(await main(['check', fixture('shop-v1.ts'), fixture('shop-v3.ts'), '--db', db], io)).toBe(0);
+  });
+
+  it('reads a database an older Colloquy still serves (without bot versions) and leaves it untouched', async () => {
+    const old = join(db, '..', 'old.db');
+    const raw = new Database(old);
+    raw.pragma('journal_mode = WAL');
+    migrate(raw, readMigrations().filter((f) => f.name < '0005'));
+    raw.prepare(`INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, created_at, updated_at, last_activity_at)
+      VALUES ('shop', '5215500000109', 'active', ?, '{"ordering":"crust"}', 3, 'ft_old', 1, 1, 1)`).run(JSON.stringify({ status: 'active', value: { ordering: 'crust' }, context: {}, children: {}, historyValue: {} }));
+    raw.close();
+    const io = capture();
+    expect(await main(['check', fixture('shop-v3.ts'), '--db', old], io)).toBe(1);
+    expect(io.stdout()).toMatch(/shop v1 › ordering\.crust › stranded: 1 live conversation \(1\)/);
+    const after = new Database(old, { readonly: true });
+    expect((after.prepare('SELECT name FROM _migrations ORDER BY name').all() as { name: string }[]).map((r) => r.name).at(-1)).toBe('0004_user_number.sql');
+    expect((after.prepare('PRAGMA table_info(conversations)').all() as { name: string }[]).some((c) => c.name === 'bot_version')).toBe(false);
+    after.close();
   });
 
   it('reports in JSON, and refuses a database that does not exist', async () => {
