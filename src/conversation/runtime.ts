@@ -17,9 +17,9 @@ import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { isUserEvent, replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
 import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
-import type { Incompatible } from './restore.js';
+import { closeIncompatible, reportIncompatible, reportMigrated } from './incompatible.js';
 import { ServedBots } from './served.js';
-import { IncompatibleStateError, renameDelayKey } from './versions.js';
+import { renameDelayKey } from './versions.js';
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey } from './lanes.js';
@@ -233,13 +233,13 @@ export class Runtime {
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
     const opened: Opened = reuse ? { live: existing, fresh: false } : await openActor(this.deps, bot, key, conv);
     if (!reuse && existing) this.dropLive(key);
-    if (opened.incompatible && conv) this.incompatible(bot, conv, opened.incompatible);
+    if (opened.incompatible && conv) reportIncompatible(this, bot, conv, opened.incompatible);
     if (!opened.live) {
-      await this.closeIncompatible(bot, key, conv!, row, opened.incompatible);
+      await closeIncompatible(this, bot, conv!, row.id, opened.incompatible);
       return;
     }
     const { live, fresh } = opened;
-    if (conv && 'migrated' in opened && opened.migrated?.length) this.migrated(bot, conv, opened.migrated);
+    if (conv && 'migrated' in opened && opened.migrated?.length) reportMigrated(this, bot, conv, opened.migrated);
     const restarted = !fresh ? false : conv !== undefined;
     if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
@@ -267,36 +267,6 @@ export class Runtime {
     if (!last?.bySms) return event;
     const choice = matchSmsReply(event['text'], choicesOf(last.record.message as Message));
     return choice ? { ...replyEvent(choice.id, choice.title, 'sms') } : event;
-  }
-
-  /** A conversation's state exists neither in the version that runs it nor via a migration: count and log it. */
-  private incompatible(bot: Bot, conv: ConversationRecord, i: Incompatible): void {
-    this.metrics.inc('colloquy_incompatible_conversations_total', 'Conversations whose state a bot version no longer has, by bot, version and policy', { bot: bot.id, version: String(i.from), policy: bot.onIncompatible });
-    this.logger.warn(
-      { bot: bot.id, version: i.from, toVersion: i.to, state: i.stored.join(', '), missing: i.states.join(', '), conversation: conv.id, user: conv.user, policy: bot.onIncompatible },
-      `conversation ${conv.id} is in a state version ${i.to} of bot "${bot.id}" does not have (${i.states.join(', ')}); onIncompatible: ${bot.onIncompatible}`,
-    );
-  }
-
-  private migrated(bot: Bot, conv: ConversationRecord, steps: readonly number[]): void {
-    this.metrics.inc('colloquy_conversations_migrated_total', 'Conversations brought to a newer bot version by its migrations', { bot: bot.id, from: String(conv.botVersion), to: String(bot.version) });
-    this.logger.info({ bot: bot.id, version: conv.botVersion, toVersion: bot.version, steps, conversation: conv.id, user: conv.user, state: conv.state }, `conversation ${conv.id} migrated from version ${conv.botVersion} to ${bot.version}`);
-  }
-
-  /** `onIncompatible: 'end'` closes the conversation (the inbound is not run); `'fail'` fails it and the inbound with it. */
-  private async closeIncompatible(bot: Bot, key: ConversationKey, conv: ConversationRecord, row: InboxRecord, i: Incompatible): Promise<void> {
-    const why = `state ${i.stored.join(', ')} of version ${i.from} exists neither in version ${i.to} of bot "${bot.id}" nor via a migration`;
-    const none = { upsert: [], remove: [], activeStateNodes: [] };
-    const close = { key, conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', flowToken: conv.flowToken, userActivity: false, outbox: [], timers: none };
-    if (bot.onIncompatible === 'end') {
-      await this.store.commitTurn({ ...close, status: 'expired', inboxId: row.id, inboxNote: `not run: the conversation ended because its ${why}`, now: this.clock.now() });
-      return;
-    }
-    // Failed while the conversation is still active, so the inbound stays in its transcript.
-    const err = new IncompatibleStateError(bot.id, i.from, i.stored.join(', '), `conversation ${conv.id} failed: ${why}`);
-    await this.store.failInbound(row.id, err.message, this.clock.now());
-    await this.store.commitTurn({ ...close, status: 'failed', now: this.clock.now() });
-    throw err;
   }
 
   /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
