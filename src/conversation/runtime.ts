@@ -79,7 +79,7 @@ export class Runtime {
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
     this.lanes = new Lanes({ resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row) }, this.logger);
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
-    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.newest(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
       {
         ...base, adapter: o.adapter, logger: this.logger,
@@ -99,6 +99,12 @@ export class Runtime {
   /** The bots served, one per id: the newest version (what routing and listings need). */
   get botList(): Bot[] {
     return this.bots.newestEach();
+  }
+
+  /** The served version a conversation runs on (the newest when its own is not served). */
+  private async botOf(row: { botId: string; conversationId: number }): Promise<Bot | undefined> {
+    const conv = await this.store.conversation(row.conversationId);
+    return (conv && this.bots.get(row.botId, conv.botVersion)) ?? this.bots.newest(row.botId);
   }
 
   /** Every served version of every bot, newest first within an id. */

@@ -1,8 +1,8 @@
 /** Bot versions: migrations of running conversations, pinning, and what no version covers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BotError, ConfigError, ManualClock, type Bot } from '../../src/index.js';
+import { BotError, ConfigError, ManualClock, defineBot, type Bot } from '../../src/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
-import { renameToPickSize, shop } from '../fixtures/shop-versions.js';
+import { renameToPickSize, shop, shopMachine } from '../fixtures/shop-versions.js';
 import { USER, reply, sandbox, tempDir, textEvent, world, type World } from './helpers.js';
 
 let sb: RunningSandbox;
@@ -155,6 +155,27 @@ describe('pinning: several versions served at once', () => {
     expect([moved.botVersion, moved.status, moved.state]).toEqual([3, 'done', 'done']);
     expect(w.runtime.metrics.total('colloquy_incompatible_conversations_total')).toBe(0);
     await w.stop();
+  });
+
+  it("a pinned conversation's messages follow its own version's fallback policy", async () => {
+    const quiet = defineBot({ id: 'shop', machine: shopMachine(), options: { fallback: { enabled: false } } });
+    const path = dbPath();
+    const clock = new ManualClock();
+    const first = await world([quiet], { path, sb, clock });
+    await first.send(textEvent('hi'));
+    await first.send(reply('order'));
+    await first.stop();
+    sb.sandbox.faults.refuseInteractive(USER);
+    try {
+      const w = await world([quiet, shop(2, { sizeState: 'pickSize' })], { path, sb, clock });
+      await w.send(reply('large')); // version 1 (pinned) sends the crust question, which WhatsApp refuses
+      const out = (await w.runtime.transcript({ botId: 'shop', user: USER })).flatMap((e) => (e.direction === 'out' ? [`${e.record.channel}:${e.record.state}`] : []));
+      expect(out.at(-1)).toBe('interactive:failed'); // no SMS fallback: version 2's default policy does not apply
+      expect(w.runtime.metrics.total('colloquy_fallbacks_total')).toBe(0);
+      await w.stop();
+    } finally {
+      sb.sandbox.faults.clear();
+    }
   });
 
   it('refuses two bots with the same id and version, accepts different versions', async () => {
