@@ -27,8 +27,15 @@ export function reportIncompatible(d: Deps, bot: Bot, conv: ConversationRecord, 
   );
 }
 
-/** Counts and logs a conversation brought to a newer version by its migrations. */
+/**
+ * Counts and logs a conversation brought to a newer version by its migrations, or (a rollback: its
+ * own, newer version is not served) taken over by an older version whose states it fits.
+ */
 export function reportMigrated(d: Deps, bot: Bot, conv: ConversationRecord, steps: readonly number[]): void {
+  if (conv.botVersion > bot.version) {
+    d.logger.warn({ bot: bot.id, version: conv.botVersion, toVersion: bot.version, conversation: conv.id, user: conv.user, state: conv.state }, `conversation ${conv.id} of version ${conv.botVersion} now runs on version ${bot.version} of bot "${bot.id}" (version ${conv.botVersion} is not served)`);
+    return;
+  }
   d.metrics.inc('colloquy_conversations_migrated_total', 'Conversations brought to a newer bot version by its migrations', { bot: bot.id, from: String(conv.botVersion), to: String(bot.version) });
   d.logger.info({ bot: bot.id, version: conv.botVersion, toVersion: bot.version, steps, conversation: conv.id, user: conv.user, state: conv.state }, `conversation ${conv.id} migrated from version ${conv.botVersion} to ${bot.version}`);
 }

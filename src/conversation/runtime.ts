@@ -245,7 +245,7 @@ export class Runtime {
       return;
     }
     const { live, fresh } = opened;
-    if (conv && 'migrated' in opened && opened.migrated?.length) reportMigrated(this, bot, conv, opened.migrated);
+    if (conv && !fresh && conv.botVersion !== bot.version) reportMigrated(this, bot, conv, 'migrated' in opened ? opened.migrated ?? [] : []);
     const restarted = !fresh ? false : conv !== undefined;
     if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.

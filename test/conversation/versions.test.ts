@@ -178,6 +178,20 @@ describe('pinning: several versions served at once', () => {
     }
   });
 
+  it('after a rollback (its version no longer served) an older version takes over a conversation whose state it has', async () => {
+    const path = dbPath();
+    const clock = new ManualClock();
+    const v2 = await world([shop(2)], { path, sb, clock });
+    await v2.send(textEvent('hi'));
+    await v2.send(reply('order'));
+    await v2.stop();
+    const w = await world([shop(1)], { path, sb, clock });
+    await w.send(reply('large'));
+    const conv = (await w.store.activeConversation({ botId: 'shop', user: USER }))!;
+    expect([conv.botVersion, conv.state]).toEqual([1, '{"ordering":"crust"}']);
+    await w.stop();
+  });
+
   it('refuses two bots with the same id and version, accepts different versions', async () => {
     await expect(world([shop(1), shop(1)], { sb })).rejects.toThrow(ConfigError);
     await expect(world([shop(1), shop(1)], { sb })).rejects.toThrow(/two bots have the id "shop" and version 1/);
