@@ -17,3 +17,11 @@ export { loadConfig, type Config, type ProviderConfig } from './config.js';
 export { createSandbox, startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox, type RunningSandbox } from './sandbox/index.js';
 export { shouldFallBack, UNREACHABLE_CODES, type FallbackInfo, type FallbackTrigger } from './conversation/fallback.js';
 export { webhookPayload, textMessage, buttonReplyMessage, listReplyMessage, flowReplyMessage, statusUpdate, inboundSms, signBody, verifySignature, SIGNATURE_HEADER } from './sandbox/index.js';
+// Bot versions: migrations, pinning, the pre-deploy check.
+export {
+  migrateSnapshot, missingStates, statePaths, MigrationError, IncompatibleStateError, INCOMPATIBLE_POLICIES,
+  type BotMigration, type IncompatiblePolicy, type MigratedSnapshot,
+} from './conversation/versions.js';
+export { ServedBots, type VersionChoice } from './conversation/served.js';
+export { findStranded, type StrandReport, type StrandedGroup } from './conversation/stranded.js';
+export type { BotDefinition } from './conversation/bot.js';

@@ -26,18 +26,26 @@ export function botFiles(paths: readonly string[]): string[] {
   return out;
 }
 
-/** Imports each file and takes the bot it exports (default export, or a single named one). */
+/**
+ * Imports each file and takes the bot it exports (default export, or a single named one). Two
+ * files may define one bot id in different versions (served side by side); the same id and
+ * version twice is an error.
+ */
 export async function loadBots(paths: readonly string[]): Promise<Bot[]> {
   const files = botFiles(paths);
   if (files.length === 0) throw new ConfigError('bots', `no bot files in ${paths.join(', ') || '(nothing given)'}`);
-  const bots: Bot[] = [];
-  for (const file of files) bots.push(await loadBot(file));
-  const ids = new Set<string>();
-  for (const b of bots) {
-    if (ids.has(b.id)) throw new ConfigError('bots', `two bot files define the bot id "${b.id}"`);
-    ids.add(b.id);
+  const bots: { bot: Bot; file: string }[] = [];
+  for (const file of files) bots.push({ bot: await loadBot(file), file });
+  const seen = new Map<string, string>();
+  for (const { bot, file } of bots) {
+    const k = `${bot.id}@${bot.version}`;
+    const other = seen.get(k);
+    if (other !== undefined) {
+      throw new ConfigError('bots', `two bot files define the bot id "${bot.id}" with version ${bot.version} (${other}, ${file}); give one of them another version`);
+    }
+    seen.set(k, file);
   }
-  return bots;
+  return bots.map((b) => b.bot);
 }
 
 /** Imports one bot file. */

@@ -26,7 +26,7 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
   const logger = createLogger(config.logLevel);
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
   const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
-  io.out(banner(server, bots.map((b) => `${b.id} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
+  io.out(banner(server, bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
   logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: config.db }, 'colloquy serve started');
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

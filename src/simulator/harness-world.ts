@@ -13,6 +13,7 @@ import { SANDBOX_SENDER } from '../sandbox/constants.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import { createHttpAdapter } from '../transport/adapter.js';
+import { seedConversation, type OlderConversation } from './seed.js';
 import type { SendAdapter } from '../transport/types.js';
 
 /** Options of `createTestBot()`. All optional. */
@@ -29,6 +30,11 @@ export interface TestBotOptions {
   readonly logger?: Logger | undefined;
   /** Dispatcher pacing; a message put back for a later attempt waits for `advance()`. */
   readonly dispatcher?: DispatcherOptions | undefined;
+  /**
+   * Start from a conversation an older version of the bot stored (its snapshot and version): the
+   * user's first action loads it as the runtime would after a deploy, migrations and all.
+   */
+  readonly from?: OlderConversation | undefined;
 }
 
 /** The default user number of a harness. */
@@ -63,6 +69,7 @@ export class HarnessWorld {
     });
     const store = openSqliteStore(':memory:');
     const clock = new ManualClock(o.now === undefined ? undefined : +o.now);
+    if (o.from) await seedConversation(store, { botId: bot.id, user: o.user ?? DEFAULT_TEST_USER }, o.from, clock.now());
     const runtime = new Runtime({
       store, adapter, bots: [bot], sender: o.sender ?? SANDBOX_SENDER, sms: o.sms, clock,
       logger: o.logger ?? silentLogger, dispatcher: { baseDelayMs: 1000, ...o.dispatcher },

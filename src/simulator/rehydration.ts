@@ -26,6 +26,7 @@ import { ExpectationError } from './harness-expect.js';
 import { DEFAULT_TEST_USER } from './harness-world.js';
 import { findMismatch, stepLabel } from './rehydration-diff.js';
 import type { RawEvent } from './transcript-format.js';
+import { migratedSnapshot, seedConversation, type OlderConversation } from './seed.js';
 
 /**
  * One step of a rehydration check: a user's event (as the runtime receives it, e.g.
@@ -57,6 +58,12 @@ export interface RehydrationOptions {
    * that stamps ids or times with it acts the same in all three runs.
    */
   readonly pinDateNow?: boolean | undefined;
+  /**
+   * Start from a conversation an older version of the bot stored (its snapshot and version), to
+   * test a migration: the machine alone starts from the migrated snapshot; the store runs start
+   * from the stored one, which the runtime migrates at the first step.
+   */
+  readonly from?: OlderConversation | undefined;
 }
 
 /** Options of {@link runThroughStore}. */
@@ -130,7 +137,8 @@ export async function runInMemory(bot: Bot, steps: readonly RehydrationStep[], o
 async function memoryRun(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions, clock: SimulatedClock): Promise<MemoryRun> {
   const key = { user: options.user ?? DEFAULT_TEST_USER, botId: bot.id };
   const busy = options.busy ?? [];
-  const actor = createActor(bot.machine as AnyStateMachine, { input: bot.options.input ? bot.options.input(key) : key, clock });
+  const input = bot.options.input ? bot.options.input(key) : key;
+  const actor = createActor(bot.machine as AnyStateMachine, options.from ? { input, clock, snapshot: migratedSnapshot(bot, options.from) as never } : { input, clock });
   let failure: { error: unknown } | undefined;
   actor.subscribe({ error: (error: unknown) => { failure ??= { error }; } });
   let current: Message[] = [];
@@ -176,6 +184,10 @@ async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: St
   try {
     const s = server = await startSandbox({ port: 0, host: '127.0.0.1' });
     const open = () => openRuntime(bot, path, s, clock, options.logger ?? silentLogger);
+    if (options.from) {
+      const seed = openSqliteStore(path);
+      try { await seedConversation(seed, key, options.from, clock.now()); } finally { await seed.close(); }
+    }
     r = await open();
     const said: Message[][] = [];
     const states: (string | null)[] = [];

@@ -24,3 +24,4 @@ export {
   type RehydrationStep, type RehydrationOptions, type StoreRunOptions, type CheckRehydrationOptions,
   type MemoryRun, type StoreRun, type RehydrationRuns,
 } from './rehydration.js';
+export type { OlderConversation } from './seed.js';

@@ -19,6 +19,7 @@ export function toConversation(r: Row): ConversationRecord {
     snapshot: json(r['snapshot']),
     state: str(r['state']),
     version: Number(r['version']),
+    botVersion: Number(r['bot_version'] ?? 1),
     flowToken: String(r['flow_token']),
     channel: r['channel'] as ConversationRecord['channel'],
     lastPrompt: json(r['last_prompt']) as unknown[] | null,

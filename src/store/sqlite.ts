@@ -159,11 +159,12 @@ export class SqliteStore implements Store {
       }
       const ended = c.status === 'active' ? null : c.now;
       const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
+      const botVersion = c.botVersion ?? null;
       let id: number;
       let version: number;
       if (c.conversationId === undefined) {
         try {
-          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt) });
+          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt), botVersion: botVersion ?? 1 });
           id = Number(r.lastInsertRowid);
         } catch (e) {
           if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
@@ -171,13 +172,13 @@ export class SqliteStore implements Store {
         }
         version = 1;
       } else {
-        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0 });
+        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0, botVersion });
         if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
         id = c.conversationId;
         version = c.expectedVersion + 1;
       }
       // An inbound consumed by another writer (same turn in two processes) must not run twice.
-      if (c.inboxId !== undefined && this.q.markInboxDone.run(id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+      if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
       return { conversationId: id, version, outboxIds };

@@ -32,7 +32,7 @@ describe('commitTurn: creating a conversation', () => {
 
     const conv = await store.conversation(1);
     expect(conv).toEqual({
-      id: 1, ...ALICE, status: 'active', snapshot: { value: 'menu', context: { size: null } }, state: 'menu', version: 1, flowToken: 'ft_alice',
+      id: 1, ...ALICE, status: 'active', snapshot: { value: 'menu', context: { size: null } }, state: 'menu', version: 1, botVersion: 1, flowToken: 'ft_alice',
       channel: 'interactive', lastPrompt: [{ type: 'buttons', body: 'Size?' }], createdAt: T0 + 1, updatedAt: T0 + 1, lastActivityAt: T0 + 1, endedAt: null,
     });
     expect(await store.activeConversation(ALICE)).toEqual(conv);

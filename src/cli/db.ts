@@ -1,0 +1,26 @@
+/**
+ * Opening the conversation store for the operator commands (`check --db`, `conversations`,
+ * `transcript`). They read a database a server may be using, maybe one a server of an older
+ * Colloquy still uses (a check before the deploy), so nothing is written, migrated or created.
+ */
+import { loadConfig } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { openSqliteReadOnly } from '../store/sqlite-readonly.js';
+import type { Store } from '../store/types.js';
+import type { Io } from './io.js';
+
+const POSTGRES = /^postgres(ql)?:\/\//;
+
+/** Where the operator commands read: `--db`, else the configured database (COLLOQUY_DATABASE_URL, COLLOQUY_DB, default ./data/colloquy.db). */
+export function databaseTarget(db: string | undefined, io: Io): string {
+  if (db !== undefined) return db;
+  return io.env['COLLOQUY_DATABASE_URL'] || loadConfig(io.env).db;
+}
+
+/** Opens an existing database read-only; a missing file is an error, not a new empty database. */
+export function openExistingStore(target: string): Store {
+  if (POSTGRES.test(target)) {
+    throw new ConfigError('db', 'a PostgreSQL URL needs the PostgreSQL store, which this build does not include; pass a SQLite file');
+  }
+  return openSqliteReadOnly(target);
+}
