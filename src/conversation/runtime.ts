@@ -257,7 +257,7 @@ export class Runtime {
     const bot = this.bots.get(key.botId);
     if (!live || !bot) return;
     const conv = await this.store.conversation(live.conversationId);
-    if (!conv || conv.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
+    if (conv?.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
     live.channel = conv.channel;
     try {
       throwIfFailed(bot, live.handle);
