@@ -53,7 +53,7 @@ export { Runtime, type Inbound, type RuntimeOptions } from './conversation/runti
 export type { RuntimeClock } from './conversation/clock.js';
 export type { DispatcherOptions } from './conversation/dispatcher.js';
 export type { SmsSettings } from './conversation/outbound.js';
-export type { Store, TranscriptEntry } from './store/types.js';
+export type { InboundSource, Store, TranscriptEntry } from './store/types.js';
 export { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from './store/sqlite.js';
 export { createHttpAdapter, type HttpAdapterOptions } from './transport/adapter.js';
 export { OAuthTokenProvider, staticToken, type TokenProvider } from './transport/token.js';
@@ -63,4 +63,4 @@ export { startServer, type RunningServer, type ServerExtension, type ServerOptio
 export type { HttpServer } from './webhook/server.js';
 export { loadConfig, type Config, type ProviderConfig } from './config.js';
 export { silentLogger, type Logger } from './log.js';
-export type { Metrics } from './metrics.js';
+export { Metrics } from './metrics.js';
