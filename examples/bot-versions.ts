@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assign, setup } from 'xstate';
 import {
-  Runtime, buttons, createHttpAdapter, defineBot, findStranded, loadConfig, openSqliteStore, say, startSandbox, text,
-  SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Bot, type ColloquyEvent,
+  Runtime, buttons, createHttpAdapter, defineBot, findStranded, loadConfig, openSqliteStore, say, text, type Bot, type ColloquyEvent,
 } from 'colloquy';
+import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 type Ctx = { size?: string; milk?: string; note?: string };
 const sizes = buttons({ body: 'Which size?', buttons: [{ id: 'regular', title: 'Regular' }, { id: 'large', title: 'Large' }] });

@@ -58,10 +58,23 @@ export async function loadBot(file: string): Promise<Bot> {
       // A builder called at the top of the module (say(list({...}))) runs on import, outside any state.
       throw new ConfigError('bots', `${file}: a message built when the module loads is invalid; build it inside say(() => …) so the error names its state:\n${formatIssues(err.issues)}`, { cause: err });
     }
+    if (/\.[mc]?ts$/.test(file) && !tsxInstalled()) {
+      throw new ConfigError('bots', `cannot load ${file}: TypeScript bot files need tsx, an optional peer dependency of colloquy (npm install tsx), or compile them to .js`, { cause: err });
+    }
     throw new ConfigError('bots', `cannot load ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   if (isBot(mod['default'])) return mod['default'];
   const named = Object.values(mod).filter(isBot);
   if (named.length === 1) return named[0]!;
   throw new ConfigError('bots', named.length ? `${file} exports ${named.length} bots; export one as default` : `${file} exports no bot (export default defineBot({...}))`);
+}
+
+/** Whether tsx, which the `colloquy` command registers to load TypeScript, can be found. */
+function tsxInstalled(): boolean {
+  try {
+    import.meta.resolve('tsx/esm/api');
+    return true;
+  } catch {
+    return false;
+  }
 }

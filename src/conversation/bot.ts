@@ -8,6 +8,7 @@ import type { Message } from '../messages/message.js';
 import { INCOMPATIBLE_POLICIES, validateMigrations, validateMigrationTargets, type BotMigration, type IncompatiblePolicy } from './versions.js';
 
 export type { BotMigration, IncompatiblePolicy } from './versions.js';
+import type { FallbackInfo } from './fallback-info.js';
 
 /** What to do with input the current state does not handle (a stale tap, stray text). */
 export type UnhandledPolicy =
@@ -28,7 +29,7 @@ export interface FallbackPolicy {
   /** The longest SMS, in segments, before the text is shortened (default 3). */
   readonly maxSegments?: number | undefined;
   /** A custom decision; when given, it alone decides (the switches above are not consulted). */
-  readonly shouldFallBack?: ((info: import('./fallback.js').FallbackInfo) => boolean) | undefined;
+  readonly shouldFallBack?: ((info: FallbackInfo) => boolean) | undefined;
 }
 
 /** A field of a flow's form, as the simulators show it (the real form lives in the provider's portal). */

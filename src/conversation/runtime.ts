@@ -318,7 +318,7 @@ export class Runtime {
     const bot = live?.handle.bot;
     if (!live || !bot) return;
     const conv = await this.store.conversation(live.conversationId);
-    if (!conv || conv.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
+    if (conv?.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
     live.channel = conv.channel;
     try {
       throwIfFailed(bot, live.handle);

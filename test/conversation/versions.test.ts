@@ -1,6 +1,7 @@
 /** Bot versions: migrations of running conversations, pinning, and what no version covers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BotError, ConfigError, ManualClock, defineBot, type Bot } from '../../src/index.js';
+import { BotError, ConfigError, defineBot, type Bot } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { renameToPickSize, shop, shopMachine } from '../fixtures/shop-versions.js';
 import { USER, reply, sandbox, tempDir, textEvent, world, type World } from './helpers.js';
