@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setup } from 'xstate';
 import { buttons, defineBot, say, text, type ReplyEvent } from '../../src/index.js';
 import { createTestBot, expectTranscript, recordTranscript, replayTranscript, TranscriptMismatchError, type TestConversation } from '../../src/simulator/testing.js';
@@ -132,6 +132,11 @@ describe('the line diff', () => {
 });
 
 describe('replaying a conversation with an async lookup that takes real time', () => {
+  // The pizza bot numbers orders from Date.now()'s second: pinned, so that a recording and its
+  // replay on either side of a second's boundary name the same order. Timers stay real.
+  beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000); });
+  afterEach(() => { vi.restoreAllMocks(); });
+
   /** Pizza up to the receipt, then "Track my order": its own lookup takes 50 ms of real time. */
   async function toTracking(): Promise<TestConversation> {
     const pizza = (await import('../../bots/pizza.js')).default;
