@@ -130,6 +130,20 @@ export class VersionConflictError extends StoreError {
   }
 }
 
+/**
+ * The database could not be reached or gave up on a statement for a reason that passes (a refused
+ * or dropped connection, a failover, a serialization failure or deadlock, SQLITE_BUSY). Nothing of
+ * the failed call is committed, except when the connection dropped during COMMIT itself; retrying is
+ * safe either way, because the store's guards (version, pending inbound, claim token, dedupe keys)
+ * refuse a second run of what did commit. Not a {@link VersionConflictError}.
+ */
+export class StoreUnavailableError extends StoreError {
+  override name = 'StoreUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('store_unavailable', message, options);
+  }
+}
+
 /** A bot definition or a bot's behaviour is wrong (not a message: see MessageValidationError). */
 export class BotError extends ColloquyError {
   override name = 'BotError';
