@@ -17,7 +17,8 @@ Commands:
   graph <bot file>                the conversation as a Mermaid state diagram
   send --to <number> <message.json>   send one interactive message through the real adapter
   sms --to <number> <text>        send one SMS through the real adapter
-  migrate                         apply pending database migrations (COLLOQUY_DB)
+  migrate                         apply pending database migrations (COLLOQUY_DATABASE_URL)
+  db copy --from <file> --to <url>   copy a SQLite database into an empty PostgreSQL one
   sandbox [--port N]              run the sandbox provider on its own
 
 Options:
@@ -25,7 +26,8 @@ Options:
   --json        machine-readable output (send, sms, check)
   -h, --help    this help
 
-Environment: PORT, COLLOQUY_DB, COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
+Environment: PORT, COLLOQUY_DATABASE_URL (a postgres:// URL or a SQLite file; the older
+COLLOQUY_DB names a SQLite file), COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
 COLLOQUY_CLIENT_SECRET, COLLOQUY_SENDER, COLLOQUY_WEBHOOK_SECRET, COLLOQUY_VERIFY_TOKEN,
 COLLOQUY_SMS_COUNTRY, COLLOQUY_SMS_DIAL, COLLOQUY_SMS_MASK, COLLOQUY_LOG_LEVEL.
 `;
@@ -36,7 +38,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   try {
     parsed = parseArgs({
       args: [...argv], allowPositionals: true, strict: true,
-      options: { to: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { to: { type: 'string' }, from: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (err) {
     (io ?? processIo(false)).err(`${(err as Error).message}\n\n${USAGE}`);
@@ -66,13 +68,14 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   }
 }
 
-async function run(command: string, args: string[], o: { to?: string | undefined; port?: string | undefined; json?: boolean | undefined }, io: Io): Promise<number> {
+async function run(command: string, args: string[], o: { to?: string | undefined; from?: string | undefined; port?: string | undefined; json?: boolean | undefined }, io: Io): Promise<number> {
   const env = o.port === undefined ? io.env : { ...io.env, PORT: o.port };
   const withEnv: Io = { ...io, env };
   switch (command) {
     case 'send': return (await import('./send.js')).sendCommand(args[0], o.to, withEnv);
     case 'sms': return (await import('./send.js')).smsCommand(args.join(' ') || undefined, o.to, withEnv);
     case 'migrate': return (await import('./migrate.js')).migrateCommand(withEnv);
+    case 'db': return (await import('./db.js')).dbCommand(args, o.from, o.to, withEnv);
     case 'sandbox': return (await import('./sandbox.js')).sandboxCommand(withEnv);
     case 'serve': return (await import('./serve.js')).serveCommand(args.length ? args : ['bots'], withEnv);
     case 'simulate': return (await import('./serve.js')).simulateCommand(args, withEnv);

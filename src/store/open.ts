@@ -3,8 +3,13 @@
  * else is a SQLite file path (or `:memory:`). The wiring (server, CLI, test harness) opens stores
  * only through here, so nothing outside `src/store/` names a concrete store.
  */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate, type MigrationReport } from './migrate.js';
+import { migratePg } from './migrate-pg.js';
 import { openPgStore } from './pg.js';
-import { isPostgresUrl } from './pg-db.js';
+import { isPostgresUrl, PgDb, redactUrl } from './pg-db.js';
 import { openSqliteStore } from './sqlite.js';
 import type { Store } from './types.js';
 
@@ -29,4 +34,29 @@ export async function openStore(options: OpenStoreOptions | string): Promise<Sto
   const migrate = o.migrate ?? true;
   if (storeDialect(o.url) === 'postgres') return openPgStore({ url: o.url, migrate, ...(o.poolSize !== undefined && { max: o.poolSize }) });
   return openSqliteStore({ path: o.url, migrate });
+}
+
+/** A location fit for logs and messages: a PostgreSQL URL's password is hidden. */
+export function describeStoreLocation(location: string): string {
+  return redactUrl(location);
+}
+
+/** Applies pending migrations to the database a URL or path names, without opening a store. */
+export async function migrateDatabase(location: string): Promise<MigrationReport> {
+  if (storeDialect(location) === 'postgres') {
+    const db = new PgDb({ url: location, max: 1 });
+    try {
+      return await migratePg(db);
+    } finally {
+      await db.end();
+    }
+  }
+  if (location !== ':memory:') mkdirSync(dirname(location), { recursive: true });
+  const db = new Database(location);
+  try {
+    db.pragma('journal_mode = WAL');
+    return migrate(db);
+  } finally {
+    db.close();
+  }
 }

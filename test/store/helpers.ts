@@ -109,16 +109,16 @@ export function turn(over: Partial<TurnCommit> = {}): TurnCommit {
   };
 }
 
-/** Ids 1..n that a getter finds (ids start at 1 in a fresh database). */
+/** The records of ids 1..n that a getter finds (ids start at 1 in a fresh database). */
 async function byIds<T>(get: (id: number) => Promise<T | undefined>, n = 40): Promise<T[]> {
   const found = await Promise.all(Array.from({ length: n }, (_, i) => get(i + 1)));
   return found.filter((x): x is Awaited<T> => x !== undefined) as T[];
 }
 
 /** Every inbound of a small test database, read through the port. */
-export const allInbound = (store: Store) => byIds((id) => store.inbound(id));
+export const allInbound = (store: Store, upTo = 40) => byIds((id) => store.inbound(id), upTo);
 /** Every outbox row of a small test database, read through the port. */
-export const allOutbound = (store: Store) => byIds((id) => store.outbound(id));
+export const allOutbound = (store: Store, upTo = 40) => byIds((id) => store.outbound(id), upTo);
 
 /** Everything a store holds that a commit could touch, read through the port, to compare before and after. */
 export async function everything(store: Store): Promise<Record<string, unknown>> {
