@@ -1,22 +1,11 @@
 /** PostgreSQL-only behaviour of the store: failures that pass, the pool, BIGINT, the snapshot's exact text. */
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StoreError, StoreUnavailableError, VersionConflictError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
 import type { PgStore } from '../../src/store/pg.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { admin } from '../support/postgres-server.js';
 import { ALICE, T0, inbound, postgres, text, turn } from './helpers.js';
-
-/** Runs one statement on its own connection (as an operator would). */
-async function admin(url: string, sql: string): Promise<pg.QueryResult> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 describe('PostgreSQL store', () => {
   it('says the database is unavailable, by name, when nothing listens', async () => {

@@ -63,8 +63,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/** Runs one statement on the server's maintenance connection. */
-async function admin(url: string, sql: string): Promise<pg.QueryResult> {
+/** Runs one statement on a connection of its own (closed after), as an operator would. */
+export async function admin(url: string, sql: string): Promise<pg.QueryResult> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
