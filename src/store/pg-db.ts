@@ -58,8 +58,11 @@ export function mapError(err: unknown): unknown {
 /** The pool and its two ways of running SQL. */
 export class PgDb implements Queryable {
   readonly pool: pg.Pool;
+  /** The database's URL, for a dedicated connection beside the pool (LISTEN needs one that stays open). */
+  readonly url: string;
 
   constructor(o: PgPoolOptions) {
+    this.url = o.url;
     this.pool = new pg.Pool({ connectionString: o.url, max: o.max ?? 10, application_name: o.applicationName ?? 'colloquy', types });
     // An idle client losing its connection (a server restart) must not crash the process: the pool
     // drops it and the next query opens a new one.
