@@ -30,6 +30,8 @@ export interface ServerOptions {
   readonly dispatcher?: DispatcherOptions | undefined;
   /** Mounts extra routers once the server listens (the web simulator uses this). */
   readonly extensions?: readonly ServerExtension[] | undefined;
+  /** Adds prom-client's process metrics (CPU, memory, event loop, GC) to `/metrics` (`colloquy serve` does). */
+  readonly processMetrics?: boolean | undefined;
 }
 
 /** Something mounted on the server once everything else is up. */
@@ -54,7 +56,7 @@ export interface RunningServer {
 /** Starts the whole server. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const logger = o.logger ?? silentLogger;
-  const metrics = new Metrics();
+  const metrics = new Metrics({ processMetrics: o.processMetrics });
   const store = o.store ?? (await openStore(o.config.db));
   try {
     return await start(o, store, logger, metrics);

@@ -26,7 +26,7 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
 async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
-  const server = await startServer({ bots, config, logger, extensions });
+  const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
   io.out(banner(server, bots.map((b) => `${b.id} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
   logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db) }, 'colloquy serve started');
   await new Promise<void>((resolve) => {

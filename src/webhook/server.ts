@@ -37,8 +37,8 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
     const h = o.health();
     res.status(h.ok ? 200 : 503).json(h);
   });
-  app.get('/metrics', (_req, res) => {
-    res.type('text/plain; version=0.0.4').send(o.metrics.render());
+  app.get('/metrics', async (_req, res) => {
+    res.type(o.metrics.contentType).send(await o.metrics.render());
   });
   const mounts = express.Router();
   app.use(mounts);

@@ -77,6 +77,7 @@ describe('colloquy serve', () => {
     expect(metrics).toMatch(/colloquy_turns_total\{bot="pizza",outcome="ok"\} 3/);
     expect(metrics).toMatch(/colloquy_token_requests_total\{outcome="ok"\} 1/);
     expect(metrics).toMatch(/colloquy_webhook_seconds_bucket/);
+    expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m);
     expect(await s.stop()).toBe(0);
     expect(s.stderr()).not.toContain(SECRET);
   });

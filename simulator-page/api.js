@@ -1,5 +1,4 @@
-/** The page's calls to the simulator API (served as `assets/api.js`). */
-export const API_JS = String.raw`
+/** The page's calls to the simulator API. */
 const base = document.documentElement.dataset.base || '';
 const API = base + '/api';
 
@@ -25,4 +24,3 @@ export function watch(bot, user, onView, onLive) {
   es.addEventListener('error', () => onLive(false));
   return es;
 }
-`;

@@ -1,5 +1,4 @@
-/** The page's small DOM helpers (served as `assets/dom.js`). Text always goes in as text nodes. */
-export const DOM_JS = String.raw`
+/** The page's small DOM helpers. Text always goes in as text nodes. */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -74,4 +73,3 @@ export function extensionOf(name) {
   const m = /\.([a-z0-9]{1,5})$/i.exec(String(name || ''));
   return m ? m[1].toUpperCase() : 'FILE';
 }
-`;

@@ -1,13 +1,17 @@
 /**
- * The chat's bubbles (served as `assets/chat.js`): the bot's lists, reply buttons with their
+ * The chat's bubbles: the bot's lists, reply buttons with their
  * image, video or document header, flows and SMS, and the user's messages with their ticks.
  */
-export const CHAT_JS = String.raw`
 import { h, icon, safeUrl, clock, extensionOf } from './dom.js';
 
+// Media headers by message and link, reused across renders so an image is not fetched again
+// (nor a playing video reset) each time the chat is rebuilt.
+const mediaNodes = new Map();
+let mediaUsed = new Set();
+
 export function renderChat(chat, timeline, pending, ctx) {
-  const nodes = [h('div', { class: 'note day' }, dayOf(timeline)),
-    h('div', { class: 'note secure' }, 'Simulated chat: your taps go through the real webhook, signed, to the bot.')];
+  mediaUsed = new Set();
+  const nodes = [h('div', { class: 'note day' }, dayOf(timeline)), h('div', { class: 'note secure', id: 'webhook-note' }, banner(ctx.signed))];
   let side = null;
   timeline.forEach((item, i) => {
     const node = renderItem(item, side !== sideOf(item), timeline.slice(0, i), ctx);
@@ -19,6 +23,13 @@ export function renderChat(chat, timeline, pending, ctx) {
     side = 'out';
   }
   chat.replaceChildren(...nodes);
+  for (const key of mediaNodes.keys()) if (!mediaUsed.has(key)) mediaNodes.delete(key);
+}
+
+function banner(signed) {
+  return signed
+    ? 'Simulated chat: your taps go through the real webhook to the bot, signed with COLLOQUY_WEBHOOK_SECRET.'
+    : 'Simulated chat: your taps go through the real webhook to the bot, unsigned (COLLOQUY_WEBHOOK_SECRET is not set).';
 }
 
 function dayOf(timeline) {
@@ -115,7 +126,7 @@ function listBubble(item, list, tail, ctx) {
 }
 
 function buttonsBubble(item, rb, tail, ctx) {
-  const media = mediaOf(rb);
+  const media = mediaOf(item, rb);
   const buttons = h('div', { class: 'reply-buttons' }, rb.buttons.map((b) =>
     h('button', { type: 'button', class: 'reply-button', dataset: { id: b.id }, onclick: () => ctx.tap(item, 'button', b) }, b.title)));
   return shell(item, tail, 'buttons', [media, texts(undefined, rb.body, rb.footer)], buttons);
@@ -128,11 +139,17 @@ function flowBubble(item, flow, tail, ctx) {
   return shell(item, tail, 'flow', [texts(undefined, flow.body, undefined), h('div', { class: 'actions' }, cta)]);
 }
 
-function mediaOf(rb) {
-  if (rb.headerImage) return image(rb.headerImage.link);
-  if (rb.headerVideo) return video(rb.headerVideo.link);
-  if (rb.headerDocument) return documentCard(rb.headerDocument);
-  return null;
+function mediaOf(item, rb) {
+  const header = rb.headerImage || rb.headerVideo || rb.headerDocument;
+  if (!header) return null;
+  const key = item.id + ' ' + JSON.stringify(header);
+  mediaUsed.add(key);
+  let node = mediaNodes.get(key);
+  if (!node) {
+    node = rb.headerImage ? image(rb.headerImage.link) : rb.headerVideo ? video(rb.headerVideo.link) : documentCard(rb.headerDocument);
+    mediaNodes.set(key, node);
+  }
+  return node;
 }
 
 function image(link) {
@@ -161,4 +178,3 @@ function documentCard(doc) {
 function fileOf(link) {
   return String(link).split(/[?#]/)[0].split('/').pop() || 'video';
 }
-`;

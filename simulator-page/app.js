@@ -1,8 +1,7 @@
 /**
- * The page's entry module (served as `assets/app.js`): picks the bot and this tab's user number,
+ * The page's entry module: picks the bot and this tab's user number,
  * follows the live view over Server-Sent Events, and sends what the user types and taps.
  */
-export const APP_JS = String.raw`
 import { getJson, post, watch } from './api.js';
 import { phone } from './dom.js';
 import { renderChat } from './chat.js';
@@ -11,7 +10,7 @@ import { renderRequests, renderState } from './panels.js';
 
 const $ = (id) => document.getElementById(id);
 const USER_KEY = 'colloquy.simulator.user';
-const s = { bots: [], bot: null, user: '', view: null, pending: [], sms: false, es: null, chatKey: '', open: new Set(), stick: false };
+const s = { bots: [], signed: false, bot: null, user: '', view: null, pending: [], sms: false, es: null, chatKey: '', open: new Set(), stick: false };
 
 function newUser() {
   return '52155' + String(Math.floor(Math.random() * 1e8)).padStart(8, '0');
@@ -23,7 +22,9 @@ function valid(user) {
 
 async function main() {
   const q = new URLSearchParams(location.search);
-  s.bots = (await getJson('/bots')).bots;
+  const listing = await getJson('/bots');
+  s.bots = listing.bots;
+  s.signed = listing.signed === true;
   s.user = valid(q.get('user')) || valid(sessionStorage.getItem(USER_KEY)) || newUser();
   s.bot = s.bots.find((b) => b.id === q.get('bot')) || s.bots[0];
   setupToolbar();
@@ -62,7 +63,7 @@ function render() {
     s.chatKey = key;
     const chat = $('chat');
     const atEnd = chat.scrollHeight - chat.scrollTop - chat.clientHeight < 120;
-    renderChat(chat, view.timeline, s.pending, { tap, openList: showList, openFlow: showFlow });
+    renderChat(chat, view.timeline, s.pending, { signed: s.signed, tap, openList: showList, openFlow: showFlow });
     if (atEnd || s.stick) chat.scrollTop = chat.scrollHeight;
     s.stick = false;
   }
@@ -146,4 +147,3 @@ function toast(message) {
 }
 
 main().catch((err) => toast('The simulator could not start: ' + String(err.message || err)));
-`;

@@ -1,8 +1,7 @@
 /**
- * The panels beside the phone (served as `assets/panels.js`): the conversation's state and
+ * The panels beside the phone: the conversation's state and
  * context, and the raw requests exchanged with the provider about this user.
  */
-export const PANELS_JS = String.raw`
 import { h, json, clockSeconds } from './dom.js';
 
 export function renderState(el, conv) {
@@ -43,4 +42,3 @@ export function renderRequests(el, counter, requests, open) {
     return h('li', {}, details);
   }));
 }
-`;

@@ -1,9 +1,8 @@
 /**
- * The phone's overlays (served as `assets/overlays.js`): the bottom sheet a list opens, and the
+ * The phone's overlays: the bottom sheet a list opens, and the
  * screen a flow opens, built from the bot's `flowForms` or else from the flow's payload data plus
  * a free key/value editor.
  */
-export const OVERLAYS_JS = String.raw`
 import { h } from './dom.js';
 
 function overlay(screen, cls, label, content) {
@@ -22,13 +21,33 @@ function head(title, close) {
     h('div', { class: 'sheet-title' }, title));
 }
 
-export function openList(screen, list, onPick) {
-  overlay(screen, 'list-sheet', list.buttonText, (close) => [head(list.buttonText, close),
-    h('div', { class: 'sheet-body' }, list.sections.map((s) => h('div', { class: 'section' },
-      s.title ? h('div', { class: 'section-title' }, s.title) : null,
-      s.messages.map((row) => h('button', { type: 'button', class: 'row-option', dataset: { id: row.id }, onclick: () => { close(); onPick(row); } },
+/** The list's sheet: tapping a row selects it (as WhatsApp does); the Send button sends it. */
+export function openList(screen, list, onSend) {
+  overlay(screen, 'list-sheet', list.buttonText, (close) => {
+    let chosen = null;
+    const options = [];
+    const send = h('button', { type: 'button', class: 'list-send', 'aria-label': 'Send', title: 'Send', disabled: true,
+      onclick: () => { if (chosen) { close(); onSend(chosen); } } }, '\u27a4');
+    const pick = (row, el) => {
+      chosen = row;
+      for (const o of options) {
+        o.classList.toggle('selected', o === el);
+        o.setAttribute('aria-checked', String(o === el));
+      }
+      send.disabled = false;
+    };
+    const option = (row) => {
+      const el = h('button', { type: 'button', class: 'row-option', role: 'radio', 'aria-checked': 'false', dataset: { id: row.id }, onclick: () => pick(row, el) },
         h('span', { class: 'row-text' }, h('span', { class: 'row-title' }, row.title), row.description ? h('span', { class: 'row-desc' }, row.description) : null),
-        h('span', { class: 'radio', 'aria-hidden': 'true' }))))))]);
+        h('span', { class: 'radio', 'aria-hidden': 'true' }));
+      options.push(el);
+      return el;
+    };
+    return [head(list.buttonText, close),
+      h('div', { class: 'sheet-body', role: 'radiogroup', 'aria-label': list.buttonText }, list.sections.map((s) => h('div', { class: 'section' },
+        s.title ? h('div', { class: 'section-title' }, s.title) : null, s.messages.map(option)))),
+      h('div', { class: 'sheet-foot' }, h('span', { class: 'sheet-hint' }, 'Tap an option, then send'), send)];
+  });
 }
 
 export function openFlow(screen, params, form, onSubmit) {
@@ -109,4 +128,3 @@ function collect(inputs, extra) {
   }
   return data;
 }
-`;
