@@ -130,20 +130,6 @@ export class VersionConflictError extends StoreError {
   }
 }
 
-/**
- * The database could not be reached or gave up on a statement for a reason that passes (a refused
- * or dropped connection, a failover, a serialization failure or deadlock, SQLITE_BUSY). Nothing of
- * the failed call is committed, except when the connection dropped during COMMIT itself; retrying is
- * safe either way, because the store's guards (version, pending inbound, claim token, dedupe keys)
- * refuse a second run of what did commit. Not a {@link VersionConflictError}.
- */
-export class StoreUnavailableError extends StoreError {
-  override name = 'StoreUnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('store_unavailable', message, options);
-  }
-}
-
 /** A bot definition or a bot's behaviour is wrong (not a message: see MessageValidationError). */
 export class BotError extends ColloquyError {
   override name = 'BotError';
@@ -154,4 +140,26 @@ export class BotError extends ColloquyError {
     this.bot = origin.bot;
     this.state = origin.state;
   }
+}
+
+/**
+ * The store cannot do the work right now (SQLite: the database is locked by another process, or a
+ * transient I/O error; PostgreSQL: a refused or dropped connection, a failover, a serialization
+ * failure or deadlock, a lock wait past its timeout): a later attempt can get past it. It is never
+ * the bot's failure: the work is retried with backoff, and a webhook is answered 503 so the
+ * provider delivers it again. Not a {@link VersionConflictError}.
+ */
+export class StoreUnavailableError extends StoreError {
+  override name = 'StoreUnavailableError';
+  /** The store's own reason code (`SQLITE_BUSY`, `SQLITE_IOERR_WRITE`…; PostgreSQL's SQLSTATE or the socket's errno: `57P01`, `ECONNREFUSED`…). */
+  readonly reason: string;
+  constructor(reason: string, message: string, options?: { cause?: unknown }) {
+    super('store_unavailable', message, options);
+    this.reason = reason;
+  }
+}
+
+/** Whether `err` is a store fault that a later attempt can get past. */
+export function isStoreUnavailable(err: unknown): err is StoreUnavailableError {
+  return err instanceof StoreUnavailableError;
 }

@@ -17,7 +17,7 @@ describe('loadConfig', () => {
   it('defaults to the sandbox on 127.0.0.1:3000 with ./data/colloquy.db', () => {
     expect(loadConfig({})).toEqual({
       port: 3000, host: '127.0.0.1', db: './data/colloquy.db', provider: { kind: 'sandbox' }, sender: undefined,
-      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined,
+      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined, sandboxPublic: false, sendLeaseMs: undefined, sendHeartbeatMs: undefined,
     });
   });
 
@@ -67,5 +67,17 @@ describe('loadConfig', () => {
     expect(err.variable).toBe('COLLOQUY_DATABASE_URL');
     expect(err.message).toContain(message);
     expect(err.message).not.toContain('hunter2');
+  });
+});
+
+describe('send lease variables', () => {
+  it('reads COLLOQUY_SEND_LEASE_MS and COLLOQUY_SEND_HEARTBEAT_MS', () => {
+    expect(loadConfig({ COLLOQUY_SEND_LEASE_MS: '8000', COLLOQUY_SEND_HEARTBEAT_MS: '2000' })).toMatchObject({ sendLeaseMs: 8000, sendHeartbeatMs: 2000 });
+  });
+
+  it('stops on a heartbeat not shorter than the lease, or a bad number, naming the variable', () => {
+    expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: '5000', COLLOQUY_SEND_HEARTBEAT_MS: '5000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_SEND_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: 'soon' })).toThrow(/COLLOQUY_SEND_LEASE_MS/);
   });
 });

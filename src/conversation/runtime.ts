@@ -4,7 +4,7 @@
  * delivery failures come back through the inbox, so they are deduplicated and ordered the same way.
  */
 import { randomUUID } from 'node:crypto';
-import { ColloquyError, ConfigError, VersionConflictError } from '../errors.js';
+import { ColloquyError, ConfigError, VersionConflictError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
@@ -77,18 +77,28 @@ export class Runtime {
     }
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
-    this.lanes = new Lanes({ resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row) }, this.logger);
+    this.lanes = new Lanes({
+      resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
+      storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
+    }, this.logger, this.clock);
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.get(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
       {
         ...base, adapter: o.adapter, logger: this.logger,
+        storeUnavailable: (err, delayMs, work) => this.storeUnavailable(work, err, delayMs),
         onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
         onSent: (row, id) => this.deliveries.sent(row, id),
       },
       o.dispatcher,
     );
-    this.clockwork = new Clockwork({ ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
+    this.clockwork = new Clockwork({
+      ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p),
+      failed: (err, delayMs) => {
+        if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
+        else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
+      },
+    }, o.sweepEveryMs ?? 60_000);
   }
 
   /** The bots served, by id. */
@@ -146,10 +156,35 @@ export class Runtime {
     }
   }
 
+  /** True while a live conversation (any, or the one of `key`) has an invoked actor still running. */
+  invoking(key?: ConversationKey): boolean {
+    return this.busyLive(key).length > 0;
+  }
+
+  /**
+   * Resolves once no live conversation (any, or the one of `key`) has an invoked actor running,
+   * and what the invocations did is committed and sent (as {@link idle}). An invocation that
+   * never settles keeps it waiting: bound it with a timeout of your own.
+   */
+  async invocationsSettled(key?: ConversationKey): Promise<void> {
+    for (;;) {
+      await this.idle();
+      const busy = this.busyLive(key);
+      if (busy.length === 0) return;
+      await Promise.race(busy.map((l) => l.handle.nextChange()));
+    }
+  }
+
+  private busyLive(key: ConversationKey | undefined): LiveConversation[] {
+    const k = key === undefined ? undefined : laneKey(key);
+    return [...this.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
+  }
+
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
     this.clockwork.stop();
+    this.lanes.stop();
     await Promise.all(this.lanes.running());
     await this.dispatcher.stop();
     for (const l of this.live.values()) l.handle.stop();
@@ -185,6 +220,8 @@ export class Runtime {
         return;
       } catch (err) {
         this.dropLive(row);
+        // Not the bot's failure: the inbound stays pending and its lane tries the turn again.
+        if (isStoreUnavailable(err)) throw err;
         if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
           this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id });
           if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
@@ -264,6 +301,8 @@ export class Runtime {
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
       this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
     } catch (err) {
+      // The store could not take the result now: the live actor keeps it and the lane commits it again.
+      if (isStoreUnavailable(err)) throw err;
       this.dropLive(key);
       if (err instanceof VersionConflictError) return;
       this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
@@ -296,6 +335,12 @@ export class Runtime {
     try { bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never }); } catch (err) { this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw'); }
     if (sent) this.dispatcher.wake();
     this.track(this.clockwork.check());
+  }
+
+  /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */
+  private storeUnavailable(work: string, err: Error, delayMs: number, where: Record<string, unknown> = {}): void {
+    this.metrics.inc('colloquy_store_unavailable_total', 'Background work that found the store unavailable (a locked database) and was retried, by work', { work });
+    this.logger.warn({ ...where, work, delayMs, err: errorInfo(err) }, 'the store is unavailable for now; retrying');
   }
 
   private track(p: Promise<unknown>): void {

@@ -101,7 +101,8 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const { bot, live, key } = plan;
   const handle = live.handle;
   handle.dirty = false;
-  const said = saidMessages(bot, handle.takeSaid());
+  const taken = handle.takeSaid();
+  const said = saidMessages(bot, taken);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
   const ctx = { bot, user: key.user, sender: bot.options.sender ?? deps.sender, flowToken: live.flowToken, channel: live.channel, sms: deps.sms };
@@ -109,12 +110,18 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const now = deps.now();
   const snapshot = handle.actor.getPersistedSnapshot();
   const status = plan.status ?? (handle.snapshot.status === 'done' ? 'done' : 'active');
-  return deps.store.commitTurn({
-    key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
-    snapshot, state, status, flowToken: live.flowToken, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
-    lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
-    inboxId: plan.inboxId, outbox, timers: handle.takeTimers(now), now,
-  });
+  const timers = handle.takeTimers(now);
+  try {
+    return await deps.store.commitTurn({
+      key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
+      snapshot, state, status, flowToken: live.flowToken, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
+      lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
+      inboxId: plan.inboxId, outbox, timers, now,
+    });
+  } catch (err) {
+    handle.giveBack(taken, timers); // nothing was committed: a retry of this commit must carry the same
+    throw err;
+  }
 }
 
 /** A turn that stays in its state and says nothing interactive (a reminder) keeps the prompt it had. */

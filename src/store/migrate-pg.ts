@@ -25,6 +25,8 @@ export async function migratePg(db: PgDb, files: readonly MigrationFile[] = read
   }
   let locked = false;
   try {
+    // Another process may be migrating: wait for it however long it takes (not the pool's lock_timeout).
+    await client.query('SET lock_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
     locked = true;
     await client.query(`CREATE TABLE IF NOT EXISTS _migrations (
@@ -50,6 +52,7 @@ export async function migratePg(db: PgDb, files: readonly MigrationFile[] = read
     throw mapError(err);
   } finally {
     if (locked) await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
+    await client.query('RESET lock_timeout').catch(() => undefined);
     client.release();
   }
 }

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { BusyOptions } from './busy.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import { migratePg } from './migrate-pg.js';
 import { openPgStore } from './pg.js';
@@ -14,13 +15,15 @@ import { openSqliteStore } from './sqlite.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
-export interface OpenStoreOptions {
+export interface OpenStoreOptions extends BusyOptions {
   /** A PostgreSQL URL, a SQLite file path, or `:memory:`. */
   readonly url: string;
   /** Apply pending migrations on open (default true). */
   readonly migrate?: boolean;
   /** PostgreSQL only: connections in the pool (default 10). */
   readonly poolSize?: number;
+  /** PostgreSQL only: how long a statement waits for a row lock before StoreUnavailableError (default 3 s). */
+  readonly lockTimeoutMs?: number;
 }
 
 /** Which kind of database a location names. */
@@ -32,8 +35,11 @@ export function storeDialect(location: string): 'postgres' | 'sqlite' {
 export async function openStore(options: OpenStoreOptions | string): Promise<Store> {
   const o = typeof options === 'string' ? { url: options } : options;
   const migrate = o.migrate ?? true;
-  if (storeDialect(o.url) === 'postgres') return openPgStore({ url: o.url, migrate, ...(o.poolSize !== undefined && { max: o.poolSize }) });
-  return openSqliteStore({ path: o.url, migrate });
+  if (storeDialect(o.url) === 'postgres') {
+    return openPgStore({ url: o.url, migrate, ...(o.poolSize !== undefined && { max: o.poolSize }), ...(o.lockTimeoutMs !== undefined && { lockTimeoutMs: o.lockTimeoutMs }) });
+  }
+  const { url, poolSize: _p, lockTimeoutMs: _l, ...sqlite } = o;
+  return openSqliteStore({ ...sqlite, path: url, migrate });
 }
 
 /** A location fit for logs and messages: a PostgreSQL URL's password is hidden. */

@@ -19,6 +19,12 @@ export interface PgPoolOptions {
   readonly max?: number;
   /** Application name shown in `pg_stat_activity` (default `colloquy`). */
   readonly applicationName?: string;
+  /**
+   * How long a statement waits for a lock another session holds before it fails with
+   * StoreUnavailableError (`lock_timeout`, default 3 s, like the SQLite store's busy budget; 0 waits
+   * forever). Claims never wait: they skip locked rows.
+   */
+  readonly lockTimeoutMs?: number;
 }
 
 const INT8 = 20;
@@ -52,7 +58,8 @@ export function isTransient(err: unknown): boolean {
 /** Turns a transient pg error into a StoreUnavailableError; other errors pass through. */
 export function mapError(err: unknown): unknown {
   if (err instanceof StoreError || !isTransient(err)) return err;
-  return new StoreUnavailableError(`PostgreSQL is unavailable: ${(err as Error).message}`, { cause: err });
+  const code = (err as { code?: unknown }).code;
+  return new StoreUnavailableError(typeof code === 'string' ? code : 'connection', `PostgreSQL is unavailable: ${(err as Error).message}`, { cause: err });
 }
 
 /** The pool and its two ways of running SQL. */
@@ -63,7 +70,10 @@ export class PgDb implements Queryable {
 
   constructor(o: PgPoolOptions) {
     this.url = o.url;
-    this.pool = new pg.Pool({ connectionString: o.url, max: o.max ?? 10, application_name: o.applicationName ?? 'colloquy', types });
+    this.pool = new pg.Pool({
+      connectionString: o.url, max: o.max ?? 10, application_name: o.applicationName ?? 'colloquy', types,
+      options: `-c lock_timeout=${Math.max(0, Math.round(o.lockTimeoutMs ?? 3_000))}`,
+    });
     // An idle client losing its connection (a server restart) must not crash the process: the pool
     // drops it and the next query opens a new one.
     this.pool.on('error', () => undefined);

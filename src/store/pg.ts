@@ -5,6 +5,7 @@
  * `FOR UPDATE SKIP LOCKED`; a status's rank and idle expiry are decided inside one statement.
  * Transient failures surface as `StoreUnavailableError`, conflicts as `VersionConflictError`.
  */
+import { isStoreUnavailable } from '../errors.js';
 import { migratePg, readPgMigrations } from './migrate-pg.js';
 import { PgDb, type PgPoolOptions } from './pg-db.js';
 import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
@@ -13,7 +14,7 @@ import { commitTurnIn, j } from './pg-turns.js';
 import { toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult, ConversationKey, ConversationRecord, ConversationStatus, FailureFollowUp, InboxRecord, NewInbound, NewStatus,
-  OutboxRecord, SendRecord, Store, TimerSpec, TranscriptEntry, TurnCommit,
+  OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -175,6 +176,16 @@ export class PgStore implements Store {
 
   async transcript(conversationId: number): Promise<TranscriptEntry[]> {
     return this.db.tx((q) => transcriptIn(q, conversationId));
+  }
+
+  /** Whether the database answers now; unreachable (or failing over) is `busy`: work waits and is retried. */
+  async health(): Promise<StoreHealth> {
+    try {
+      await this.db.query('SELECT 1');
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, busy: isStoreUnavailable(err), reason: (err as Error).message };
+    }
   }
 
   async close(): Promise<void> {

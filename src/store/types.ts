@@ -186,7 +186,21 @@ export type TranscriptEntry =
   | { readonly direction: 'in'; readonly at: number; readonly source: InboundSource; readonly event: unknown; readonly providerId: string; readonly state: InboxRecord['state']; readonly error: string | null }
   | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
 
-/** The conversation store. */
+/** Whether the store can take work now (`GET /healthz`). */
+export interface StoreHealth {
+  readonly ok: boolean;
+  /** True when the database is busy (locked by another process): work waits and is retried. */
+  readonly busy?: boolean | undefined;
+  /** Why it is not ok, for a person. */
+  readonly reason?: string | undefined;
+  /** Since when it has been busy (epoch ms), when known. */
+  readonly since?: number | undefined;
+}
+
+/**
+ * The conversation store. A failure that a later attempt can get past (a locked database, a
+ * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
+ */
 export interface Store {
   /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
   addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
@@ -253,5 +267,7 @@ export interface Store {
 
   /** Both directions of a conversation, in order. */
   transcript(conversationId: number): Promise<TranscriptEntry[]>;
+  /** Whether the database can take work now; optional (without it `/healthz` does not check the store). */
+  health?(): Promise<StoreHealth>;
   close(): Promise<void>;
 }

@@ -130,3 +130,42 @@ describe('the line diff', () => {
     expect(diffLines(['x'], ['x'])).toEqual([{ op: ' ', text: 'x' }]);
   });
 });
+
+describe('replaying a conversation with an async lookup that takes real time', () => {
+  /** Pizza up to the receipt, then "Track my order": its own lookup takes 50 ms of real time. */
+  async function toTracking(): Promise<TestConversation> {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const c = await createTestBot(pizza);
+    open.push(c);
+    await c.type('hi');
+    await c.tap('Margherita');
+    await c.tap('large');
+    await c.submitFlow({ street: 'Calle 5 de Mayo 12', city: 'Puebla' });
+    await c.tap('Track my order');
+    return c;
+  }
+
+  it('recorded by waiting in real time, then advance(0): the unchanged bot replays without a mismatch', async () => {
+    const c = await toTracking();
+    c.expectState('tracking').expectNothingSent();
+    await new Promise((r) => setTimeout(r, 150)); // longer than the lookup's own 50 ms timer
+    await c.advance(0);
+    c.expectText(/is in the oven/).expectState('done');
+    const recorded = recordTranscript(c);
+    expect(recorded.at(-1)).toMatchObject({ action: { advance: 0 }, state: 'done', waited: true });
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const replayed = await replayTranscript(pizza, recorded);
+    expect(replayed.at(-1)?.sent.join('\n')).toMatch(/is in the oven/);
+  });
+
+  it('recorded with settled(): a step of its own, with the lookup\'s answer, replayed at the same place', async () => {
+    const c = await toTracking();
+    await c.settled();
+    c.expectText(/is in the oven/).expectState('done');
+    const recorded = recordTranscript(c);
+    expect(recorded.at(-1)).toMatchObject({ action: { settle: true }, state: 'done' });
+    expect(recorded.at(-1)?.sent.join('\n')).toMatch(/is in the oven/);
+    const pizza = (await import('../../bots/pizza.js')).default;
+    await expect(replayTranscript(pizza, recorded)).resolves.toHaveLength(recorded.length);
+  });
+});

@@ -1,8 +1,10 @@
 /** PostgreSQL-only behaviour of the store: failures that pass, the pool, BIGINT, the snapshot's exact text. */
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { StoreError, StoreUnavailableError, VersionConflictError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
-import type { PgStore } from '../../src/store/pg.js';
+import { PgStore } from '../../src/store/pg.js';
+import { PgDb } from '../../src/store/pg-db.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
 import { ALICE, T0, inbound, postgres, text, turn } from './helpers.js';
@@ -65,5 +67,53 @@ describe('PostgreSQL store', () => {
     const back = (await store.conversation(1))!.snapshot;
     expect(JSON.stringify(back)).toBe(JSON.stringify(snapshot));
     expect(Object.keys(back as object)).toEqual(['z', 'a', 'text', 'n', 'small']);
+  });
+
+  it('waits for a table another session holds locked, then goes through', async () => {
+    const url = await freshDatabaseUrl();
+    const store = await postgres.open(url);
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('LOCK TABLE inbox IN ACCESS EXCLUSIVE MODE');
+      const released = new Promise<void>((resolve) => setTimeout(() => { void other.query('COMMIT').then(() => resolve()); }, 150));
+      const r = await store.addInbound(inbound({ providerId: 'wamid.waited' }));
+      await released;
+      expect((await store.inbound(r.id))?.providerId).toBe('wamid.waited');
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('gives up on a lock held past lock_timeout with StoreUnavailableError (55P03), storing nothing', async () => {
+    const url = await freshDatabaseUrl();
+    const store = await openStore({ url, lockTimeoutMs: 100 });
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('LOCK TABLE inbox IN ACCESS EXCLUSIVE MODE');
+      const err = await store.addInbound(inbound({ providerId: 'wamid.never' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect(err).toMatchObject({ code: 'store_unavailable', reason: '55P03' });
+      await other.query('COMMIT');
+      expect(await store.pendingKeys()).toEqual([]);
+      expect(await store.health?.()).toEqual({ ok: true });
+    } finally {
+      await other.end();
+      await store.close();
+    }
+  });
+
+  it('reports an unreachable server as busy in health(), with the reason', async () => {
+    const store = new PgStore(new PgDb({ url: 'postgres://colloquy@127.0.0.1:1/nowhere' }));
+    try {
+      const health = await store.health();
+      expect(health).toMatchObject({ ok: false, busy: true });
+      expect(health.reason).toMatch(/ECONNREFUSED/);
+    } finally {
+      await store.close();
+    }
   });
 });
