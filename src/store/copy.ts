@@ -33,9 +33,15 @@ export async function copySqliteToPostgres(from: string, to: string, o: CopyOpti
       await migratePg(db);
       return await db.tx(async (q) => {
         await prepareTarget(q, tables, to);
-        const report = [];
-        for (const t of tables) report.push({ name: t, rows: await copyTable(source, q, t, o.batchSize ?? 500) });
-        return { tables: report };
+        // One read transaction on the source: every table as of the same moment, even if a server still writes to it.
+        source.exec('BEGIN');
+        try {
+          const report = [];
+          for (const t of tables) report.push({ name: t, rows: await copyTable(source, q, t, o.batchSize ?? 500) });
+          return { tables: report };
+        } finally {
+          source.exec('COMMIT');
+        }
       });
     } finally {
       await db.end();
