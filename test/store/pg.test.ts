@@ -7,7 +7,7 @@ import { PgStore } from '../../src/store/pg.js';
 import { PgDb } from '../../src/store/pg-db.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
-import { ALICE, T0, inbound, postgres, text, turn } from './helpers.js';
+import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
 
 describe('PostgreSQL store', () => {
   it('says the database is unavailable, by name, when nothing listens', async () => {
@@ -114,6 +114,45 @@ describe('PostgreSQL store', () => {
       expect(health.reason).toMatch(/ECONNREFUSED/);
     } finally {
       await store.close();
+    }
+  });
+
+  it('claims past a head row another session holds locked, but never the rows behind it', async () => {
+    const url = await freshDatabaseUrl();
+    const store = await postgres.open(url);
+    await store.commitTurn(turn({ outbox: [text('a1'), text('a2')], now: T0 })); // rows 1, 2
+    await store.commitTurn(turn({ key: BOB, outbox: [text('b1')], now: T0 })); // row 3
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM outbox WHERE id = 1 FOR UPDATE');
+      // Row 1 is still unsent: ALICE's row 2 must wait behind it; BOB's head goes, without waiting for the lock.
+      expect((await store.claimOutbound(T0, 10, 60_000)).map((r) => r.id)).toEqual([3]);
+      await other.query('COMMIT');
+      expect((await store.claimOutbound(T0, 10, 60_000)).map((r) => r.id)).toEqual([1]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('fires past a timer another session holds locked, and fires that one once it is free', async () => {
+    const url = await freshDatabaseUrl();
+    const store = await postgres.open(url);
+    const t = (key: string) => ({ key, stateNode: null, event: { type: key }, fireAt: T0 });
+    await store.commitTurn(turn({ timers: { upsert: [t('a'), t('b')], remove: [], activeStateNodes: [] }, now: T0 }));
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`SELECT id FROM timers WHERE key = 'a' FOR UPDATE`);
+      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect((await store.timers(1)).map((x) => x.key)).toEqual(['a']);
+      await other.query('COMMIT');
+      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect(await store.timers(1)).toEqual([]);
+    } finally {
+      await other.end();
     }
   });
 });
