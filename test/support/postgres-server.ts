@@ -39,6 +39,7 @@ interface Server {
   stop(): void;
 }
 
+/** Starts (or connects to) the server and migrates the template; returns the teardown. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const external = process.env['COLLOQUY_TEST_DATABASE_URL']?.trim();
   const server = external ? { adminUrl: external, stop: () => undefined } : await startThrowaway();
