@@ -1,5 +1,6 @@
 /**
- * `startServer()`: the preset wiring behind `colloquy serve`. SQLite store, the HTTP send adapter,
+ * `startServer()`: the preset wiring behind `colloquy serve`. The store `config.db` names (SQLite or
+ * PostgreSQL), the HTTP send adapter,
  * the runtime and the webhook on one HTTP server; with no provider configured, the sandbox
  * provider (and the web simulator) mounted on the same server. Every piece can be swapped.
  */
@@ -13,7 +14,7 @@ import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import type { BusyEvent } from './store/busy.js';
-import { openSqliteStore } from './store/sqlite.js';
+import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
@@ -24,7 +25,7 @@ export interface ServerOptions {
   readonly bots: readonly Bot[];
   readonly config: Config;
   readonly logger?: Logger | undefined;
-  /** A store instead of SQLite at `config.db`. */
+  /** A store instead of the one `config.db` names; the running server's `close()` closes it. */
   readonly store?: Store | undefined;
   readonly clock?: RuntimeClock | undefined;
   readonly dispatcher?: DispatcherOptions | undefined;
@@ -62,7 +63,17 @@ export interface RunningServer {
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const logger = o.logger ?? silentLogger;
   const metrics = new Metrics({ processMetrics: o.processMetrics });
-  const store = o.store ?? openSqliteStore({ path: o.config.db, onBusy: (e) => countBusy(metrics, e) });
+  const store = o.store ?? (await openStore({ url: o.config.db, onBusy: (e) => countBusy(metrics, e) }));
+  try {
+    return await start(o, store, logger, metrics);
+  } catch (err) {
+    // A server that did not start must not keep its database connections (a pool keeps the process alive).
+    if (!o.store) await store.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Metrics): Promise<RunningServer> {
   let runtime: Runtime | undefined;
   let stopping = false;
   const http = await startHttpServer({

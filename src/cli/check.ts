@@ -6,7 +6,7 @@ import type { Bot } from '../conversation/bot.js';
 import { checkBot, type Finding } from '../simulator/check.js';
 import type { Io } from './io.js';
 import { loadBots } from './load.js';
-import { openExistingStore } from './db.js';
+import { openExistingStore } from './store-target.js';
 import { findStranded, type StrandReport } from '../conversation/stranded.js';
 
 /**
@@ -23,7 +23,7 @@ export async function checkCommand(paths: readonly string[], io: Io, db?: string
 }
 
 async function strandReport(db: string, bots: readonly Bot[]): Promise<StrandReport> {
-  const store = openExistingStore(db);
+  const store = await openExistingStore(db);
   try {
     return await findStranded(store, bots);
   } finally {

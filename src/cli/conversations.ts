@@ -5,7 +5,7 @@
 import { ColloquyError } from '../errors.js';
 import { stateLabel } from '../conversation/stranded.js';
 import type { ConversationRecord, ConversationStatus } from '../store/types.js';
-import { databaseTarget, openExistingStore } from './db.js';
+import { databaseTarget, openExistingStore } from './store-target.js';
 import type { Io } from './io.js';
 
 /** The filters and switches of the command. */
@@ -27,7 +27,7 @@ export async function conversationsCommand(o: ConversationsOptions, io: Io): Pro
     throw new ColloquyError('usage', `--status must be one of ${STATUSES.join(', ')} (got "${o.status}")`);
   }
   const target = databaseTarget(o.db, io);
-  const store = openExistingStore(target);
+  const store = await openExistingStore(target);
   let rows: ConversationRecord[];
   try {
     rows = await store.conversations({ ...(o.bot ? { botId: o.bot } : {}), ...(o.user ? { user: o.user } : {}), ...(o.status ? { status: o.status as ConversationStatus } : {}) });

@@ -1,26 +1,24 @@
-/**
- * Opening the conversation store for the operator commands (`check --db`, `conversations`,
- * `transcript`). They read a database a server may be using, maybe one a server of an older
- * Colloquy still uses (a check before the deploy), so nothing is written, migrated or created.
- */
-import { loadConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
-import { openSqliteReadOnly } from '../store/sqlite-readonly.js';
-import type { Store } from '../store/types.js';
+/** `colloquy db copy --from <sqlite file> --to <postgres url>`: moves an existing SQLite database to PostgreSQL. */
+import { ColloquyError } from '../errors.js';
+import { copySqliteToPostgres } from '../store/copy.js';
+import { describeStoreLocation, storeDialect } from '../store/open.js';
 import type { Io } from './io.js';
 
-const POSTGRES = /^postgres(ql)?:\/\//;
+const USAGE = 'usage: colloquy db copy --from <sqlite file> --to <postgres://… URL>';
 
-/** Where the operator commands read: `--db`, else the configured database (COLLOQUY_DATABASE_URL, COLLOQUY_DB, default ./data/colloquy.db). */
-export function databaseTarget(db: string | undefined, io: Io): string {
-  if (db !== undefined) return db;
-  return io.env['COLLOQUY_DATABASE_URL'] || loadConfig(io.env).db;
-}
-
-/** Opens an existing database read-only; a missing file is an error, not a new empty database. */
-export function openExistingStore(target: string): Store {
-  if (POSTGRES.test(target)) {
-    throw new ConfigError('db', 'a PostgreSQL URL needs the PostgreSQL store, which this build does not include; pass a SQLite file');
+/** Runs a `colloquy db` subcommand. */
+export async function dbCommand(args: readonly string[], from: string | undefined, to: string | undefined, io: Io): Promise<number> {
+  if (args[0] !== 'copy' || args.length !== 1) throw new ColloquyError('usage', USAGE);
+  if (!from || !to) throw new ColloquyError('usage', `--from and --to are both required\n${USAGE}`);
+  if (storeDialect(from) !== 'sqlite') throw new ColloquyError('usage', `--from must be a SQLite file, got a URL\n${USAGE}`);
+  if (storeDialect(to) !== 'postgres') throw new ColloquyError('usage', `--to must be a postgres:// or postgresql:// URL\n${USAGE}`);
+  const report = await copySqliteToPostgres(from, to);
+  const where = describeStoreLocation(to);
+  if (io.json) io.out(`${JSON.stringify({ from, to: where, tables: report.tables })}\n`);
+  else {
+    const total = report.tables.reduce((n, t) => n + t.rows, 0);
+    io.out(`Copied ${total} rows from ${from} to ${where}: ${report.tables.map((t) => `${t.name} ${t.rows}`).join(', ')}\n`);
+    io.out(`Set COLLOQUY_DATABASE_URL to that URL to serve from it.\n`);
   }
-  return openSqliteReadOnly(target);
+  return 0;
 }

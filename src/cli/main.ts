@@ -25,7 +25,8 @@ Commands:
   graph <bot file>                the conversation as a Mermaid state diagram
   send --to <number> <message.json>   send one interactive message through the real adapter
   sms --to <number> <text>        send one SMS through the real adapter
-  migrate                         apply pending database migrations (COLLOQUY_DB)
+  migrate                         apply pending database migrations (COLLOQUY_DATABASE_URL)
+  db copy --from <file> --to <url>   copy a SQLite database into an empty PostgreSQL one
   sandbox [--port N]              run the sandbox provider on its own
 
 Options:
@@ -34,7 +35,8 @@ Options:
   --json        machine-readable output (send, sms, check, conversations, transcript)
   -h, --help    this help
 
-Environment: PORT, COLLOQUY_DB, COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
+Environment: PORT, COLLOQUY_DATABASE_URL (a postgres:// URL or a SQLite file; the older
+COLLOQUY_DB names a SQLite file), COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
 COLLOQUY_CLIENT_SECRET, COLLOQUY_SENDER, COLLOQUY_WEBHOOK_SECRET, COLLOQUY_VERIFY_TOKEN,
 COLLOQUY_SMS_COUNTRY, COLLOQUY_SMS_DIAL, COLLOQUY_SMS_MASK, COLLOQUY_LOG_LEVEL.
 `;
@@ -46,7 +48,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
     parsed = parseArgs({
       args: [...argv], allowPositionals: true, strict: true,
       options: {
-        to: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        to: { type: 'string' }, from: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
         db: { type: 'string' }, bot: { type: 'string' }, state: { type: 'string' }, status: { type: 'string' }, user: { type: 'string' }, list: { type: 'boolean' },
       },
     });
@@ -79,7 +81,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
 }
 
 interface Options {
-  to?: string | undefined; port?: string | undefined; json?: boolean | undefined;
+  to?: string | undefined; from?: string | undefined; port?: string | undefined; json?: boolean | undefined;
   db?: string | undefined; bot?: string | undefined; state?: string | undefined; status?: string | undefined; user?: string | undefined; list?: boolean | undefined;
 }
 
@@ -90,6 +92,7 @@ async function run(command: string, args: string[], o: Options, io: Io): Promise
     case 'send': return (await import('./send.js')).sendCommand(args[0], o.to, withEnv);
     case 'sms': return (await import('./send.js')).smsCommand(args.join(' ') || undefined, o.to, withEnv);
     case 'migrate': return (await import('./migrate.js')).migrateCommand(withEnv);
+    case 'db': return (await import('./db.js')).dbCommand(args, o.from, o.to, withEnv);
     case 'sandbox': return (await import('./sandbox.js')).sandboxCommand(withEnv);
     case 'serve': return (await import('./serve.js')).serveCommand(args.length ? args : ['bots'], withEnv);
     case 'simulate': return (await import('./serve.js')).simulateCommand(args, withEnv);

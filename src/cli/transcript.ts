@@ -7,7 +7,7 @@ import { stateLabel } from '../conversation/stranded.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import type { ConversationRecord, OutboxRecord, TranscriptEntry } from '../store/types.js';
 import { iso } from './conversations.js';
-import { databaseTarget, openExistingStore } from './db.js';
+import { databaseTarget, openExistingStore } from './store-target.js';
 import type { Io } from './io.js';
 
 /** Prints the transcript; resolves to the exit code (1 when there is no such conversation). */
@@ -15,7 +15,7 @@ export async function transcriptCommand(args: readonly string[], o: { db?: strin
   const [arg, ...extra] = args;
   const id = Number(arg);
   if (arg === undefined || extra.length || !Number.isSafeInteger(id) || id < 1) throw new ColloquyError('usage', 'usage: colloquy transcript <conversation id> [--db <file>]');
-  const store = openExistingStore(databaseTarget(o.db, io));
+  const store = await openExistingStore(databaseTarget(o.db, io));
   try {
     const conv = await store.conversation(id);
     if (!conv) throw new ColloquyError('not_found', `no conversation ${id}`);

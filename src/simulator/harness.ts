@@ -7,8 +7,7 @@ import type { ManualClock } from '../conversation/clock.js';
 import { replyEvent } from '../conversation/events.js';
 import type { Runtime } from '../conversation/runtime.js';
 import type { Sandbox } from '../sandbox/api.js';
-import type { SqliteStore } from '../store/sqlite.js';
-import type { ConversationRecord, InboundSource, TranscriptEntry } from '../store/types.js';
+import type { ConversationRecord, InboundSource, Store, TranscriptEntry } from '../store/types.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
 import { collectSent, isInteractiveSent, type SentMessage } from './harness-sent.js';
@@ -197,8 +196,8 @@ export class TestConversation implements WorldView {
     return this.world.runtime;
   }
 
-  /** The `:memory:` store: conversations, inbox, outbox, timers. */
-  get store(): SqliteStore {
+  /** The store (`:memory:` SQLite unless the `database` option named another): conversations, inbox, outbox, timers. */
+  get store(): Store {
     return this.world.store;
   }
 

@@ -18,7 +18,9 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Message } from '../messages/message.js';
 import { SANDBOX_SENDER } from '../sandbox/constants.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import type { ConversationStatus } from '../store/types.js';
 import { createHttpAdapter } from '../transport/adapter.js';
 import { parseDuration } from './harness-duration.js';
 import { ExpectationError } from './harness-expect.js';
@@ -137,7 +139,7 @@ async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: St
     const s = server = await startSandbox({ port: 0, host: '127.0.0.1' });
     const open = () => openRuntime(bot, path, s, clock, options.logger ?? silentLogger);
     if (options.from) {
-      const seed = openSqliteStore(path);
+      const seed = await openStore(path);
       try { await seedConversation(seed, key, options.from, clock.now()); } finally { await seed.close(); }
     }
     r = await open();
@@ -228,14 +230,14 @@ function errorText(err: unknown): string {
 // ── one runtime on the SQLite file ─────────────────────────────────────────────────────────
 
 interface OpenRuntime {
-  readonly store: SqliteStore;
+  readonly store: Store;
   readonly runtime: Runtime;
   settle(): Promise<void>;
   close(): Promise<void>;
 }
 
 async function openRuntime(bot: Bot, path: string, server: RunningSandbox, clock: ManualClock, logger: Logger): Promise<OpenRuntime> {
-  const store = openSqliteStore(path);
+  const store = await openStore(path);
   const adapter = createHttpAdapter({
     baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
@@ -254,7 +256,7 @@ async function openRuntime(bot: Bot, path: string, server: RunningSandbox, clock
   return { store, runtime, settle, close };
 }
 
-async function flowToken(store: SqliteStore, key: { botId: string; user: string }, i: number, s: RehydrationStep): Promise<string> {
+async function flowToken(store: Store, key: { botId: string; user: string }, i: number, s: RehydrationStep): Promise<string> {
   const conv = await store.activeConversation(key);
   if (!conv) throw new ExpectationError(`steps[${i}], ${stepLabel(s)}: there is no conversation to answer the flow of (it has not started or has ended).`);
   return conv.flowToken;

@@ -1,8 +1,6 @@
 /** The SQLite store's prepared statements: every query it runs, in one place. */
 import type Database from 'better-sqlite3';
-
-/** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
-const RANK = (t: string) => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + (${t}.fallback_of IS NOT NULL))`;
+import { outboxRank as RANK } from './sql.js';
 
 /**
  * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation

@@ -10,7 +10,7 @@ import { VersionConflictError } from '../errors.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
-import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
+import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
   NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
@@ -339,31 +339,12 @@ export class SqliteStore implements Store {
   }
 
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
-    return (this.q.statusesOf.all(providerMessageId) as Row[]).map((r) => ({
-      providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
-      recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
-      raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])), receivedAt: Number(r['received_at']),
-    }));
+    return (this.q.statusesOf.all(providerMessageId) as Row[]).map(toStatus);
   }
 
   async transcript(conversationId: number): Promise<TranscriptEntry[]> {
     // Commits are totally ordered by outbox ids: an inbound comes before every row added after it.
-    const inbox = this.q.convInbox.all(conversationId) as Row[];
-    const outbox = (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox);
-    const out: TranscriptEntry[] = [];
-    let i = 0;
-    const inboundUpTo = (id: number) => {
-      for (; i < inbox.length && Number(inbox[i]!['outbox_mark'] ?? Number.POSITIVE_INFINITY) < id; i++) {
-        const r = toInbox(inbox[i]!);
-        out.push({ direction: 'in', at: r.receivedAt, source: r.source, event: r.event, providerId: r.providerId, state: r.state, error: r.error });
-      }
-    };
-    for (const o of outbox) {
-      inboundUpTo(o.id);
-      out.push({ direction: 'out', at: o.createdAt, record: o });
-    }
-    inboundUpTo(Number.POSITIVE_INFINITY);
-    return out;
+    return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
   async close(): Promise<void> {

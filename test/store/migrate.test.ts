@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
 import { MIGRATIONS_DIR, migrate, readMigrations, type MigrationFile } from '../../src/store/migrate.js';
-import { open, rows, tempDir } from './helpers.js';
+import { openSqlite as open, tempDir } from './helpers.js';
 
 const dbs: Database.Database[] = [];
 afterEach(() => {
@@ -22,6 +22,11 @@ const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex
 
 function tables(d: Database.Database): string[] {
   return (d.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+}
+
+/** Raw rows of a table of a SQLite store. */
+function rows(store: { db: Database.Database }, table: string): Record<string, unknown>[] {
+  return store.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[];
 }
 
 function applied(d: Database.Database): { name: string; checksum: string; applied_at: number }[] {
