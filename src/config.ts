@@ -13,6 +13,11 @@ export type ProviderConfig =
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /**
+   * Where the store is: a PostgreSQL URL (`postgres://…`, from `COLLOQUY_DATABASE_URL`) or a SQLite
+   * file path / `:memory:` (`COLLOQUY_DATABASE_URL` or `COLLOQUY_DB`). May hold a password: log it
+   * through `describeStoreLocation()`.
+   */
   readonly db: string;
   readonly provider: ProviderConfig;
   /** The default `from` number (undefined: the sandbox's). */
@@ -80,7 +85,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: int(get, 'PORT', 0, 65_535) ?? 3000,
     host: get('HOST') ?? '127.0.0.1',
-    db: get('COLLOQUY_DB') ?? './data/colloquy.db',
+    db: database(get),
     provider,
     sender,
     webhookSecret: get('COLLOQUY_WEBHOOK_SECRET'),
@@ -94,6 +99,28 @@ export function loadConfig(env: Env = process.env): Config {
     sendHeartbeatMs,
     ...lanes,
   };
+}
+
+/**
+ * The store's location: `COLLOQUY_DATABASE_URL` (a PostgreSQL URL or a SQLite path) wins over
+ * `COLLOQUY_DB` (a SQLite path, kept for existing setups).
+ */
+function database(get: (n: string) => string | undefined): string {
+  const name = 'COLLOQUY_DATABASE_URL';
+  const v = get(name);
+  if (v === undefined) return get('COLLOQUY_DB') ?? './data/colloquy.db';
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(v)?.[1];
+  if (scheme === undefined) return v; // a SQLite file path
+  if (!/^postgres(ql)?$/i.test(scheme)) throw new ConfigError(name, `must be a postgres:// or postgresql:// URL or a SQLite file path, got a ${scheme}:// URL`);
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    // The value may hold a password: name only the part that is wrong.
+    throw new ConfigError(name, 'is not a valid URL (expected postgres://user:password@host:5432/database; percent-encode special characters in the password)');
+  }
+  if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError(name, 'names no host (expected postgres://user:password@host:5432/database)');
+  return v;
 }
 
 /** The lane lease, its heartbeat and the poll, checked against each other. */

@@ -1,5 +1,6 @@
 /**
- * `startServer()`: the preset wiring behind `colloquy serve`. SQLite store, the HTTP send adapter,
+ * `startServer()`: the preset wiring behind `colloquy serve`. The store `config.db` names (SQLite or
+ * PostgreSQL), the HTTP send adapter,
  * the runtime and the webhook on one HTTP server; with no provider configured, the sandbox
  * provider (and the web simulator) mounted on the same server. Every piece can be swapped.
  */
@@ -13,18 +14,18 @@ import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import type { BusyEvent } from './store/busy.js';
-import { openSqliteStore } from './store/sqlite.js';
+import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
-import { createWebhookRouter, startHttpServer, type HttpServer } from './webhook/index.js';
+import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 
 /** What {@link startServer} takes. */
 export interface ServerOptions {
   readonly bots: readonly Bot[];
   readonly config: Config;
   readonly logger?: Logger | undefined;
-  /** A store instead of SQLite at `config.db`. */
+  /** A store instead of the one `config.db` names; the running server's `close()` closes it. */
   readonly store?: Store | undefined;
   readonly clock?: RuntimeClock | undefined;
   readonly dispatcher?: DispatcherOptions | undefined;
@@ -62,7 +63,17 @@ export interface RunningServer {
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const logger = o.logger ?? silentLogger;
   const metrics = new Metrics({ processMetrics: o.processMetrics });
-  const store = o.store ?? openSqliteStore({ path: o.config.db, onBusy: (e) => countBusy(metrics, e) });
+  const store = o.store ?? (await openStore({ url: o.config.db, onBusy: (e) => countBusy(metrics, e) }));
+  try {
+    return await start(o, store, logger, metrics);
+  } catch (err) {
+    // A server that did not start must not keep its database connections (a pool keeps the process alive).
+    if (!o.store) await store.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Metrics): Promise<RunningServer> {
   let runtime: Runtime | undefined;
   let stopping = false;
   const http = await startHttpServer({
@@ -77,12 +88,14 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     },
   });
   const sandboxControls = sandboxControlsAllowed(o.config, logger);
-  const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, controlRoutes: sandboxControls }) : undefined;
+  const sender = o.config.sender ?? SANDBOX_SENDER;
+  const sandbox = o.config.provider.kind === 'sandbox'
+    ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender), controlRoutes: sandboxControls })
+    : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
-  const sender = o.config.sender ?? SANDBOX_SENDER;
   const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
   const lanes = { ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }), ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }) };
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs });
@@ -110,6 +123,16 @@ function sandboxControlsAllowed(config: Config, logger: Logger): boolean {
   if (config.provider.kind !== 'sandbox' || isLoopbackHost(config.host) || config.sandboxPublic) return true;
   logger.warn({ host: config.host }, `sandbox control routes (/sandbox/_sandbox/*) and the web simulator are not mounted: HOST=${config.host} is not a loopback address and they take no authentication; set COLLOQUY_SANDBOX_PUBLIC=1 to mount them anyway`);
   return false;
+}
+
+/**
+ * The number the sandbox's simulated users write to by default: the default sender when a bot
+ * sends from it, else the first bot's own number. Inbounds are routed by number only, so a
+ * number no bot serves would be refused.
+ */
+function sandboxBusinessNumber(bots: readonly Bot[], sender: string): string {
+  const numbers = bots.map((b) => b.options.sender ?? sender);
+  return numbers.find((n) => digitsOf(n) === digitsOf(sender)) ?? numbers[0] ?? sender;
 }
 
 /** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */

@@ -49,6 +49,25 @@ describe('loadConfig', () => {
     const err = fails({ ...real, COLLOQUY_CLIENT_SECRET: 'topsecret', COLLOQUY_SENDER: 'abc' });
     expect(err.message).not.toContain('topsecret');
   });
+
+  it('takes the database from COLLOQUY_DATABASE_URL: a PostgreSQL URL or a SQLite path, over COLLOQUY_DB', () => {
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: 'postgres://app:pw@db.internal:5432/colloquy' }).db).toBe('postgres://app:pw@db.internal:5432/colloquy');
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: 'postgresql:///colloquy?host=/var/run/postgresql' }).db).toBe('postgresql:///colloquy?host=/var/run/postgresql');
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: ' data/other.db ', COLLOQUY_DB: 'ignored.db' }).db).toBe('data/other.db');
+    expect(loadConfig({ COLLOQUY_DB: 'old.db' }).db).toBe('old.db');
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: ':memory:' }).db).toBe(':memory:');
+  });
+
+  it.each([
+    ['mysql://app:hunter2@db/colloquy', 'must be a postgres:// or postgresql:// URL or a SQLite file path, got a mysql:// URL'],
+    ['postgres://app:hunter2@db:notaport/colloquy', 'is not a valid URL'],
+    ['postgres:///colloquy', 'names no host'],
+  ])('refuses COLLOQUY_DATABASE_URL=%s naming the variable, never the password', (value, message) => {
+    const err = fails({ COLLOQUY_DATABASE_URL: value });
+    expect(err.variable).toBe('COLLOQUY_DATABASE_URL');
+    expect(err.message).toContain(message);
+    expect(err.message).not.toContain('hunter2');
+  });
 });
 
 describe('send lease variables', () => {

@@ -103,6 +103,10 @@ function deliverer(options: SandboxOptions, recorder: Recorder, clock: SandboxCl
     },
     recipientOf: (id) => recorder.messageById(id)?.to,
     lastInteractiveTo: (number) => recorder.messagesTo(number).findLast((m) => m.channel === 'interactive')?.providerId,
+    senderOf: (id) => {
+      const m = recorder.messageById(id);
+      return m?.channel === 'interactive' ? m.from : undefined;
+    },
     fetch: options.fetch ?? globalThis.fetch,
     timeoutMs: options.deliveryTimeoutMs ?? 10_000,
   });

@@ -10,7 +10,7 @@ import { VersionConflictError } from '../errors.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
-import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
+import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound,
   NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
@@ -174,11 +174,12 @@ export class SqliteStore implements Store {
       }
       const ended = c.status === 'active' ? null : c.now;
       const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
+      const botVersion = c.botVersion ?? null;
       let id: number;
       let version: number;
       if (c.conversationId === undefined) {
         try {
-          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt) });
+          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt), botVersion: botVersion ?? 1 });
           id = Number(r.lastInsertRowid);
         } catch (e) {
           if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
@@ -186,13 +187,13 @@ export class SqliteStore implements Store {
         }
         version = 1;
       } else {
-        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0 });
+        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0, botVersion });
         if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
         id = c.conversationId;
         version = c.expectedVersion + 1;
       }
       // An inbound consumed by another writer (same turn in two processes) must not run twice.
-      if (c.inboxId !== undefined && this.q.markInboxDone.run(id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+      if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
       return { conversationId: id, version, outboxIds };
@@ -353,31 +354,12 @@ export class SqliteStore implements Store {
   }
 
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
-    return (this.q.statusesOf.all(providerMessageId) as Row[]).map((r) => ({
-      providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
-      recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
-      raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])), receivedAt: Number(r['received_at']),
-    }));
+    return (this.q.statusesOf.all(providerMessageId) as Row[]).map(toStatus);
   }
 
   async transcript(conversationId: number): Promise<TranscriptEntry[]> {
     // Commits are totally ordered by outbox ids: an inbound comes before every row added after it.
-    const inbox = this.q.convInbox.all(conversationId) as Row[];
-    const outbox = (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox);
-    const out: TranscriptEntry[] = [];
-    let i = 0;
-    const inboundUpTo = (id: number) => {
-      for (; i < inbox.length && Number(inbox[i]!['outbox_mark'] ?? Number.POSITIVE_INFINITY) < id; i++) {
-        const r = toInbox(inbox[i]!);
-        out.push({ direction: 'in', at: r.receivedAt, source: r.source, event: r.event, providerId: r.providerId, state: r.state, error: r.error });
-      }
-    };
-    for (const o of outbox) {
-      inboundUpTo(o.id);
-      out.push({ direction: 'out', at: o.createdAt, record: o });
-    }
-    inboundUpTo(Number.POSITIVE_INFINITY);
-    return out;
+    return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
   async claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {

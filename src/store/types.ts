@@ -20,7 +20,10 @@ export interface ConversationRecord extends ConversationKey {
   readonly snapshot: unknown;
   /** The state value as text (`"menu"`, `{"order":"size"}`), for people and queries. */
   readonly state: string | null;
+  /** The optimistic-concurrency counter, bumped by every committed turn. */
   readonly version: number;
+  /** The version of its bot the conversation runs on (1 for conversations from before versions). */
+  readonly botVersion: number;
   readonly flowToken: string;
   /** The channel the conversation is on: `sms` while its messages go by SMS. */
   readonly channel: ChannelName;
@@ -149,6 +152,8 @@ export interface TurnCommit {
   readonly state: string;
   readonly status: ConversationStatus;
   readonly flowToken: string;
+  /** The bot version the conversation runs on after this turn; undefined keeps it (1 for a new conversation). */
+  readonly botVersion?: number | undefined;
   readonly channel?: ChannelName | undefined;
   /** Set to replace the prompt; undefined keeps it. */
   readonly lastPrompt?: readonly unknown[] | undefined;
@@ -158,6 +163,8 @@ export interface TurnCommit {
   readonly expire?: number | undefined;
   /** The inbox row this turn consumed, if any. */
   readonly inboxId?: number | undefined;
+  /** A note kept on that inbox row (why it was consumed without running, say). */
+  readonly inboxNote?: string | undefined;
   readonly outbox: readonly NewOutbound[];
   readonly timers: TimerChanges;
   readonly now: number;

@@ -1,6 +1,7 @@
 /** A send that outlives its lease is never sent twice, and a stale claim records nothing. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, openSqliteStore } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
+import { openSqliteStore } from '../../src/index.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
 import { USER, world } from './helpers.js';
@@ -39,7 +40,7 @@ describe('send leases', () => {
   it('a send slower than a short lease is sent once (real time)', async () => {
     const user = '5215500007002';
     sb.sandbox.faults.latency(600, { endpoint: 'sms', times: 1 });
-    const { systemClock } = await import('../../src/index.js');
+    const { systemClock } = await import('../../src/conversation/clock.js');
     const w = await world([counterBot], { sb, clock: systemClock as unknown as ManualClock, dispatcher: { leaseMs: 200 } });
     await w.runtime.receive({ botId: 'counter', user, providerId: 'wamid.lease2', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
     while (w.store.db.prepare(`SELECT state FROM outbox`).get()?.['state' as never] !== 'sent') await new Promise((r) => setTimeout(r, 20));

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime, createHttpAdapter, openSqliteStore, systemClock } from '../../src/index.js';
+import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
 import { tempDir } from './helpers.js';
@@ -57,7 +57,7 @@ async function kill(proc: ChildProcess): Promise<void> {
 async function survivor(db: string): Promise<Runtime> {
   const store = openSqliteStore(db);
   const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-  const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, clock: systemClock, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
+  const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
   runtimes.push(runtime);
   await runtime.start();
   return runtime;

@@ -1,7 +1,7 @@
 /** `colloquy serve` as a user runs it: a real process, real HTTP, signed webhooks, a SQLite file. */
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/index.js';
+import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/messages/index.js';
 import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { tempDir } from '../conversation/helpers.js';
 import { run, serve } from './cli.js';

@@ -142,7 +142,7 @@ describe('web simulator in Chromium', () => {
     const [conv, ...others] = await server.store.conversations({ botId: 'order', user });
     expect(others).toEqual([]);
     expect(conv).toMatchObject({ status: 'done', state: 'done' });
-    expect((conv?.snapshot as { context: unknown }).context).toEqual({ user, item: 'margherita', size: 'small', address: '1 Main St' });
+    expect((conv!.snapshot as { context: unknown }).context).toEqual({ user, item: 'margherita', size: 'small', address: '1 Main St' });
     const inbox = db().prepare('SELECT source, event, raw, state FROM inbox WHERE user_number = ? ORDER BY id').all(user) as { source: string; event: string; raw: string; state: string }[];
     expect(inbox.map((r) => [r.source, r.state])).toEqual(Array(4).fill(['whatsapp', 'done']));
     const events = inbox.map((r) => JSON.parse(r.event) as Record<string, unknown>);

@@ -1,15 +1,11 @@
 /** Lanes in the database: who runs a conversation's work is a lease, claimed, renewed and released. */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/types.js';
-import { ALICE, BOB, T0, inbound, open, text, turn } from './helpers.js';
+import { ALICE, BOB, DIALECTS, T0, inbound, text, turn } from './helpers.js';
 
 const A = 'process-a';
 const B = 'process-b';
 const LONG = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The dialects this suite runs on; PostgreSQL joins when its store lands. */
-const DIALECTS: readonly { name: string; open: () => Promise<Store> }[] = [{ name: 'sqlite', open: async () => open() }];
 
 describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
   it('an inbound adds work to its lane; a redelivery adds none', async () => {

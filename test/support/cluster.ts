@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Runtime, openSqliteStore, createHttpAdapter, systemClock } from '../../src/index.js';
+import { Runtime, openSqliteStore, createHttpAdapter } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import echoBot from '../fixtures/order-echo-bot.js';
 
@@ -103,7 +103,7 @@ export async function referenceRun(script: ReadonlyMap<string, readonly string[]
   const sb = await startSandbox({ port: 0 });
   const store = openSqliteStore(':memory:');
   const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-  const runtime = new Runtime({ store, adapter, bots: [echoBot], sender: SANDBOX_SENDER, clock: systemClock });
+  const runtime = new Runtime({ store, adapter, bots: [echoBot], sender: SANDBOX_SENDER });
   await runtime.start();
   try {
     for (const [user, texts] of script) {

@@ -1,0 +1,128 @@
+/**
+ * The PostgreSQL store's lanes: who runs a conversation's work. Lanes with work are claimed with
+ * `FOR UPDATE SKIP LOCKED` (two processes never wait on, nor take, the same lane), leases are set
+ * and compared on the database's clock (`now()`), and adding work sends a `NOTIFY` that wakes the
+ * other processes' polls (a hint: the poll is what makes takeover certain).
+ */
+import pg from 'pg';
+import type { PgDb, Queryable } from './pg-db.js';
+import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from './types.js';
+
+/** The channel of work notifications. */
+export const WORK_CHANNEL = 'colloquy_work';
+
+/** The database's clock, in epoch milliseconds. */
+const NOW = `(EXTRACT(EPOCH FROM now()) * 1000)::bigint`;
+const FENCE = `CASE WHEN lanes.owner IS NOT DISTINCT FROM $1::text THEN lanes.fence ELSE lanes.fence + 1 END`;
+
+const SQL = {
+  bump: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES ($1, $2, 1)
+    ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = lanes.work_seq + 1`,
+  notify: `SELECT pg_notify('${WORK_CHANNEL}', '')`,
+  ensure: 'INSERT INTO lanes (bot_id, user_number) VALUES ($1, $2) ON CONFLICT (bot_id, user_number) DO NOTHING',
+  claimOne: `WITH c AS (
+      SELECT bot_id, user_number, owner AS prev FROM lanes
+      WHERE bot_id = $2 AND user_number = $3 AND (owner IS NULL OR owner = $1 OR lease_until <= ${NOW})
+      FOR UPDATE SKIP LOCKED)
+    UPDATE lanes SET owner = $1, lease_until = ${NOW} + $4, fence = ${FENCE}
+    FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
+    RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev`,
+  claimMany: `WITH c AS (
+      SELECT l.bot_id, l.user_number, l.owner AS prev FROM lanes l
+      WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.lease_until <= ${NOW})
+      ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending') NULLS FIRST
+      LIMIT $2 FOR UPDATE OF l SKIP LOCKED)
+    UPDATE lanes SET owner = $1, lease_until = ${NOW} + $3, fence = ${FENCE}
+    FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
+    RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev`,
+  renew: `UPDATE lanes SET lease_until = ${NOW} + $2 WHERE owner = $1 RETURNING bot_id, user_number, fence, work_seq`,
+  release: `UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = $4
+    WHERE bot_id = $2 AND user_number = $3 AND owner = $1 AND fence = $5 AND work_seq = $4`,
+  lane: 'SELECT owner, fence, work_seq FROM lanes WHERE bot_id = $1 AND user_number = $2',
+} as const;
+
+type Row = Record<string, unknown>;
+
+/** Adds work to a conversation's lane, inside the transaction that adds the work; peers are told on commit. */
+export async function bumpLaneIn(q: Queryable, key: ConversationKey): Promise<void> {
+  await q.query(SQL.bump, [key.botId, key.user]);
+  await q.query(SQL.notify); // delivered on commit, once per transaction however many are sent
+}
+
+function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
+  return {
+    key: { botId: String(r['bot_id']), user: String(r['user_number']) }, fence: Number(r['fence']), workSeq: Number(r['work_seq']),
+    takeover: prevOwner !== null && prevOwner !== undefined && prevOwner !== owner,
+  };
+}
+
+/** See `Store.claimLanes`. */
+export async function claimLanesIn(db: PgDb, owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
+  if (o.key) {
+    const key = o.key;
+    return db.tx(async (q) => {
+      await q.query(SQL.ensure, [key.botId, key.user]);
+      const { rows } = await q.query(SQL.claimOne, [owner, key.botId, key.user, o.leaseMs]);
+      return rows.map((r) => toClaim(owner, r, r['prev']));
+    });
+  }
+  const { rows } = await db.query(SQL.claimMany, [owner, o.limit ?? 100, o.leaseMs]);
+  return rows.map((r) => toClaim(owner, r, r['prev']));
+}
+
+/** See `Store.renewLanes`; giving lanes up (lease 0) tells the peers at once. */
+export async function renewLanesIn(db: PgDb, owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
+  const run = async (q: Queryable) => {
+    const { rows } = await q.query(SQL.renew, [owner, leaseMs]);
+    if (leaseMs === 0 && rows.length) await q.query(SQL.notify);
+    return rows.map((r) => ({ key: { botId: String(r['bot_id']), user: String(r['user_number']) }, fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
+  };
+  return leaseMs === 0 ? db.tx(run) : run(db);
+}
+
+/** See `Store.releaseLane`. */
+export async function releaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+  const r = await db.query(SQL.release, [owner, key.botId, key.user, seen, fence]);
+  if (r.rowCount === 1) return { outcome: 'released' };
+  const row = (await db.query(SQL.lane, [key.botId, key.user])).rows[0];
+  if (!row || row['owner'] !== owner || Number(row['fence']) !== fence) return { outcome: 'lost' };
+  return { outcome: 'more', workSeq: Number(row['work_seq']) };
+}
+
+/**
+ * LISTENs for work on a dedicated connection (a pooled one would be handed back and lose it).
+ * A dropped connection is opened again after a pause; meanwhile the poll carries on alone.
+ */
+export async function listenForWork(url: string, listener: () => void, onError: (err: unknown) => void = () => undefined): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const c = new pg.Client({ connectionString: url, application_name: 'colloquy-listen' });
+    c.on('notification', () => listener());
+    c.on('error', (err) => { onError(err); reconnect(c); });
+    c.on('end', () => reconnect(c));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${WORK_CHANNEL}`);
+      client = c;
+      if (closed) await c.end();
+      else listener(); // notifications may have been missed while not listening
+    } catch (err) {
+      onError(err);
+      reconnect(c);
+    }
+  };
+  const reconnect = (c: pg.Client) => {
+    if (closed || client !== c && client !== undefined) return;
+    client = undefined;
+    c.end().catch(() => undefined);
+    if (retry === undefined) retry = setTimeout(() => { retry = undefined; void connect(); }, 1_000).unref();
+  };
+  await connect();
+  return async () => {
+    closed = true;
+    if (retry !== undefined) clearTimeout(retry);
+    await client?.end().catch(() => undefined);
+  };
+}
