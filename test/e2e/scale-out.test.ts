@@ -7,11 +7,13 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../conversation/helpers.js';
 import {
   collapse, eventually, pool, post, referenceRun, startNode, startProviderProcess, type Node, type ProviderProcess,
 } from '../support/cluster.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
 
 type Row = Record<string, unknown>;
 
@@ -25,8 +27,10 @@ const tmp = tempDir();
 afterAll(() => tmp.remove());
 
 const started: (Node | ProviderProcess)[] = [];
+const clients: pg.Client[] = [];
 afterEach(async () => {
   await Promise.all(started.splice(0).map((p) => ('owner' in p ? p.kill() : p.stop())));
+  await Promise.all(clients.splice(0).map((c) => c.end()));
 });
 
 function sqliteDb(name: string): SharedDb {
@@ -36,6 +40,21 @@ function sqliteDb(name: string): SharedDb {
     rows: async (sql, params = []) => {
       const d = new Database(file, { readonly: true, fileMustExist: true });
       try { return d.prepare(sql).all(...params) as Row[]; } finally { d.close(); }
+    },
+  };
+}
+
+/** A throwaway PostgreSQL database (from the test server) that the servers share. */
+async function postgresDb(): Promise<SharedDb> {
+  const url = await freshDatabaseUrl();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  clients.push(client);
+  return {
+    env: { COLLOQUY_DATABASE_URL: url },
+    rows: async (sql, params = []) => {
+      let n = 0;
+      return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as Row[];
     },
   };
 }
@@ -97,14 +116,17 @@ async function checkReplies(provider: ProviderProcess, db: SharedDb, inflight: r
     repeats += got.repeats.length;
   }
   expect(complete).toBe(true);
-  const inbox = await db.rows(`SELECT state, COUNT(*) AS n FROM inbox GROUP BY state`);
+  const inbox = (await db.rows(`SELECT state, COUNT(*) AS n FROM inbox GROUP BY state`)).map((r) => ({ state: r['state'], n: Number(r['n']) }));
   expect(inbox).toEqual([{ state: 'done', n: USERS * ROUNDS.length }]);
   return repeats;
 }
 
-describe.each([{ name: 'sqlite', db: () => sqliteDb(`cluster-${Date.now()}.db`) }])('several serve processes on one database ($name)', ({ name, db: makeDb }) => {
+describe.each([
+  { name: 'sqlite', db: async () => sqliteDb(`cluster-${Date.now()}.db`) },
+  { name: 'postgres', db: postgresDb },
+])('several serve processes on one database ($name)', ({ name, db: makeDb }) => {
   it('three processes, random routing, redeliveries elsewhere, one killed -9 after acknowledging a burst', async () => {
-    const db = makeDb();
+    const db = await makeDb();
     const provider = await startProviderProcess();
     started.push(provider);
     await provider.latency(SEND_LATENCY_MS);
@@ -137,7 +159,7 @@ describe.each([{ name: 'sqlite', db: () => sqliteDb(`cluster-${Date.now()}.db`) 
   }, 120_000);
 
   it('one process killed -9 and restarted at once on the same database resumes within 15 s', async () => {
-    const db = makeDb();
+    const db = await makeDb();
     const provider = await startProviderProcess();
     started.push(provider);
     await provider.latency(SEND_LATENCY_MS);
