@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { setup } from 'xstate';
+import { defineBot, say, text, type TextEvent } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
 import counterBot from '../fixtures/counter-bot.js';
 import { tempDir } from './helpers.js';
 
@@ -120,5 +123,29 @@ describe('takeover by a live process', () => {
     await eventually(() => texts(user).length >= 1, 15_000);
     expect(texts(user)).toEqual(['#1']);
     expect((await peer.store.outbound(1))?.state).toBe('sent');
+  });
+
+  it('a timer armed by another process fires on a live one that never heard of it', async () => {
+    const db = join(tmp.dir, 'takeover-4.db');
+    const user = '5215500002004';
+    const remindBot = defineBot({
+      id: 'remind',
+      machine: setup({ types: { events: {} as TextEvent } }).createMachine({
+        id: 'remind', initial: 'asked',
+        states: { asked: { on: { text: 'waiting' } }, waiting: { entry: say(() => text('ok')), after: { 300: { target: 'asked', actions: say(() => text('reminder')) } } } },
+      }),
+    });
+    // The process that arms the timer runs on a clock that never moves: it will never fire it itself.
+    const armer = new Runtime({ store: openSqliteStore(db), adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }), bots: [remindBot], sender: SANDBOX_SENDER, clock: new ManualClock(Date.now()) });
+    runtimes.push(armer);
+    await armer.start();
+    const store = openSqliteStore(db);
+    const peer = new Runtime({ store, adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }), bots: [remindBot], sender: SANDBOX_SENDER, pollMs: 200 });
+    runtimes.push(peer);
+    await peer.start();
+    await armer.receive({ botId: 'remind', user, providerId: 'wamid.w1', source: 'whatsapp', event: { type: 'text', text: 'hi' } });
+    await armer.idle();
+    await eventually(() => texts(user).length >= 2, 15_000);
+    expect(texts(user)).toEqual(['ok', 'reminder']);
   });
 });

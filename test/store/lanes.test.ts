@@ -102,3 +102,29 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     expect(await store.releaseLane(A, ALICE, 1, 1)).toEqual({ outcome: 'more', workSeq: 2 });
   });
 });
+
+describe('work notifications (postgres)', () => {
+  const pgDialect = DIALECTS.find((d) => d.name === 'postgres')!;
+
+  it('a process LISTENing hears work another process adds, and lanes another gives up', async () => {
+    const url = await pgDialect.fresh();
+    const listening = await pgDialect.open(url);
+    const other = await pgDialect.open(url);
+    let heard = 0;
+    const stop = await listening.onWork!(() => { heard++; });
+    const settle = async (n: number) => { for (let i = 0; i < 100 && heard < n; i++) await sleep(20); };
+    await settle(1); // one on (re)connecting: work may have come while it was not listening
+    const before = heard;
+    await other.addInbound(inbound());
+    await settle(before + 1);
+    expect(heard).toBe(before + 1);
+    await other.claimLanes(B, { leaseMs: LONG });
+    await other.renewLanes(B, 0);
+    await settle(before + 2);
+    expect(heard).toBe(before + 2);
+    await stop();
+    await other.addInbound(inbound());
+    await sleep(200);
+    expect(heard).toBe(before + 2);
+  });
+});
