@@ -123,7 +123,7 @@ describe('colloquy db copy', () => {
     const copied = await run(['db', 'copy', '--from', file, '--to', url]);
     expect(copied.stderr).toBe('');
     expect(copied.code).toBe(0);
-    expect(copied.stdout).toMatch(/^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, inbox 2, outbox \d+, statuses \d+, timers \d+\n/);
+    expect(copied.stdout).toMatch(/^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/);
     expect(copied.stdout).not.toContain(PASSWORD);
     expect(await contents(await opened(url))).toEqual(await contents(await opened(file)));
     await Promise.all(stores.splice(0).map((st) => st.close()));
@@ -151,7 +151,7 @@ describe('colloquy db copy', () => {
     await target.addInbound({ botId: 'pizza', user: USER, providerId: 'already-here', source: 'api', event: { type: 'text', text: 'x' }, receivedAt: 1 });
     const r = await run(['db', 'copy', '--from', file, '--to', url]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^colloquy db: postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ is not empty \(rows in inbox\): copy only into a new database\n$/);
+    expect(r.stderr).toMatch(/^colloquy db: postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ is not empty \(rows in inbox, lanes\): copy only into a new database\n$/);
     expect((await target.inbound(1))?.providerId).toBe('already-here');
     expect(await target.inbound(2)).toBeUndefined();
   });
