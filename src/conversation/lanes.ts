@@ -29,6 +29,8 @@ export interface LaneWork {
   lost(key: ConversationKey): void;
   /** The store was unavailable: the lane waits `delayMs` and tries the same work again. */
   storeUnavailable?(key: ConversationKey, err: Error, delayMs: number): void;
+  /** For metrics: a lane was taken over from another owner, or the heartbeat renewed `held` lanes. */
+  observe?(e: { readonly type: 'takeover' } | { readonly type: 'held'; readonly count: number }): void;
 }
 
 /** How lanes are leased. */
@@ -158,6 +160,7 @@ export class Lanes {
     if (fresh) lane.held = { fence: c.fence, epoch: ++this.epoch };
     if (c.takeover) {
       lane.resume = true;
+      this.work.observe?.({ type: 'takeover' });
       this.logger.info({ bot: c.key.botId, user: c.key.user }, 'took over a conversation whose owner stopped renewing its lease');
     }
     if (fresh || c.takeover || c.workSeq > lane.seq) {
@@ -195,6 +198,7 @@ export class Lanes {
       this.logger.warn({ err: errorInfo(err) }, 'could not renew the lanes held; trying at the next beat');
       return;
     }
+    this.work.observe?.({ type: 'held', count: renewed.length });
     const seen = new Set<string>();
     for (const r of renewed) {
       seen.add(laneKey(r.key));
@@ -272,7 +276,10 @@ export class Lanes {
     }
     lane.held = { fence: c.fence, epoch: ++this.epoch };
     lane.seq = Math.max(lane.seq, c.workSeq);
-    if (c.takeover) lane.resume = true;
+    if (c.takeover) {
+      lane.resume = true;
+      this.work.observe?.({ type: 'takeover' });
+    }
     return true;
   }
 

@@ -95,6 +95,10 @@ export class Runtime {
       resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
       keep: (k) => this.live.has(laneKey(k)), lost: (k) => this.dropLive(k),
       storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
+      observe: (e) => {
+        if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', 'Conversations taken over from another process whose lease ran out (or that gave them up)', {});
+        else this.metrics.set('colloquy_lanes_held', 'Conversations this process held at its last heartbeat', {}, e.count);
+      },
     }, o.store, this.logger, this.clock, o.lanes);
     this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
     if (!(this.pollMs > 0)) throw new ConfigError('pollMs', `must be a positive number of milliseconds (got ${this.pollMs})`);
