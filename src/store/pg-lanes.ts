@@ -18,6 +18,9 @@ const FENCE = `CASE WHEN lanes.owner IS NOT DISTINCT FROM $1::text THEN lanes.fe
 const SQL = {
   bump: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES ($1, $2, 1)
     ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = lanes.work_seq + 1`,
+  /** Takes the lane's row lock (creating the row if needed) until the transaction ends. */
+  lock: `INSERT INTO lanes (bot_id, user_number) VALUES ($1, $2)
+    ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = lanes.work_seq`,
   notify: `SELECT pg_notify('${WORK_CHANNEL}', '')`,
   ensure: 'INSERT INTO lanes (bot_id, user_number) VALUES ($1, $2) ON CONFLICT (bot_id, user_number) DO NOTHING',
   claimOne: `WITH c AS (
@@ -42,6 +45,15 @@ const SQL = {
 } as const;
 
 type Row = Record<string, unknown>;
+
+/**
+ * Locks a conversation's lane until the transaction ends, before its inbound takes an id: two
+ * inbounds of one conversation stored at once by two processes then get their ids in commit order,
+ * so a drain that reads the oldest pending one never runs a later one first.
+ */
+export async function lockLaneIn(q: Queryable, key: ConversationKey): Promise<void> {
+  await q.query(SQL.lock, [key.botId, key.user]);
+}
 
 /** Adds work to a conversation's lane, inside the transaction that adds the work; peers are told on commit. */
 export async function bumpLaneIn(q: Queryable, key: ConversationKey): Promise<void> {

@@ -1,7 +1,7 @@
 /** The PostgreSQL store's multi-statement work on the outbox, timers and statuses, each inside the caller's transaction. */
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from './pg-db.js';
-import { bumpLaneIn } from './pg-lanes.js';
+import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
 import { PG } from './pg-sql.js';
 import { j } from './pg-turns.js';
 import { mergeTranscript, toOutbox } from './rows.js';
@@ -25,6 +25,7 @@ export async function finishIn(q: Queryable, id: number, s: SendRecord, now: num
 
 /** Adds an inbound unless its provider id is known; the id, and whether it was known. */
 export async function addInboundIn(q: Queryable, i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
+  await lockLaneIn(q, i);
   const r = await q.query<{ id: number }>(PG.insertInbox, [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt]);
   if (r.rows[0]) {
     await bumpLaneIn(q, i); // in the caller's transaction: the work and its lane's counter commit together
