@@ -130,6 +130,7 @@ const loadEnd = load();
 if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object)) Object.assign(result['e2e'] as object, { bench_peak_rss_mb: peakRssMb(), load_avg_1m: loadStart[0] });
 Object.assign(result, {
   mode: q ? 'quick' : args.million ? 'million' : 'default',
+  postgres: 'stop' in pg ? { version: pg.version, port: pg.port } : pg,
   load_avg: { start: loadStart, end: loadEnd },
   machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}` },
   seconds: r1((performance.now() - started) / 1000),
