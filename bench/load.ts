@@ -60,9 +60,9 @@ function signed(user: string, message: ReturnType<typeof textMessage>): Signed {
   return { user, body, signature: signBody(SECRET, body) };
 }
 
-/** Creates the client of a run: `connections` sockets per server. */
+/** Creates the client of a run: `connections` sockets per server; no request waits more than a minute. */
 export function client(connections: number): Agent {
-  return new Agent({ connections, keepAliveTimeout: 30_000, pipelining: 1 });
+  return new Agent({ connections, keepAliveTimeout: 30_000, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
 }
 
 /** Posts one webhook; resolves with a failure text, or undefined when answered 200. */
@@ -111,9 +111,32 @@ function checkCollected(target: Target, bodies: readonly Signed[], seen: Collect
   }
 }
 
+/** Arms the sandbox for the replies to `bodies`' users (a contiguous range of numbers). */
+async function arm(sandbox: Child, bodies: readonly Signed[]): Promise<void> {
+  const numbers = bodies.map((b) => Number(b.user));
+  await sandbox.call('arm', { n: bodies.length, lo: Math.min(...numbers), hi: Math.max(...numbers) });
+}
+
+/**
+ * Waits until the sandbox's count of the armed phase has not moved for 1.5 s and the servers are
+ * idle (at most `maxMs`): an overloaded server works through its backlog before the next phase.
+ */
+async function settle(target: Target, sandbox: Child, maxMs: number): Promise<void> {
+  const until = performance.now() + maxMs;
+  let last = -1;
+  let since = performance.now();
+  while (performance.now() < until) {
+    const n = await sandbox.call<number>('count');
+    if (n !== last) { last = n; since = performance.now(); }
+    else if (performance.now() - since >= 1_500) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await Promise.race([idle(target), new Promise((r) => setTimeout(r, Math.max(0, until - performance.now())).unref())]).catch(() => undefined);
+}
+
 /** One closed-loop phase: arm the sandbox, fire the webhooks, wait for every reply to be accepted, check. */
 async function phase(agent: Agent, target: Target, sandbox: Child, bodies: readonly Signed[], kind: 'list' | 'buttons', concurrency: number): Promise<{ result: PhaseResult; ids: Record<string, string> }> {
-  await sandbox.call('arm', { n: bodies.length });
+  await arm(sandbox, bodies);
   const accepted = sandbox.call<number>('wait', undefined, 60_000);
   accepted.catch(() => undefined); // awaited below unless the webhooks failed first
   const t0 = epochNow();
@@ -149,8 +172,9 @@ export interface OpenLoopResult {
   readonly ackMs: number[];
   /** Per user whose reply came: scheduled send time → reply accepted by the sandbox, ms. */
   readonly replyMs: number[];
-  /** Webhooks not answered 200, and replies that did not come within the drain time. */
+  /** Webhooks answered with another status than 200 (or whose request failed), not answered within the drain time, and replies that did not come. */
   readonly failed: number;
+  readonly unanswered: number;
   readonly missing: number;
   readonly failures: string[];
   /** The load generator's largest lag behind its own schedule, ms. */
@@ -171,7 +195,7 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
   const failures: string[] = [];
   let failed = 0;
   let maxLag = 0;
-  await sandbox.call('arm', { n });
+  await arm(sandbox, bodies);
   const accepted = sandbox.call<number>('wait', undefined, seconds * 1000 + drainMs);
   accepted.catch(() => undefined);
   const inflight: Promise<void>[] = [];
@@ -194,14 +218,18 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
     }
     if (i < n) await new Promise((r) => setTimeout(r, Math.max(0, start + i * interval - performance.now())));
   }
-  await Promise.race([Promise.all(inflight), new Promise((r) => setTimeout(r, drainMs))]);
-  await accepted.catch(() => undefined); // resolves when every reply came, or at its time limit
-  await idle(target).catch(() => undefined);
+  let drained: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(inflight), new Promise((r) => { drained = setTimeout(r, drainMs); })]);
+  clearTimeout(drained);
+  const complete = await accepted.then(() => true, () => false); // every reply came, or the time limit passed
+  // Every webhook answered and every reply in: nothing of this phase is left in the server.
+  if (!complete || ackMs.some((x) => Number.isNaN(x))) await settle(target, sandbox, 30_000);
+  else await idle(target);
   const seen = await sandbox.call<Collected>('collect');
   const replyMs: number[] = [];
   bodies.forEach((b, i) => { const at = seen.at[b.user]; if (at !== undefined) replyMs.push(at - scheduled[i]!); });
   return {
     rate, sent: n, achievedRate: n / Math.max(0.001, (lastSent - start) / 1000 + interval / 1000),
-    ackMs: ackMs.filter((x) => !Number.isNaN(x)), replyMs, failed, missing: n - replyMs.length, failures, maxSendLagMs: maxLag,
+    ackMs: ackMs.filter((x) => !Number.isNaN(x)), replyMs, failed, unanswered: ackMs.filter((x) => Number.isNaN(x)).length, missing: n - replyMs.length, failures, maxSendLagMs: maxLag,
   };
 }

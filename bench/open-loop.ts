@@ -87,7 +87,7 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
     }
     return { ...out, rates, seconds_per_rate: seconds, drain_ms: drainMs, seconds: r1((performance.now() - started) / 1000) };
   } finally {
-    await agent.close();
+    await agent.destroy(); // answers still awaited after the drain time are not waited for
     for (const side of [...sides.keys()].reverse()) await stopSide(ctx, sides, side);
   }
 }
@@ -107,6 +107,7 @@ function figures(r: OpenLoopResult, loop: readonly LoopDelay[]): Record<string, 
     reply_p50_ms: r2(percentile(r.replyMs, 50)),
     reply_p99_ms: r2(percentile(r.replyMs, 99)),
     failed: r.failed,
+    unanswered: r.unanswered,
     missing_replies: r.missing,
     event_loop_delay_p99_ms: r2(Math.max(...loop.map((l) => l.p99))),
     event_loop_delay_max_ms: r1(Math.max(...loop.map((l) => l.max))),

@@ -22,7 +22,10 @@ export interface SandboxStats {
   readonly tokens: number;
   readonly refused: number;
   readonly refusals: string[];
+  /** Messages to anyone but the users of a phase armed so far. */
   readonly stray: number;
+  /** Messages to a user of an earlier phase, after that phase was collected (an overloaded server's backlog). */
+  readonly late: number;
   readonly templates: Record<string, Record<string, unknown>>;
   readonly egress: { hosts: string[]; lookups: string[] };
   readonly peakRssMb: number;
@@ -109,10 +112,20 @@ async function sandboxRole(): Promise<void> {
       templates[k] ??= r.body as Record<string, unknown>;
     }
   });
-  interface Armed { n: number; count: number; kinds: Record<string, number>; at: Record<string, number>; ids: Record<string, string>; done: Promise<void>; resolve: () => void }
+  // A phase arms the sandbox for its users (a contiguous range of numbers). A reply to a user of an
+  // earlier phase (a server still working through a backlog) is late, not counted; a reply to
+  // anyone else is stray, which the bench reports as a failure.
+  interface Armed { n: number; lo: number; hi: number; count: number; kinds: Record<string, number>; at: Record<string, number>; ids: Record<string, string>; done: Promise<void>; resolve: () => void }
   let armed: Armed | undefined;
+  let late = 0;
+  const ranges: [number, number][] = [];
   sb.onMessage((m) => {
-    if (armed === undefined) { stray++; return; }
+    const to = Number(m.to);
+    if (armed === undefined || to < armed.lo || to > armed.hi) {
+      if (ranges.some(([lo, hi]) => to >= lo && to <= hi)) late++;
+      else stray++;
+      return;
+    }
     armed.count++;
     const k = m.channel === 'interactive' ? kindOf(m.request) : 'sms';
     armed.kinds[k] = (armed.kinds[k] ?? 0) + 1;
@@ -121,13 +134,16 @@ async function sandboxRole(): Promise<void> {
     if (armed.count === armed.n) armed.resolve();
   });
   serveCalls({
-    /** Starts counting accepted messages; `wait` resolves at the n-th. */
-    arm: ({ n }: { n: number }) => {
+    /** Starts counting the messages accepted for users `lo`…`hi`; `wait` resolves at the n-th. */
+    arm: ({ n, lo, hi }: { n: number; lo: number; hi: number }) => {
       sb.reset(); // keep the recorder small between phases (tokens stay valid)
+      ranges.push([lo, hi]);
       let resolve: () => void = () => undefined;
       const done = new Promise<void>((r) => { resolve = r; });
-      armed = { n, count: 0, kinds: {}, at: {}, ids: {}, done, resolve };
+      armed = { n, lo, hi, count: 0, kinds: {}, at: {}, ids: {}, done, resolve };
     },
+    /** How many messages the armed phase has counted so far. */
+    count: () => armed?.count ?? 0,
     /** Resolves when the armed count is reached: the epoch time of the last accept. */
     wait: async () => {
       const a = armed;
@@ -142,7 +158,7 @@ async function sandboxRole(): Promise<void> {
       armed = undefined;
       return { count: a.count, kinds: a.kinds, at: a.at, ids: a.ids };
     },
-    stats: (): SandboxStats => ({ tokens, refused, refusals, stray, templates, egress: egress(), peakRssMb: peakRssMb() }),
+    stats: (): SandboxStats => ({ tokens, refused, refusals, stray, late, templates, egress: egress(), peakRssMb: peakRssMb() }),
     close: async () => {
       setImmediate(() => void running.close().finally(() => process.exit(0)));
     },

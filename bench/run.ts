@@ -115,6 +115,7 @@ try {
     q || args.million ? undefined : 'run `npm run bench -- --million` (seeds 1,000,000 conversations; a few minutes more)');
   try {
     const { sandbox, hosts } = await ctx.finalCheck();
+    result['sandbox'] = { token_requests: sandbox.tokens, late_replies: sandbox.late, stray_messages: sandbox.stray, peak_rss_mb: sandbox.peakRssMb };
     if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object)) Object.assign(result['e2e'] as object, { sandbox_token_requests: sandbox.tokens, sandbox_peak_rss_mb: sandbox.peakRssMb, outbound_hosts: hosts });
   } catch (err) {
     failed = true;

@@ -108,7 +108,7 @@ export class BenchContext {
     await closeAll(target.servers);
   }
 
-  /** Checks the sandbox saw no refusal and no unexpected message, and that nothing left 127.0.0.1; returns its stats. */
+  /** Checks the sandbox saw no refusal and no message to an unknown user, and that nothing left 127.0.0.1; returns its stats. */
   async finalCheck(): Promise<{ sandbox: SandboxStats; hosts: string[] }> {
     const sandbox = await (await this.sandbox()).child.call<SandboxStats>('stats');
     if (sandbox.refused !== 0 || sandbox.stray !== 0) throw new Error(`the sandbox refused ${sandbox.refused} requests and saw ${sandbox.stray} unexpected messages: ${sandbox.refusals.join(' | ')}`);
