@@ -69,6 +69,17 @@ export class Child {
     }));
   }
 
+  /** {@link ready}, or a {@link StartFailed} after `ms` (a store that never connects must not hang the bench). */
+  async readyWithin(ms: number): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new StartFailed(`${this.name} did not start within ${Math.round(ms / 1000)} s`)), ms); });
+    try {
+      return await Promise.race([this.ready, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** The child's process id. */
   get pid(): number { return this.proc.pid ?? -1; }
 

@@ -31,6 +31,9 @@ export interface BenchOpenLoopOptions {
   readonly postgresRates?: readonly number[] | undefined;
 }
 
+/** Keep-alive connections per server process. */
+const CONNECTIONS = 256;
+
 type SideName = 'colloquy' | 'baseline' | 'colloquy_postgres';
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 400);
 
@@ -42,8 +45,10 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
   const warmupUsers = opts.warmupUsers ?? 200;
   const pgRates = opts.postgresRates ?? [500];
   const started = performance.now();
-  // Enough sockets that the client never queues below ~1 s of the highest rate's answers.
-  const agent = client(Math.max(64, Math.max(...rates)));
+  // A keep-alive pool per server, as a load balancer's upstream: beyond it requests wait in the
+  // client, and their latency still counts from their scheduled time. (Opening a connection per
+  // late request instead turns an overloaded server into connect timeouts.)
+  const agent = client(CONNECTIONS);
   const { child: sandbox } = await ctx.sandbox();
   const sides = new Map<SideName, Target>();
   const out: Record<string, unknown> = {};
@@ -85,7 +90,7 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
         out[side] = { ...results[side], error: message(err) };
       }
     }
-    return { ...out, rates, seconds_per_rate: seconds, drain_ms: drainMs, seconds: r1((performance.now() - started) / 1000) };
+    return { ...out, rates, seconds_per_rate: seconds, drain_ms: drainMs, connections: CONNECTIONS, seconds: r1((performance.now() - started) / 1000) };
   } finally {
     await agent.destroy(); // answers still awaited after the drain time are not waited for
     for (const side of [...sides.keys()].reverse()) await stopSide(ctx, sides, side);

@@ -10,6 +10,9 @@ import { closeAll, onExit, spawnRole, watchEgress, type Child } from './ipc.js';
 import { Users, type Target } from './load.js';
 import type { ColloquyArg, SandboxStats, ServerStats } from './roles.js';
 
+/** The longest a server process may take to start serving. */
+const START_MS = 90_000;
+
 /** The store a Colloquy process opens. */
 export type StoreSpec = ColloquyArg['store'];
 
@@ -57,9 +60,9 @@ export class BenchContext {
     };
     const servers = [start(0)];
     try {
-      const urls = [await servers[0]!.ready];
+      const urls = [await servers[0]!.readyWithin(START_MS)];
       servers.push(...Array.from({ length: n - 1 }, (_, i) => start(i + 1)));
-      urls.push(...(await Promise.all(servers.slice(1).map((c) => c.ready))));
+      urls.push(...(await Promise.all(servers.slice(1).map((c) => c.readyWithin(START_MS)))));
       return { name, servers, urls };
     } catch (err) {
       await closeAll(servers);
