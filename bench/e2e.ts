@@ -102,6 +102,8 @@ export async function benchE2e(ctx: BenchContext, opts: BenchE2eOptions = {}): P
       baseline_req_per_s_rounds: b.perRound,
       colloquy_token_requests: cs!.tokenRequests,
       colloquy_turns: cs!.turnsOk,
+      colloquy_redeliveries: c.redeliveries,
+      colloquy_warnings: cs!.warnings,
       colloquy_peak_rss_mb: cs!.peakRssMb,
       baseline_peak_rss_mb: bs!.peakRssMb,
       sqlite_journal_mode: cs!.journalMode,

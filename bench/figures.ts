@@ -38,6 +38,7 @@ export function summarize(rounds: readonly RoundResult[]) {
     turn: { p50: percentile(all((p) => p.turnMs), 50), p99: percentile(all((p) => p.turnMs), 99) },
     turnFresh: { p50: percentile(all((p) => p.turnMs, 'fresh'), 50), p99: percentile(all((p) => p.turnMs, 'fresh'), 99) },
     turnExisting: { p50: percentile(all((p) => p.turnMs, 'existing'), 50), p99: percentile(all((p) => p.turnMs, 'existing'), 99) },
+    redeliveries: rounds.reduce((n, r) => n + r.fresh.redeliveries + r.existing.redeliveries, 0),
     /** The best round's lag: last webhook answered → last outbound accepted, ms (new + existing). */
     drainMs: best.fresh.acceptedMs - best.fresh.answersMs + best.existing.acceptedMs - best.existing.answersMs,
   };

@@ -31,6 +31,8 @@ export interface PhaseResult {
   readonly webhookMs: number[];
   /** Per user: webhook sent → the reply accepted by the sandbox, ms. */
   readonly turnMs: number[];
+  /** Webhooks delivered again after a 5xx or a failed request. */
+  readonly redeliveries: number;
 }
 
 /** A closed-loop round: new conversations, then a second turn on each. */
@@ -65,39 +67,57 @@ export function client(connections: number): Agent {
   return new Agent({ connections, keepAliveTimeout: 30_000, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
 }
 
-/** Posts one webhook; resolves with a failure text, or undefined when answered 200. */
-async function post(agent: Agent, origin: string, b: Signed): Promise<string | undefined> {
-  try {
-    const res = await agent.request({
-      origin, path: '/webhook', method: 'POST', body: b.body,
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': b.signature },
-    });
-    const text = await res.body.text();
-    return res.statusCode === 200 ? undefined : `${res.statusCode} ${text.slice(0, 200)}`;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-}
-
+/** The origin of one of the target's processes, picked at random (as a load balancer would). */
 const pick = (t: Target): string => new URL(t.urls[t.urls.length === 1 ? 0 : Math.floor(Math.random() * t.urls.length)]!).origin;
 
+/** Redeliveries of one webhook at most, and the first pause between them (doubled each time). */
+const REDELIVERIES = 5;
+const REDELIVERY_PAUSE_MS = 100;
+
+/**
+ * Posts one webhook to a process of `target`; like the provider, delivers it again (to a process
+ * picked again) when it is answered 5xx or the request fails, at most {@link REDELIVERIES} times,
+ * 100 ms × 2ⁿ apart (sooner than the provider would, to keep the bench short). A 4xx is final.
+ */
+async function post(agent: Agent, target: Target, b: Signed): Promise<{ failure: string | undefined; redeliveries: number }> {
+  let failure: string | undefined;
+  for (let attempt = 0; attempt <= REDELIVERIES; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, REDELIVERY_PAUSE_MS * 2 ** (attempt - 1)));
+    try {
+      const res = await agent.request({
+        origin: pick(target), path: '/webhook', method: 'POST', body: b.body,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': b.signature },
+      });
+      const text = await res.body.text();
+      if (res.statusCode === 200) return { failure: undefined, redeliveries: attempt };
+      failure = `${res.statusCode} ${text.slice(0, 200)}`;
+      if (res.statusCode < 500) return { failure, redeliveries: attempt };
+    } catch (err) {
+      failure = err instanceof Error ? err.message : String(err);
+    }
+  }
+  return { failure, redeliveries: REDELIVERIES };
+}
+
 /** Posts every body, `concurrency` at a time; returns per-request latencies and send times. */
-async function fire(agent: Agent, target: Target, bodies: readonly Signed[], concurrency: number): Promise<{ webhookMs: number[]; sentAt: number[]; failures: string[] }> {
+async function fire(agent: Agent, target: Target, bodies: readonly Signed[], concurrency: number): Promise<{ webhookMs: number[]; sentAt: number[]; failures: string[]; redeliveries: number }> {
   const webhookMs = new Array<number>(bodies.length).fill(0);
   const sentAt = new Array<number>(bodies.length).fill(0);
   const failures: string[] = [];
+  let redeliveries = 0;
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < bodies.length; i = next++) {
       const started = performance.now();
       sentAt[i] = performance.timeOrigin + started;
-      const failure = await post(agent, pick(target), bodies[i]!);
-      if (failure !== undefined) failures.push(failure);
+      const r = await post(agent, target, bodies[i]!);
+      redeliveries += r.redeliveries;
+      if (r.failure !== undefined) failures.push(r.failure);
       webhookMs[i] = performance.now() - started;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { webhookMs, sentAt, failures };
+  return { webhookMs, sentAt, failures, redeliveries };
 }
 
 async function idle(target: Target): Promise<void> {
@@ -140,7 +160,7 @@ async function phase(agent: Agent, target: Target, sandbox: Child, bodies: reado
   const accepted = sandbox.call<number>('wait', undefined, 60_000);
   accepted.catch(() => undefined); // awaited below unless the webhooks failed first
   const t0 = epochNow();
-  const { webhookMs, sentAt, failures } = await fire(agent, target, bodies, concurrency);
+  const { webhookMs, sentAt, failures, redeliveries } = await fire(agent, target, bodies, concurrency);
   const answered = epochNow();
   if (failures.length > 0) throw new Error(`${target.name}: ${failures.length} of ${bodies.length} webhooks failed, e.g. ${failures.slice(0, 3).join(' | ')}`);
   const lastAccepted = await accepted;
@@ -149,7 +169,7 @@ async function phase(agent: Agent, target: Target, sandbox: Child, bodies: reado
   checkCollected(target, bodies, seen, kind);
   const turnMs = bodies.map((b, i) => seen.at[b.user]! - sentAt[i]!);
   return {
-    result: { users: bodies.length, answersMs: answered - t0, acceptedMs: Math.max(lastAccepted, answered) - t0, webhookMs, turnMs },
+    result: { users: bodies.length, answersMs: answered - t0, acceptedMs: Math.max(lastAccepted, answered) - t0, webhookMs, turnMs, redeliveries },
     ids: seen.ids,
   };
 }
@@ -176,6 +196,8 @@ export interface OpenLoopResult {
   readonly failed: number;
   readonly unanswered: number;
   readonly missing: number;
+  /** Webhooks delivered again after a 5xx or a failed request. */
+  readonly redeliveries: number;
   readonly failures: string[];
   /** The load generator's largest lag behind its own schedule, ms. */
   readonly maxSendLagMs: number;
@@ -194,6 +216,7 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
   const scheduled = new Array<number>(n).fill(0);
   const failures: string[] = [];
   let failed = 0;
+  let redeliveries = 0;
   let maxLag = 0;
   await arm(sandbox, bodies);
   const accepted = sandbox.call<number>('wait', undefined, seconds * 1000 + drainMs);
@@ -209,9 +232,10 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
       maxLag = Math.max(maxLag, now - due);
       scheduled[i] = performance.timeOrigin + due;
       const k = i;
-      inflight.push(post(agent, pick(target), bodies[k]!).then((failure) => {
+      inflight.push(post(agent, target, bodies[k]!).then((r) => {
         ackMs[k] = performance.now() - due;
-        if (failure !== undefined) { failed++; if (failures.length < 3) failures.push(failure); }
+        redeliveries += r.redeliveries;
+        if (r.failure !== undefined) { failed++; if (failures.length < 3) failures.push(r.failure); }
       }));
       lastSent = now;
       i++;
@@ -230,6 +254,6 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
   bodies.forEach((b, i) => { const at = seen.at[b.user]; if (at !== undefined) replyMs.push(at - scheduled[i]!); });
   return {
     rate, sent: n, achievedRate: n / Math.max(0.001, (lastSent - start) / 1000 + interval / 1000),
-    ackMs: ackMs.filter((x) => !Number.isNaN(x)), replyMs, failed, unanswered: ackMs.filter((x) => Number.isNaN(x)).length, missing: n - replyMs.length, failures, maxSendLagMs: maxLag,
+    ackMs: ackMs.filter((x) => !Number.isNaN(x)), replyMs, failed, unanswered: ackMs.filter((x) => Number.isNaN(x)).length, missing: n - replyMs.length, redeliveries, failures, maxSendLagMs: maxLag,
   };
 }

@@ -84,6 +84,8 @@ export async function benchMillion(ctx: BenchContext, opts: BenchMillionOptions 
         existing_turn_p99_ms: r2(s.turnExisting.p99),
         webhook_p99_ms: r2(s.webhook.p99),
         peak_rss_mb: stats!.peakRssMb,
+        redeliveries: s.redeliveries,
+        warnings: stats!.warnings,
       };
     }
     return {

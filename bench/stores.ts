@@ -129,6 +129,8 @@ async function figures(ctx: BenchContext, c: Config, o: Outcome, turns: number):
     webhook_p99_ms: r2(s.webhook.p99),
     peak_rss_mb: stats.map((x) => x.peakRssMb),
     turns_by_process: stats.map((x) => x.turnsOk),
+    redeliveries: s.redeliveries,
+    warnings: stats.reduce((n, x) => n + x.warnings, 0),
     store_class: stats[0]?.storeClass ?? null,
   };
 }
