@@ -6,7 +6,9 @@
  * as the `postgres` OS user (PostgreSQL refuses root).
  *
  * Uses Debian's binaries (`/usr/lib/postgresql/<version>/bin`, the highest version found), or the
- * folder named by `COLLOQUY_BENCH_PG_BIN`.
+ * folder named by `COLLOQUY_BENCH_PG_BIN`. The server runs with PostgreSQL's defaults (fsync and
+ * synchronous commit on, as a deployment would) unless `BENCH_PG_OPTIONS` adds settings, e.g.
+ * `-c synchronous_commit=off` (closer to SQLite's WAL with synchronous=NORMAL).
  */
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -22,6 +24,8 @@ export interface ThrowawayPostgres {
   readonly port: number;
   /** The server's major version, e.g. "15". */
   readonly version: string;
+  /** The settings added with `BENCH_PG_OPTIONS` (empty: PostgreSQL's defaults). */
+  readonly options: string;
   /** Creates an empty database and returns its URL. */
   createDatabase(name: string): string;
   /** Stops the server (fast shutdown) and removes its folder. Idempotent. */
@@ -68,10 +72,18 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** `BENCH_PG_OPTIONS`: `-c name=value` settings only; throws naming the variable otherwise. */
+export function extraOptions(): string {
+  const v = (process.env['BENCH_PG_OPTIONS'] ?? '').trim();
+  if (v !== '' && !/^(-c [a-z_.]+=[A-Za-z0-9_.]+)(\s+-c [a-z_.]+=[A-Za-z0-9_.]+)*$/.test(v)) throw new Error(`BENCH_PG_OPTIONS must be "-c name=value" settings separated by spaces, got "${v}"`);
+  return v;
+}
+
 /** Starts a throwaway PostgreSQL; throws with the tool's output when it cannot. */
 export async function startPostgres(): Promise<ThrowawayPostgres> {
   const why = postgresUnavailable();
   if (why !== undefined) throw new Error(why);
+  const extra = extraOptions();
   const bin = findBin()!;
   const dir = mkdtempSync(join(tmpdir(), 'colloquy-bench-pg-'));
   const data = join(dir, 'data');
@@ -96,7 +108,7 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     let port = 0;
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
-      const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories='${dir}' -c max_connections=200 -c shared_buffers=128MB`;
+      const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories='${dir}' -c max_connections=200 -c shared_buffers=128MB ${extra}`.trim();
       try {
         started = true;
         run('pg_ctl', ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', options]);
@@ -109,7 +121,7 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     const version = String(run('pg_ctl', ['--version'])).trim().replace(/^.*?(\d+)(\.\d+)*\s*.*$/, '$1');
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     return {
-      url, port, version,
+      url, port, version, options: extra,
       createDatabase: (name) => {
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: "${name}"`);
         execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });

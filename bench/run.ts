@@ -12,7 +12,8 @@
  * BENCH_E2E_CONCURRENCY (32), BENCH_E2E_WARMUP (200), BENCH_OPEN_SECONDS (5 s per rate),
  * BENCH_CPU_PROF=<folder> (every child process writes V8 CPU profiles to <folder>/<role>/),
  * BENCH_E2E_TRACE_STORE=1 (time every store method in Colloquy's process; reported as
- * `colloquy_store_ms`), COLLOQUY_BENCH_PG_BIN (the folder of PostgreSQL's initdb and pg_ctl).
+ * `colloquy_store_ms`), COLLOQUY_BENCH_PG_BIN (the folder of PostgreSQL's initdb and pg_ctl),
+ * BENCH_PG_OPTIONS (`-c name=value` settings added to PostgreSQL's defaults).
  *
  * Every child process and the PostgreSQL server are stopped at the end, on error and on Ctrl-C. A
  * part that fails is reported as `{"error": …}` in its key, the others still run, and the exit
@@ -25,7 +26,7 @@ import { r1, r2 } from './figures.js';
 import { installCleanup, peakRssMb, startedPids } from './ipc.js';
 import { benchMillion } from './million.js';
 import { benchOpenLoop } from './open-loop.js';
-import { postgresUnavailable, startPostgres, type ThrowawayPostgres } from './postgres.js';
+import { extraOptions, postgresUnavailable, startPostgres, type ThrowawayPostgres } from './postgres.js';
 import { BenchContext } from './servers.js';
 import { benchStores } from './stores.js';
 import { benchTransport } from './transport.js';
@@ -61,11 +62,36 @@ const num = (name: string): number | undefined => {
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 1000);
 const load = () => loadavg().map(r2);
 
-const args = parseArgs(process.argv.slice(2));
+/** Every setting from the command line and the environment, read before anything starts. */
+function settings() {
+  const args = parseArgs(process.argv.slice(2));
+  const q = args.quick;
+  extraOptions();
+  return {
+    args, q,
+    e2e: {
+      users: num('BENCH_E2E_USERS') ?? (q ? 200 : undefined),
+      rounds: num('BENCH_E2E_ROUNDS') ?? (q ? 1 : undefined),
+      concurrency: num('BENCH_E2E_CONCURRENCY') ?? (q ? 16 : undefined),
+      warmupUsers: num('BENCH_E2E_WARMUP') ?? (q ? 50 : undefined),
+      traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
+    },
+    openSeconds: num('BENCH_OPEN_SECONDS') ?? (q ? 0.5 : undefined),
+  };
+}
+
+let config: ReturnType<typeof settings>;
+try {
+  config = settings();
+} catch (err) {
+  // A bad flag or variable stops the run before anything starts, with its name, not a stack trace.
+  console.error(`bench: ${message(err)}`);
+  process.exit(2);
+}
+const { args, q } = config;
 installCleanup();
 const started = performance.now();
 const loadStart = load();
-const q = args.quick;
 const wants = (p: Part) => args.only === undefined || args.only.has(p);
 const result: Record<string, unknown> = {};
 let failed = false;
@@ -89,13 +115,7 @@ async function part(name: Part, run: () => Promise<Record<string, unknown>>, ski
 
 try {
   await part('transport', () => benchTransport(q ? { messages: 2_000, rounds: 1 } : {}));
-  await part('e2e', () => benchE2e(ctx, {
-    users: num('BENCH_E2E_USERS') ?? (q ? 200 : undefined),
-    rounds: num('BENCH_E2E_ROUNDS') ?? (q ? 1 : undefined),
-    concurrency: num('BENCH_E2E_CONCURRENCY') ?? (q ? 16 : undefined),
-    warmupUsers: num('BENCH_E2E_WARMUP') ?? (q ? 50 : undefined),
-    traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
-  }));
+  await part('e2e', () => benchE2e(ctx, config.e2e));
   if (wants('open_loop') || wants('stores')) {
     const why = postgresUnavailable();
     if (why !== undefined) pg = { skipped: why };
@@ -104,7 +124,7 @@ try {
     }
   }
   await part('open_loop', () => benchOpenLoop(ctx, {
-    seconds: num('BENCH_OPEN_SECONDS') ?? (q ? 0.5 : undefined),
+    seconds: config.openSeconds,
     drainMs: q ? 10_000 : undefined,
     warmupUsers: q ? 30 : undefined,
     postgres: pg,
@@ -131,7 +151,7 @@ const loadEnd = load();
 if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object)) Object.assign(result['e2e'] as object, { bench_peak_rss_mb: peakRssMb(), load_avg_1m: loadStart[0] });
 Object.assign(result, {
   mode: q ? 'quick' : args.million ? 'million' : 'default',
-  postgres: 'stop' in pg ? { version: pg.version, port: pg.port } : pg,
+  postgres: 'stop' in pg ? { version: pg.version, port: pg.port, options: pg.options } : pg,
   load_avg: { start: loadStart, end: loadEnd },
   machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}` },
   seconds: r1((performance.now() - started) / 1000),
