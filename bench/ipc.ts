@@ -10,8 +10,8 @@ import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository's root (children run there so that `--import tsx` and `colloquy` resolve). */
-export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+// The repository's root: children run there so that `--import tsx` and `colloquy` resolve.
+const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const ROLES = join(ROOT, 'bench', 'roles.ts');
 
 /** The webhook secret every server of the bench checks. */
@@ -111,15 +111,14 @@ export class Child {
 export const startedPids: number[] = [];
 
 /**
- * Forks `bench/roles.ts` as `role` with its argument; `env` is added to the child's environment.
+ * Forks `bench/roles.ts` as `role` with its argument.
  * Children run with `--conditions=source --import tsx` so that a bot's `import … from 'colloquy'`
  * resolves to src/ (like `npm start`), not to a possibly stale dist/.
  */
-export function spawnRole(role: string, arg: unknown, opts: { execArgv?: readonly string[]; env?: Record<string, string> } = {}): Child {
+export function spawnRole(role: string, arg: unknown, opts: { execArgv?: readonly string[] } = {}): Child {
   const proc = fork(ROLES, [role, JSON.stringify(arg)], {
     cwd: ROOT,
     execArgv: ['--conditions=source', '--import', 'tsx', ...(opts.execArgv ?? [])],
-    env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   alive.add(proc);

@@ -20,7 +20,7 @@ import type { BenchContext, StoreSpec } from './servers.js';
 
 /** Settings of {@link benchStores}. */
 export interface BenchStoresOptions {
-  /** Users per measured round of each configuration (default 600; two turns each). */
+  /** Users per measured round of each configuration (default 500; two turns each). */
   readonly users?: number | undefined;
   /** Measured rounds of each configuration, alternated (default 2); the best is reported. */
   readonly rounds?: number | undefined;
@@ -41,7 +41,7 @@ const message = (err: unknown): string => (err instanceof Error ? err.message : 
 
 /** Runs every configuration; returns the `stores` object of the JSON line. */
 export async function benchStores(ctx: BenchContext, opts: BenchStoresOptions): Promise<Record<string, unknown>> {
-  const users = opts.users ?? 600;
+  const users = opts.users ?? 500;
   const rounds = opts.rounds ?? 2;
   const concurrency = opts.concurrency ?? 32;
   const warmupUsers = opts.warmupUsers ?? 100;
