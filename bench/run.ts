@@ -23,6 +23,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { benchE2e } from './e2e.js';
 import { r1, r2 } from './figures.js';
+import { goals } from './goals.js';
 import { installCleanup, peakRssMb, startedPids } from './ipc.js';
 import { benchMillion } from './million.js';
 import { benchOpenLoop } from './open-loop.js';
@@ -149,6 +150,7 @@ try {
 
 const loadEnd = load();
 if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object)) Object.assign(result['e2e'] as object, { bench_peak_rss_mb: peakRssMb(), load_avg_1m: loadStart[0] });
+result['goals'] = goals(result);
 Object.assign(result, {
   mode: q ? 'quick' : args.million ? 'million' : 'default',
   postgres: 'stop' in pg ? { version: pg.version, port: pg.port, options: pg.options } : pg,
@@ -158,6 +160,9 @@ Object.assign(result, {
   ok: !failed,
   child_pids: startedPids,
 });
+console.log('');
+console.log("Issue 12's goals (null: not measured in this run)");
+for (const [name, g] of Object.entries(result['goals'] as ReturnType<typeof goals>)) console.log(`  ${name.padEnd(30)} ${String(g.value).padStart(9)}  (${g.target})  ${g.met === null ? '–' : g.met ? 'met' : 'not met'}`);
 console.log(`total ${String(result['seconds'])} s · load average at start ${loadStart.join(' ')}, at end ${loadEnd.join(' ')}`);
 console.log(JSON.stringify(result));
 process.exitCode = failed ? 1 : 0;

@@ -2,8 +2,9 @@
  * Several processes and stores, closed loop: Colloquy end-to-end turns/s with 1, 2 and 3 processes
  * on one SQLite file and on one PostgreSQL database, the load generator routing each webhook to a
  * process picked at random (as a load balancer would; a user's two turns usually land on different
- * processes). All configurations are started first, then measured in alternating order, round by
- * round, so that a change in the machine's load touches them alike.
+ * processes). All configurations, and the bare relay as the yardstick, are started first, then
+ * measured in alternating order, round by round, so that a change in the machine's load touches
+ * them alike; each configuration's `ratio_to_baseline` is its turns/s ÷ the relay's.
  *
  * PostgreSQL is the run's throwaway server (bench/postgres.ts), one fresh database per configuration,
  * given to the server as `COLLOQUY_DATABASE_URL`. When PostgreSQL cannot be started, or this build
@@ -12,7 +13,7 @@
  */
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { r0, r1, r2, summarize } from './figures.js';
+import { r0, r1, r2, r3, summarize } from './figures.js';
 import { StartFailed } from './ipc.js';
 import { client, round, type RoundResult, type Target } from './load.js';
 import type { ThrowawayPostgres } from './postgres.js';
@@ -34,7 +35,7 @@ export interface BenchStoresOptions {
   readonly postgres: ThrowawayPostgres | { readonly skipped: string };
 }
 
-interface Config { readonly key: string; readonly store: 'sqlite' | 'postgres'; readonly processes: number }
+interface Config { readonly key: string; readonly store: 'sqlite' | 'postgres' | 'relay'; readonly processes: number }
 type Outcome = { target: Target; rounds: RoundResult[] } | { skipped: string } | { error: string };
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 400);
@@ -70,8 +71,20 @@ export async function benchStores(ctx: BenchContext, opts: BenchStoresOptions): 
         outcomes.set(c.key, skip ? { skipped: pgSkipped! } : { error: message(err) });
       }
     }
+    // The relay joins the alternation, so that each configuration's ratio to it is measured alike.
+    const relay: Config = { key: 'baseline', store: 'relay', processes: 1 };
+    try {
+      await ctx.learnReplies();
+      const target = await ctx.baseline();
+      outcomes.set(relay.key, { target, rounds: [] });
+      await round(agent, target, sandbox, ctx.users.take(warmupUsers), concurrency);
+    } catch (err) {
+      await stopOutcome(ctx, outcomes.get(relay.key));
+      outcomes.set(relay.key, { error: message(err) });
+    }
+    const measured = [relay, ...configs];
     for (let r = 0; r < rounds; r++) {
-      const order = r % 2 === 0 ? configs : [...configs].reverse();
+      const order = r % 2 === 0 ? measured : [...measured].reverse();
       for (const c of order) {
         const o = outcomes.get(c.key);
         if (o === undefined || !('target' in o)) continue;
@@ -83,15 +96,21 @@ export async function benchStores(ctx: BenchContext, opts: BenchStoresOptions): 
         }
       }
     }
+    const turns = 2 * (warmupUsers + rounds * users);
+    const base = await figures(ctx, relay, outcomes.get(relay.key)!, turns);
+    const baseRate = typeof base['turns_per_s'] === 'number' ? base['turns_per_s'] : undefined;
     const out: Record<string, unknown> = {};
     const perS: Record<string, number | null> = {};
     for (const c of configs) {
-      const o = outcomes.get(c.key)!;
-      out[c.key] = await figures(ctx, c, o, 2 * (warmupUsers + rounds * users));
-      perS[c.key] = (out[c.key] as { turns_per_s?: number }).turns_per_s ?? null;
+      const f = await figures(ctx, c, outcomes.get(c.key)!, turns);
+      const rate = typeof f['turns_per_s'] === 'number' ? f['turns_per_s'] : undefined;
+      out[c.key] = rate === undefined ? f : { ...f, ratio_to_baseline: baseRate === undefined ? null : r3(rate / baseRate) };
+      perS[c.key] = rate ?? null;
     }
     return {
       turns_per_s: perS,
+      baseline_req_per_s: baseRate ?? null,
+      ...(base['error'] !== undefined && { baseline_error: base['error'] }),
       ...out,
       postgres_version: pg?.version ?? null,
       postgres_skipped: pgSkipped ?? null,

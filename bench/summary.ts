@@ -57,9 +57,10 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
     const out: string[] = [];
     for (const [key, perS] of Object.entries((f['turns_per_s'] ?? {}) as Record<string, number | null>)) {
       const c = (f[key] ?? {}) as Figures;
-      const why = c['skipped'] !== undefined ? `skipped: ${v(c['skipped'])}` : c['error'] !== undefined ? `ERROR: ${v(c['error'])}` : `${v(perS)} turns/s (rounds ${v(c['turns_per_s_rounds'])}) · turn p50 ${v(c['turn_p50_ms'])} p99 ${v(c['turn_p99_ms'])} ms · peak RSS ${v(c['peak_rss_mb'])} MB`;
+      const why = c['skipped'] !== undefined ? `skipped: ${v(c['skipped'])}` : c['error'] !== undefined ? `ERROR: ${v(c['error'])}` : `${v(perS)} turns/s (rounds ${v(c['turns_per_s_rounds'])}; ÷ relay ${v(c['ratio_to_baseline'])}) · turn p50 ${v(c['turn_p50_ms'])} p99 ${v(c['turn_p99_ms'])} ms · peak RSS ${v(c['peak_rss_mb'])} MB`;
       out.push(`  ${key.padEnd(11)} ${why}`);
     }
+    out.push(`  baseline    ${v(f['baseline_req_per_s'])} req/s (the relay, alternated with the configurations above)`);
     out.push(`  ${v(f['users'])} users × 2 turns per round, best of ${v(f['rounds'])}, ${v(f['concurrency'])} in flight; PostgreSQL ${v(f['postgres_version'])}`);
     return out;
   },

@@ -90,6 +90,13 @@ describe('npm run bench -- --quick', () => {
       expect((c['peak_rss_mb'] as number[]).length).toBe(c['processes']);
     }
     for (const key of ['postgres_1', 'postgres_2']) figureOrSkipped(stores[key], 'turns_per_s');
+    expect(isNum(stores['baseline_req_per_s'])).toBe(true);
+    expect(isNum((stores['sqlite_1'] as Json)['ratio_to_baseline'])).toBe(true);
+
+    const goals = j['goals']!;
+    expect(Object.keys(goals)).toEqual(['ratio_sqlite', 'ratio_postgres', 'ack_p99_ms_at_500_sqlite', 'reply_p99_ms_at_500_sqlite', 'ack_p99_ms_at_500_postgres', 'reply_p99_ms_at_500_postgres', 'colloquy_peak_rss_mb', 'million_turn_p50_ratio', 'million_turn_p99_ratio']);
+    for (const g of Object.values(goals) as Json[]) expect(g['met'] === null || typeof g['met'] === 'boolean').toBe(true);
+    expect((goals['ratio_sqlite'] as Json)['value']).toBe(j['e2e']!['ratio']);
 
     const million = j['million']!;
     for (const k of ['ratio_turn_p50', 'ratio_turn_p99']) expect(isNum(million[k]), k).toBe(true);
