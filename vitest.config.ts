@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // A PostgreSQL server for the run (a throwaway one unless COLLOQUY_TEST_DATABASE_URL names one).
+    globalSetup: ['test/support/postgres-server.ts'],
   },
 });

@@ -8,9 +8,9 @@
  */
 import { setup } from 'xstate';
 import {
-  Runtime, UNREACHABLE_CODES, buttons, createHttpAdapter, defineBot, loadConfig, openSqliteStore, say, startSandbox,
-  SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type ColloquyEvent, type FallbackInfo,
+  Runtime, UNREACHABLE_CODES, buttons, createHttpAdapter, defineBot, loadConfig, openSqliteStore, say, type ColloquyEvent, type FallbackInfo,
 } from 'colloquy';
+import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 // The user's local hour. In production, from their time zone; the demo below sets it per case.
 let localHour = (): number => new Date().getHours();

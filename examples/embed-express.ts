@@ -10,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { setup } from 'xstate';
 import {
-  Runtime, createHttpAdapter, createWebhookRouter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, startSandbox,
-  SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, textMessage, webhookPayload, type ColloquyEvent, type Message,
+  Runtime, createHttpAdapter, createWebhookRouter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, type ColloquyEvent, type Message,
 } from 'colloquy';
+import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, textMessage, webhookPayload } from 'colloquy/sandbox';
 
 const shop = defineBot({
   id: 'shop',

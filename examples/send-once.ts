@@ -6,9 +6,9 @@
  *   node --conditions=source --import tsx examples/send-once.ts
  */
 import {
-  createHttpAdapter, list, loadConfig, startSandbox, toInteractiveRequest, toSmsRequest,
-  SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type SendResult,
+  createHttpAdapter, list, loadConfig, toInteractiveRequest, toSmsRequest, type SendResult,
 } from 'colloquy';
+import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 // The real provider when COLLOQUY_BASE_URL (and friends) are set; otherwise a sandbox in-process.
 const config = loadConfig();

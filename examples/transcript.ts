@@ -7,9 +7,9 @@
  */
 import { setup } from 'xstate';
 import {
-  Runtime, buttons, createHttpAdapter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, startSandbox, text,
-  SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type ColloquyEvent, type Message, type TranscriptEntry,
+  Runtime, buttons, createHttpAdapter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, text, type ColloquyEvent, type Message, type TranscriptEntry,
 } from 'colloquy';
+import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 const machine = setup({ types: { events: {} as ColloquyEvent } }).createMachine({
   initial: 'menu',

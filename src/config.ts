@@ -13,6 +13,11 @@ export type ProviderConfig =
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /**
+   * Where the store is: a PostgreSQL URL (`postgres://…`, from `COLLOQUY_DATABASE_URL`) or a SQLite
+   * file path / `:memory:` (`COLLOQUY_DATABASE_URL` or `COLLOQUY_DB`). May hold a password: log it
+   * through `describeStoreLocation()`.
+   */
   readonly db: string;
   readonly provider: ProviderConfig;
   /** The default `from` number (undefined: the sandbox's). */
@@ -25,6 +30,15 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Messages per second per sending number (undefined: unpaced). */
   readonly sendRate: number | undefined;
+  /**
+   * Mount the sandbox's unauthenticated control routes and the web simulator even when `host` is
+   * not a loopback address (`COLLOQUY_SANDBOX_PUBLIC=1`). Off by default.
+   */
+  readonly sandboxPublic: boolean;
+  /** How long a claimed outbox row is ours before another process may send it (undefined: 10 s). */
+  readonly sendLeaseMs: number | undefined;
+  /** How often a send in flight renews its lease (undefined: a third of the lease). */
+  readonly sendHeartbeatMs: number | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -54,12 +68,17 @@ export function loadConfig(env: Env = process.env): Config {
   const country = get('COLLOQUY_SMS_COUNTRY');
   if (country !== undefined && !/^[A-Za-z]{2}$/.test(country)) throw new ConfigError('COLLOQUY_SMS_COUNTRY', `must be a two-letter ISO-3166 code, got "${country}"`);
   const dial = int(get, 'COLLOQUY_SMS_DIAL', 1, 99_999_999);
+  const sendLeaseMs = int(get, 'COLLOQUY_SEND_LEASE_MS', 1_000, 3_600_000);
+  const sendHeartbeatMs = int(get, 'COLLOQUY_SEND_HEARTBEAT_MS', 100, 3_600_000);
+  if (sendHeartbeatMs !== undefined && sendHeartbeatMs >= (sendLeaseMs ?? 10_000)) {
+    throw new ConfigError('COLLOQUY_SEND_HEARTBEAT_MS', `must be shorter than the send lease (${sendLeaseMs ?? 10_000} ms, COLLOQUY_SEND_LEASE_MS), got ${sendHeartbeatMs}`);
+  }
   const mask = get('COLLOQUY_SMS_MASK');
   if (mask !== undefined && !/^[A-Za-z0-9 ]{1,11}$/.test(mask)) throw new ConfigError('COLLOQUY_SMS_MASK', 'must be 1–11 letters, digits or spaces');
   return {
     port: int(get, 'PORT', 0, 65_535) ?? 3000,
     host: get('HOST') ?? '127.0.0.1',
-    db: get('COLLOQUY_DB') ?? './data/colloquy.db',
+    db: database(get),
     provider,
     sender,
     webhookSecret: get('COLLOQUY_WEBHOOK_SECRET'),
@@ -68,7 +87,49 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(get, 'COLLOQUY_LOG_LEVEL', LOG_LEVELS) ?? 'info',
     maxBodyBytes: int(get, 'COLLOQUY_MAX_BODY_BYTES', 1024, 50 * 1024 * 1024) ?? 1024 * 1024,
     sendRate: int(get, 'COLLOQUY_SEND_RATE', 1, 10_000),
+    sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? false,
+    sendLeaseMs,
+    sendHeartbeatMs,
   };
+}
+
+/**
+ * The store's location: `COLLOQUY_DATABASE_URL` (a PostgreSQL URL or a SQLite path) wins over
+ * `COLLOQUY_DB` (a SQLite path, kept for existing setups).
+ */
+function database(get: (n: string) => string | undefined): string {
+  const name = 'COLLOQUY_DATABASE_URL';
+  const v = get(name);
+  if (v === undefined) return get('COLLOQUY_DB') ?? './data/colloquy.db';
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(v)?.[1];
+  if (scheme === undefined) return v; // a SQLite file path
+  if (!/^postgres(ql)?$/i.test(scheme)) throw new ConfigError(name, `must be a postgres:// or postgresql:// URL or a SQLite file path, got a ${scheme}:// URL`);
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    // The value may hold a password: name only the part that is wrong.
+    throw new ConfigError(name, 'is not a valid URL (expected postgres://user:password@host:5432/database; percent-encode special characters in the password)');
+  }
+  if (!u.hostname && !u.searchParams.get('host')) throw new ConfigError(name, 'names no host (expected postgres://user:password@host:5432/database)');
+  return v;
+}
+
+/** Whether `host` only accepts connections from this machine (`127.0.0.0/8`, `::1`, `localhost`). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return h === 'localhost' || h === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(h);
+}
+
+const TRUE = ['1', 'true', 'yes', 'on'];
+const FALSE = ['0', 'false', 'no', 'off'];
+
+function flag(get: (n: string) => string | undefined, name: string): boolean | undefined {
+  const v = get(name)?.toLowerCase();
+  if (v === undefined) return undefined;
+  if (TRUE.includes(v)) return true;
+  if (FALSE.includes(v)) return false;
+  throw new ConfigError(name, `must be 1 or 0 (or true/false, yes/no, on/off), got "${v}"`);
 }
 
 function missing(name: string, why: string): never {

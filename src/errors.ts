@@ -141,3 +141,25 @@ export class BotError extends ColloquyError {
     this.state = origin.state;
   }
 }
+
+/**
+ * The store cannot do the work right now (SQLite: the database is locked by another process, or a
+ * transient I/O error; PostgreSQL: a refused or dropped connection, a failover, a serialization
+ * failure or deadlock, a lock wait past its timeout): a later attempt can get past it. It is never
+ * the bot's failure: the work is retried with backoff, and a webhook is answered 503 so the
+ * provider delivers it again. Not a {@link VersionConflictError}.
+ */
+export class StoreUnavailableError extends StoreError {
+  override name = 'StoreUnavailableError';
+  /** The store's own reason code (`SQLITE_BUSY`, `SQLITE_IOERR_WRITE`…; PostgreSQL's SQLSTATE or the socket's errno: `57P01`, `ECONNREFUSED`…). */
+  readonly reason: string;
+  constructor(reason: string, message: string, options?: { cause?: unknown }) {
+    super('store_unavailable', message, options);
+    this.reason = reason;
+  }
+}
+
+/** Whether `err` is a store fault that a later attempt can get past. */
+export function isStoreUnavailable(err: unknown): err is StoreUnavailableError {
+  return err instanceof StoreUnavailableError;
+}

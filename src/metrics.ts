@@ -1,74 +1,113 @@
-/** A small metrics registry rendered as Prometheus text (`GET /metrics`). */
+/**
+ * Metrics for `GET /metrics`, kept by prom-client. {@link Metrics} is a thin facade that creates a
+ * metric the first time its name is used, so callers name a metric where they count it.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ColloquyError } from './errors.js';
 
 type Labels = Readonly<Record<string, string>>;
+type Kind = 'counter' | 'gauge' | 'histogram';
 
-const key = (labels: Labels): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+/** Histogram buckets in seconds: from a millisecond (a local turn) to ten seconds (a slow provider). */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+interface Family {
+  readonly kind: Kind;
+  readonly labelNames: readonly string[];
+  readonly metric: Counter | Gauge | Histogram;
+}
 
-interface Series { labels: Labels; value: number; buckets?: number[]; sum?: number }
-interface Family { help: string; type: 'counter' | 'histogram' | 'gauge'; series: Map<string, Series> }
+/** What {@link Metrics} takes. */
+export interface MetricsOptions {
+  /**
+   * Also collect prom-client's default process metrics (CPU, memory, event loop lag, GC) into
+   * this registry. Off by default: they install process-wide observers, one set per registry.
+   */
+  readonly processMetrics?: boolean | undefined;
+}
 
-/** Counters, gauges and histograms with labels. */
+/** Counters, gauges and histograms with labels, in a registry of their own. */
 export class Metrics {
-  private readonly families = new Map<string, Family>();
+  /** The prom-client registry behind this instance (one per instance, so runtimes never share). */
+  readonly registry = new Registry();
+  readonly #families = new Map<string, Family>();
+  /** Counter and gauge values and histogram counts, by name and labels, for {@link value}. */
+  readonly #tally = new Map<string, Map<string, number>>();
+
+  constructor(options: MetricsOptions = {}) {
+    if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry });
+  }
 
   /** Adds to a counter. */
   inc(name: string, help: string, labels: Labels = {}, by = 1): void {
-    this.series(name, help, 'counter', labels).value += by;
+    (this.#family(name, help, 'counter', labels).metric as Counter).inc(labels, by);
+    this.#add(name, labels, by);
   }
 
   /** Sets a gauge. */
   set(name: string, help: string, labels: Labels, value: number): void {
-    this.series(name, help, 'gauge', labels).value = value;
+    (this.#family(name, help, 'gauge', labels).metric as Gauge).set(labels, value);
+    this.#tallyOf(name).set(key(labels), value);
   }
 
   /** Records a duration in seconds in a histogram. */
   observe(name: string, help: string, labels: Labels, seconds: number): void {
-    const s = this.series(name, help, 'histogram', labels);
-    s.buckets ??= DEFAULT_BUCKETS.map(() => 0);
-    DEFAULT_BUCKETS.forEach((b, i) => { if (seconds <= b) s.buckets![i]! += 1; });
-    s.sum = (s.sum ?? 0) + seconds;
-    s.value += 1;
+    (this.#family(name, help, 'histogram', labels).metric as Histogram).observe(labels, seconds);
+    this.#add(name, labels, 1);
   }
 
-  /** A counter's or gauge's current value (0 when never set). */
+  /** A counter's or gauge's current value, or a histogram's count (0 when never set). */
   value(name: string, labels: Labels = {}): number {
-    return this.families.get(name)?.series.get(key(labels))?.value ?? 0;
+    return this.#tally.get(name)?.get(key(labels)) ?? 0;
   }
 
   /** The sum of a counter over all its label sets. */
   total(name: string): number {
     let n = 0;
-    for (const s of this.families.get(name)?.series.values() ?? []) n += s.value;
+    for (const v of this.#tally.get(name)?.values() ?? []) n += v;
     return n;
   }
 
-  /** Prometheus text exposition format. */
-  render(): string {
-    const lines: string[] = [];
-    for (const [name, f] of this.families) {
-      lines.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`);
-      for (const s of f.series.values()) {
-        if (f.type !== 'histogram') { lines.push(`${name}${fmt(s.labels)} ${s.value}`); continue; }
-        DEFAULT_BUCKETS.forEach((b, i) => lines.push(`${name}_bucket${fmt({ ...s.labels, le: String(b) })} ${s.buckets![i]}`));
-        lines.push(`${name}_bucket${fmt({ ...s.labels, le: '+Inf' })} ${s.value}`, `${name}_sum${fmt(s.labels)} ${s.sum ?? 0}`, `${name}_count${fmt(s.labels)} ${s.value}`);
-      }
-    }
-    return `${lines.join('\n')}\n`;
+  /** The Prometheus text exposition of every metric (and process metrics when enabled). */
+  render(): Promise<string> {
+    return this.registry.metrics();
   }
 
-  private series(name: string, help: string, type: Family['type'], labels: Labels): Series {
-    let f = this.families.get(name);
-    if (!f) this.families.set(name, (f = { help, type, series: new Map() }));
+  /** The content type of {@link render}'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  #family(name: string, help: string, kind: Kind, labels: Labels): Family {
+    const names = Object.keys(labels);
+    let f = this.#families.get(name);
+    if (!f) {
+      const labelNames = [...names].sort();
+      const config = { name, help, labelNames, registers: [this.registry] };
+      const metric = kind === 'counter' ? new Counter(config) : kind === 'gauge' ? new Gauge(config) : new Histogram({ ...config, buckets: BUCKETS });
+      this.#families.set(name, (f = { kind, labelNames, metric }));
+    }
+    if (f.kind !== kind) throw new ColloquyError('metric_kind', `metric ${name} is a ${f.kind}; it cannot be used as a ${kind}`);
+    const extra = names.filter((n) => !f.labelNames.includes(n));
+    if (extra.length || names.length !== f.labelNames.length) {
+      throw new ColloquyError('metric_labels', `metric ${name} has the labels [${f.labelNames.join(', ')}]; it was given [${names.sort().join(', ')}]`);
+    }
+    return f;
+  }
+
+  #tallyOf(name: string): Map<string, number> {
+    let t = this.#tally.get(name);
+    if (!t) this.#tally.set(name, (t = new Map()));
+    return t;
+  }
+
+  #add(name: string, labels: Labels, by: number): void {
+    const t = this.#tallyOf(name);
     const k = key(labels);
-    let s = f.series.get(k);
-    if (!s) f.series.set(k, (s = { labels, value: 0 }));
-    return s;
+    t.set(k, (t.get(k) ?? 0) + by);
   }
 }
 
-function fmt(labels: Labels): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
-  return parts.length ? `{${parts.join(',')}}` : '';
+function key(labels: Labels): string {
+  return JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -1,9 +1,10 @@
 /**
- * `startServer()`: the preset wiring behind `colloquy serve`. SQLite store, the HTTP send adapter,
+ * `startServer()`: the preset wiring behind `colloquy serve`. The store `config.db` names (SQLite or
+ * PostgreSQL), the HTTP send adapter,
  * the runtime and the webhook on one HTTP server; with no provider configured, the sandbox
  * provider (and the web simulator) mounted on the same server. Every piece can be swapped.
  */
-import type { Config } from './config.js';
+import { isLoopbackHost, type Config } from './config.js';
 import { ConfigError } from './errors.js';
 import type { Bot } from './conversation/bot.js';
 import type { RuntimeClock } from './conversation/clock.js';
@@ -12,23 +13,26 @@ import { Runtime } from './conversation/runtime.js';
 import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
-import { openSqliteStore } from './store/sqlite.js';
+import type { BusyEvent } from './store/busy.js';
+import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
-import { createWebhookRouter, startHttpServer, type HttpServer } from './webhook/index.js';
+import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 
 /** What {@link startServer} takes. */
 export interface ServerOptions {
   readonly bots: readonly Bot[];
   readonly config: Config;
   readonly logger?: Logger | undefined;
-  /** A store instead of SQLite at `config.db`. */
+  /** A store instead of the one `config.db` names; the running server's `close()` closes it. */
   readonly store?: Store | undefined;
   readonly clock?: RuntimeClock | undefined;
   readonly dispatcher?: DispatcherOptions | undefined;
   /** Mounts extra routers once the server listens (the web simulator uses this). */
   readonly extensions?: readonly ServerExtension[] | undefined;
+  /** Adds prom-client's process metrics (CPU, memory, event loop, GC) to `/metrics` (`colloquy serve` does). */
+  readonly processMetrics?: boolean | undefined;
 }
 
 /** Something mounted on the server once everything else is up. */
@@ -45,6 +49,11 @@ export interface RunningServer {
   readonly sandbox: Sandbox | undefined;
   /** Where the sandbox's provider routes are (`{url}/sandbox`). */
   readonly sandboxUrl: string | undefined;
+  /**
+   * Whether the sandbox's unauthenticated control routes and the web simulator may be mounted:
+   * only on a loopback `HOST`, unless `COLLOQUY_SANDBOX_PUBLIC=1`.
+   */
+  readonly sandboxControls: boolean;
   readonly config: Config;
   /** Graceful stop: no new requests, turns in flight finished, sends flushed, database closed. */
   close(): Promise<void>;
@@ -53,27 +62,48 @@ export interface RunningServer {
 /** Starts the whole server. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const logger = o.logger ?? silentLogger;
-  const metrics = new Metrics();
-  const store = o.store ?? openSqliteStore(o.config.db);
+  const metrics = new Metrics({ processMetrics: o.processMetrics });
+  const store = o.store ?? (await openStore({ url: o.config.db, onBusy: (e) => countBusy(metrics, e) }));
+  try {
+    return await start(o, store, logger, metrics);
+  } catch (err) {
+    // A server that did not start must not keep its database connections (a pool keeps the process alive).
+    if (!o.store) await store.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Metrics): Promise<RunningServer> {
   let runtime: Runtime | undefined;
   let stopping = false;
   const http = await startHttpServer({
     port: o.config.port, host: o.config.host, metrics,
-    health: () => ({ ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind }),
+    health: async () => {
+      const base = { ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind };
+      if (!base.ok || !store.health) return base;
+      const storeHealth = await store.health();
+      metrics.set('colloquy_store_busy', 'Whether the database was busy (locked by another process) at the last health check', {}, storeHealth.busy ? 1 : 0);
+      // Still up: work waits and is retried, so the process is degraded, not down.
+      return storeHealth.ok ? { ...base, status: 'ok', store: storeHealth } : { ...base, status: 'degraded', store: storeHealth };
+    },
   });
-  const sandbox = o.config.provider.kind === 'sandbox' ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }) : undefined;
+  const sandboxControls = sandboxControlsAllowed(o.config, logger);
+  const sender = o.config.sender ?? SANDBOX_SENDER;
+  const sandbox = o.config.provider.kind === 'sandbox'
+    ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender), controlRoutes: sandboxControls })
+    : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
-  const sender = o.config.sender ?? SANDBOX_SENDER;
-  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher: o.dispatcher });
+  const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
+  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher });
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();
   const rt = runtime;
   const running: RunningServer = {
-    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, config: o.config,
+    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, sandboxControls, config: o.config,
     async close() {
       if (stopping) return;
       stopping = true;
@@ -85,6 +115,23 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   };
   for (const extend of o.extensions ?? []) await extend(running, http);
   return running;
+}
+
+/** The sandbox's control routes sign and deliver any payload unauthenticated: loopback only, unless asked for. */
+function sandboxControlsAllowed(config: Config, logger: Logger): boolean {
+  if (config.provider.kind !== 'sandbox' || isLoopbackHost(config.host) || config.sandboxPublic) return true;
+  logger.warn({ host: config.host }, `sandbox control routes (/sandbox/_sandbox/*) and the web simulator are not mounted: HOST=${config.host} is not a loopback address and they take no authentication; set COLLOQUY_SANDBOX_PUBLIC=1 to mount them anyway`);
+  return false;
+}
+
+/**
+ * The number the sandbox's simulated users write to by default: the default sender when a bot
+ * sends from it, else the first bot's own number. Inbounds are routed by number only, so a
+ * number no bot serves would be refused.
+ */
+function sandboxBusinessNumber(bots: readonly Bot[], sender: string): string {
+  const numbers = bots.map((b) => b.options.sender ?? sender);
+  return numbers.find((n) => digitsOf(n) === digitsOf(sender)) ?? numbers[0] ?? sender;
 }
 
 /** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */
@@ -99,6 +146,10 @@ export function providerOptions(config: Config, sandboxUrl: string | undefined):
 
 function createAdapter(config: Config, sandboxUrl: string | undefined, logger: Logger, onEvent: (e: TransportEvent) => void): SendAdapter {
   return createHttpAdapter({ ...providerOptions(config, sandboxUrl), logger, onEvent });
+}
+
+function countBusy(m: Metrics, e: BusyEvent): void {
+  m.inc('colloquy_store_busy_total', 'Store calls that found the database busy, by outcome (retried, or given up as unavailable)', { outcome: e.outcome, code: e.code });
 }
 
 function countTransport(m: Metrics, e: TransportEvent): void {

@@ -17,7 +17,7 @@ describe('loadConfig', () => {
   it('defaults to the sandbox on 127.0.0.1:3000 with ./data/colloquy.db', () => {
     expect(loadConfig({})).toEqual({
       port: 3000, host: '127.0.0.1', db: './data/colloquy.db', provider: { kind: 'sandbox' }, sender: undefined,
-      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined,
+      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined, sandboxPublic: false, sendLeaseMs: undefined, sendHeartbeatMs: undefined,
     });
   });
 
@@ -48,5 +48,36 @@ describe('loadConfig', () => {
   it('never puts a secret in its message', () => {
     const err = fails({ ...real, COLLOQUY_CLIENT_SECRET: 'topsecret', COLLOQUY_SENDER: 'abc' });
     expect(err.message).not.toContain('topsecret');
+  });
+
+  it('takes the database from COLLOQUY_DATABASE_URL: a PostgreSQL URL or a SQLite path, over COLLOQUY_DB', () => {
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: 'postgres://app:pw@db.internal:5432/colloquy' }).db).toBe('postgres://app:pw@db.internal:5432/colloquy');
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: 'postgresql:///colloquy?host=/var/run/postgresql' }).db).toBe('postgresql:///colloquy?host=/var/run/postgresql');
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: ' data/other.db ', COLLOQUY_DB: 'ignored.db' }).db).toBe('data/other.db');
+    expect(loadConfig({ COLLOQUY_DB: 'old.db' }).db).toBe('old.db');
+    expect(loadConfig({ COLLOQUY_DATABASE_URL: ':memory:' }).db).toBe(':memory:');
+  });
+
+  it.each([
+    ['mysql://app:hunter2@db/colloquy', 'must be a postgres:// or postgresql:// URL or a SQLite file path, got a mysql:// URL'],
+    ['postgres://app:hunter2@db:notaport/colloquy', 'is not a valid URL'],
+    ['postgres:///colloquy', 'names no host'],
+  ])('refuses COLLOQUY_DATABASE_URL=%s naming the variable, never the password', (value, message) => {
+    const err = fails({ COLLOQUY_DATABASE_URL: value });
+    expect(err.variable).toBe('COLLOQUY_DATABASE_URL');
+    expect(err.message).toContain(message);
+    expect(err.message).not.toContain('hunter2');
+  });
+});
+
+describe('send lease variables', () => {
+  it('reads COLLOQUY_SEND_LEASE_MS and COLLOQUY_SEND_HEARTBEAT_MS', () => {
+    expect(loadConfig({ COLLOQUY_SEND_LEASE_MS: '8000', COLLOQUY_SEND_HEARTBEAT_MS: '2000' })).toMatchObject({ sendLeaseMs: 8000, sendHeartbeatMs: 2000 });
+  });
+
+  it('stops on a heartbeat not shorter than the lease, or a bad number, naming the variable', () => {
+    expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: '5000', COLLOQUY_SEND_HEARTBEAT_MS: '5000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_SEND_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: 'soon' })).toThrow(/COLLOQUY_SEND_LEASE_MS/);
   });
 });

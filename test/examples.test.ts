@@ -79,5 +79,20 @@ describe.concurrent('examples', () => {
     ]);
     expect(lines.at(-1)).toBe('conversation 1: done, state done, channel sms');
   });
+  it('bot-versions: the check names the stranded conversation; migrated, pinned and new ones each run on their version', async ({ expect }) => {
+    const lines = (await example('bot-versions')).trimEnd().split('\n');
+    expect(lines).toEqual([
+      'version 1 served:',
+      '  ana: v1 active in size: "Which size?"',
+      '  ben: v1 active in milk: "Milk?"',
+      "check before serving v2: coffee v1 › milk: 1 stranded (version 2 has no state milk (after its migrations); onIncompatible 'restart')",
+      'check before serving v1 + v2: 2 live conversations, none stranded',
+      'versions 1 and 2 served:',
+      '  ana: v2 done in done: "Your large flat white is on its way (migrated from v1)"',
+      '  ben: v1 done in done: "Your large flat white with oat milk is on its way"',
+      '  cleo: v2 active in menu: "A flat white?"',
+    ]);
+  });
+
   // examples/harness-test.test.ts is collected by vitest.config.ts and runs with npm test itself.
 });

@@ -6,15 +6,45 @@ import type { Bot } from '../conversation/bot.js';
 import { checkBot, type Finding } from '../simulator/check.js';
 import type { Io } from './io.js';
 import { loadBots } from './load.js';
+import { openExistingStore } from './store-target.js';
+import { findStranded, type StrandReport } from '../conversation/stranded.js';
 
-/** Checks the bots the paths name (files or folders); resolves to the exit code. */
-export async function checkCommand(paths: readonly string[], io: Io): Promise<number> {
+/**
+ * Checks the bots the paths name (files or folders); resolves to the exit code. With `db`, also
+ * reports the live conversations of that database these bots would strand (before a deploy).
+ */
+export async function checkCommand(paths: readonly string[], io: Io, db?: string): Promise<number> {
   const bots = await loadBots(paths);
   const findings = bots.flatMap(checkBot);
-  if (io.json) io.out(`${JSON.stringify({ bots: bots.map((b) => b.id), findings }, null, 2)}\n`);
-  else io.out(report(bots, findings));
-  return findings.length > 0 ? 1 : 0;
+  const strand = db === undefined ? undefined : await strandReport(db, bots);
+  if (io.json) io.out(`${JSON.stringify({ bots: bots.map((b) => b.id), findings, ...(strand ? { db, conversations: strand } : {}) }, null, 2)}\n`);
+  else io.out(report(bots, findings) + (strand ? strandText(db!, strand) : ''));
+  return findings.length > 0 || (strand?.stranded.length ?? 0) > 0 ? 1 : 0;
 }
+
+async function strandReport(db: string, bots: readonly Bot[]): Promise<StrandReport> {
+  const store = await openExistingStore(db);
+  try {
+    return await findStranded(store, bots);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The stranded conversations by bot, version and state, then a summary line. */
+export function strandText(db: string, r: StrandReport): string {
+  const lines = r.stranded.map((g) => {
+    const n = g.conversations.length;
+    const ids = g.conversations.slice(0, 10).join(', ') + (n > 10 ? ', …' : '');
+    return `${g.bot} v${g.version} › ${g.state} › stranded: ${n} live conversation${n === 1 ? '' : 's'} (${ids}); ${g.reason}; onIncompatible '${g.policy}' would ${POLICY_EFFECT[g.policy]}`;
+  });
+  for (const [bot, n] of Object.entries(r.otherBots)) lines.push(`(${n} live conversation${n === 1 ? '' : 's'} of bot "${bot}", not among the files given, not checked)`);
+  const total = r.stranded.reduce((n, g) => n + g.conversations.length, 0);
+  lines.push(total === 0 ? `${db}: ${r.checked} live conversation${r.checked === 1 ? '' : 's'} checked: none stranded.` : `${db}: ${r.checked} live conversation${r.checked === 1 ? '' : 's'} checked: ${total} would be stranded.`);
+  return `${lines.join('\n')}\n`;
+}
+
+const POLICY_EFFECT = { restart: 'restart them from the initial state', end: 'end them', fail: 'fail them' } as const;
 
 /** One line per finding, then the summary line. */
 export function report(bots: readonly Bot[], findings: readonly Finding[]): string {

@@ -26,18 +26,26 @@ export function botFiles(paths: readonly string[]): string[] {
   return out;
 }
 
-/** Imports each file and takes the bot it exports (default export, or a single named one). */
+/**
+ * Imports each file and takes the bot it exports (default export, or a single named one). Two
+ * files may define one bot id in different versions (served side by side); the same id and
+ * version twice is an error.
+ */
 export async function loadBots(paths: readonly string[]): Promise<Bot[]> {
   const files = botFiles(paths);
   if (files.length === 0) throw new ConfigError('bots', `no bot files in ${paths.join(', ') || '(nothing given)'}`);
-  const bots: Bot[] = [];
-  for (const file of files) bots.push(await loadBot(file));
-  const ids = new Set<string>();
-  for (const b of bots) {
-    if (ids.has(b.id)) throw new ConfigError('bots', `two bot files define the bot id "${b.id}"`);
-    ids.add(b.id);
+  const bots: { bot: Bot; file: string }[] = [];
+  for (const file of files) bots.push({ bot: await loadBot(file), file });
+  const seen = new Map<string, string>();
+  for (const { bot, file } of bots) {
+    const k = `${bot.id}@${bot.version}`;
+    const other = seen.get(k);
+    if (other !== undefined) {
+      throw new ConfigError('bots', `two bot files define the bot id "${bot.id}" with version ${bot.version} (${other}, ${file}); give one of them another version`);
+    }
+    seen.set(k, file);
   }
-  return bots;
+  return bots.map((b) => b.bot);
 }
 
 /** Imports one bot file. */
@@ -50,10 +58,23 @@ export async function loadBot(file: string): Promise<Bot> {
       // A builder called at the top of the module (say(list({...}))) runs on import, outside any state.
       throw new ConfigError('bots', `${file}: a message built when the module loads is invalid; build it inside say(() => …) so the error names its state:\n${formatIssues(err.issues)}`, { cause: err });
     }
+    if (/\.[mc]?ts$/.test(file) && !tsxInstalled()) {
+      throw new ConfigError('bots', `cannot load ${file}: TypeScript bot files need tsx, an optional peer dependency of colloquy (npm install tsx), or compile them to .js`, { cause: err });
+    }
     throw new ConfigError('bots', `cannot load ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   if (isBot(mod['default'])) return mod['default'];
   const named = Object.values(mod).filter(isBot);
   if (named.length === 1) return named[0]!;
   throw new ConfigError('bots', named.length ? `${file} exports ${named.length} bots; export one as default` : `${file} exports no bot (export default defineBot({...}))`);
+}
+
+/** Whether tsx, which the `colloquy` command registers to load TypeScript, can be found. */
+function tsxInstalled(): boolean {
+  try {
+    import.meta.resolve('tsx/esm/api');
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -13,19 +13,30 @@ Commands:
                                   COLLOQUY_BASE_URL it runs the sandbox provider and the web simulator
   chat <bot file>                 chat with a bot in the terminal
   simulate <bot file>             the web simulator for one bot
-  check [bot files or folders…]   verify bots without running a server (exit 1 on any finding)
+  check [bot files or folders…] [--db <file>]
+                                  verify bots without running a server (exit 1 on any finding);
+                                  with --db, also the live conversations of that database these
+                                  bot files would strand (a state no served version or migration has)
+  conversations [--bot B] [--state S] [--status S] [--user N] [--list] [--db <file>]
+                                  conversations counted by bot, version, status and state
+                                  (or listed one a line with --list)
+  transcript <conversation id> [--db <file>]
+                                  a conversation in order, both directions, with delivery results
   graph <bot file>                the conversation as a Mermaid state diagram
   send --to <number> <message.json>   send one interactive message through the real adapter
   sms --to <number> <text>        send one SMS through the real adapter
-  migrate                         apply pending database migrations (COLLOQUY_DB)
+  migrate                         apply pending database migrations (COLLOQUY_DATABASE_URL)
+  db copy --from <file> --to <url>   copy a SQLite database into an empty PostgreSQL one
   sandbox [--port N]              run the sandbox provider on its own
 
 Options:
   --port <n>    port for serve, simulate and sandbox (default PORT or 3000)
-  --json        machine-readable output (send, sms, check)
+  --db <file>   the SQLite database to read (default COLLOQUY_DB or ./data/colloquy.db)
+  --json        machine-readable output (send, sms, check, conversations, transcript)
   -h, --help    this help
 
-Environment: PORT, COLLOQUY_DB, COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
+Environment: PORT, COLLOQUY_DATABASE_URL (a postgres:// URL or a SQLite file; the older
+COLLOQUY_DB names a SQLite file), COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
 COLLOQUY_CLIENT_SECRET, COLLOQUY_SENDER, COLLOQUY_WEBHOOK_SECRET, COLLOQUY_VERIFY_TOKEN,
 COLLOQUY_SMS_COUNTRY, COLLOQUY_SMS_DIAL, COLLOQUY_SMS_MASK, COLLOQUY_LOG_LEVEL.
 `;
@@ -36,7 +47,10 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   try {
     parsed = parseArgs({
       args: [...argv], allowPositionals: true, strict: true,
-      options: { to: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        to: { type: 'string' }, from: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        db: { type: 'string' }, bot: { type: 'string' }, state: { type: 'string' }, status: { type: 'string' }, user: { type: 'string' }, list: { type: 'boolean' },
+      },
     });
   } catch (err) {
     (io ?? processIo(false)).err(`${(err as Error).message}\n\n${USAGE}`);
@@ -66,18 +80,26 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   }
 }
 
-async function run(command: string, args: string[], o: { to?: string | undefined; port?: string | undefined; json?: boolean | undefined }, io: Io): Promise<number> {
+interface Options {
+  to?: string | undefined; from?: string | undefined; port?: string | undefined; json?: boolean | undefined;
+  db?: string | undefined; bot?: string | undefined; state?: string | undefined; status?: string | undefined; user?: string | undefined; list?: boolean | undefined;
+}
+
+async function run(command: string, args: string[], o: Options, io: Io): Promise<number> {
   const env = o.port === undefined ? io.env : { ...io.env, PORT: o.port };
   const withEnv: Io = { ...io, env };
   switch (command) {
     case 'send': return (await import('./send.js')).sendCommand(args[0], o.to, withEnv);
     case 'sms': return (await import('./send.js')).smsCommand(args.join(' ') || undefined, o.to, withEnv);
     case 'migrate': return (await import('./migrate.js')).migrateCommand(withEnv);
+    case 'db': return (await import('./db.js')).dbCommand(args, o.from, o.to, withEnv);
     case 'sandbox': return (await import('./sandbox.js')).sandboxCommand(withEnv);
     case 'serve': return (await import('./serve.js')).serveCommand(args.length ? args : ['bots'], withEnv);
     case 'simulate': return (await import('./serve.js')).simulateCommand(args, withEnv);
     case 'chat': return (await import('./chat.js')).chatCommand(args, withEnv);
-    case 'check': return (await import('./check.js')).checkCommand(args.length ? args : ['bots'], withEnv);
+    case 'check': return (await import('./check.js')).checkCommand(args.length ? args : ['bots'], withEnv, o.db);
+    case 'conversations': return (await import('./conversations.js')).conversationsCommand(o, withEnv);
+    case 'transcript': return (await import('./transcript.js')).transcriptCommand(args, o, withEnv);
     case 'graph': return (await import('./graph.js')).graphCommand(args, withEnv);
     default:
       throw new ColloquyError('usage', `unknown command "${command}"\n\n${USAGE}`);

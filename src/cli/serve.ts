@@ -4,6 +4,7 @@ import { ColloquyError } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { startServer, type RunningServer } from '../server.js';
 import { simulatorExtension } from '../simulator/web/index.js';
+import { describeStoreLocation } from '../store/open.js';
 import { createLogger } from './logger.js';
 import { loadBot, loadBots } from './load.js';
 import type { Io } from './io.js';
@@ -25,9 +26,9 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
 async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
-  const server = await startServer({ bots, config, logger, extensions });
-  io.out(banner(server, bots.map((b) => `${b.id} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
-  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: config.db }, 'colloquy serve started');
+  const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
+  io.out(banner(server, bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
+  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db) }, 'colloquy serve started');
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -47,8 +48,8 @@ function banner(s: RunningServer, bots: string[]): string {
   const lines = [`Colloquy is serving ${bots.length} bot${bots.length === 1 ? '' : 's'}: ${bots.join(', ')}`, `  webhook     ${s.url}/webhook   (SMS: ${s.url}/webhook/sms)`, `  health      ${s.url}/healthz    metrics: ${s.url}/metrics`];
   if (s.sandbox) {
     lines.push(`  sandbox     ${s.sandboxUrl}   (no COLLOQUY_BASE_URL set: messages go to the built-in sandbox provider)`);
-    lines.push(`  simulator   ${s.url}/simulator`);
+    lines.push(s.sandboxControls ? `  simulator   ${s.url}/simulator` : `  simulator   not mounted: HOST=${s.config.host} is not loopback (set COLLOQUY_SANDBOX_PUBLIC=1 to mount it and /sandbox/_sandbox/*)`);
   } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : ''}`);
-  lines.push(`  database    ${s.config.db}`, '');
+  lines.push(`  database    ${describeStoreLocation(s.config.db)}`, '');
   return lines.join('\n');
 }

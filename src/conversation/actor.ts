@@ -35,6 +35,7 @@ export class ActorHandle {
   inTurn = false;
   /** True when the actor changed outside a turn since its snapshot was last taken for a commit. */
   dirty = false;
+  private readonly waiters: (() => void)[] = [];
 
   constructor(readonly bot: Bot, snapshot: unknown, input: unknown, onChange: () => void) {
     const options = snapshot === undefined ? { input } : { snapshot: snapshot as never, input };
@@ -44,8 +45,9 @@ export class ActorHandle {
       this.said.push('error' in e ? { state, error: e.error } : { state, messages: e.messages });
     });
     this.actor.subscribe({
-      next: () => this.changed(onChange),
-      error: (err: unknown) => { this.error = err; this.changed(onChange); },
+      next: () => { this.changed(onChange); this.wake(); },
+      error: (err: unknown) => { this.error = err; this.changed(onChange); this.wake(); },
+      complete: () => this.wake(),
     });
     const scheduler = this.actor.system.scheduler as { cancel: (source: AnyActorRef, id: string) => void };
     const cancel = scheduler.cancel.bind(scheduler);
@@ -60,6 +62,15 @@ export class ActorHandle {
     if (this.inTurn) return;
     this.dirty = true;
     onChange();
+  }
+
+  /** Resolves at the actor's next change: a transition (an invocation settling), an error, its end or its stop. */
+  nextChange(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private wake(): void {
+    for (const resolve of this.waiters.splice(0)) resolve();
   }
 
   /** Starts the actor (running initial entry actions for a new one). */
@@ -119,8 +130,16 @@ export class ActorHandle {
     return { upsert, remove, activeStateNodes };
   }
 
+  /** Puts back what a commit took, when the commit did not happen (the store was unavailable): the next one carries it. */
+  giveBack(said: readonly Said[], timers: TimerChanges): void {
+    this.said.unshift(...said);
+    for (const key of timers.remove) this.cancelled.add(key);
+    this.dirty = true;
+  }
+
   stop(): void {
     this.within(() => this.actor.stop());
+    this.wake();
   }
 
   private within(fn: () => void): void {

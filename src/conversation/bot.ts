@@ -5,6 +5,10 @@
 import type { AnyStateMachine, SnapshotFrom } from 'xstate';
 import { BotError } from '../errors.js';
 import type { Message } from '../messages/message.js';
+import { INCOMPATIBLE_POLICIES, validateMigrations, validateMigrationTargets, type BotMigration, type IncompatiblePolicy } from './versions.js';
+
+export type { BotMigration, IncompatiblePolicy } from './versions.js';
+import type { FallbackInfo } from './fallback-info.js';
 
 /** What to do with input the current state does not handle (a stale tap, stray text). */
 export type UnhandledPolicy =
@@ -25,7 +29,7 @@ export interface FallbackPolicy {
   /** The longest SMS, in segments, before the text is shortened (default 3). */
   readonly maxSegments?: number | undefined;
   /** A custom decision; when given, it alone decides (the switches above are not consulted). */
-  readonly shouldFallBack?: ((info: import('./fallback.js').FallbackInfo) => boolean) | undefined;
+  readonly shouldFallBack?: ((info: FallbackInfo) => boolean) | undefined;
 }
 
 /** A field of a flow's form, as the simulators show it (the real form lives in the provider's portal). */
@@ -69,8 +73,14 @@ export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> 
 /** A bot definition. */
 export interface Bot<TMachine extends AnyStateMachine = AnyStateMachine> {
   readonly id: string;
+  /** The bot's version, a positive integer (1 unless given). Each conversation records the version it runs on. */
+  readonly version: number;
   readonly machine: TMachine;
   readonly options: BotOptions<TMachine>;
+  /** How a conversation of an older version is brought to this one, by the version each step leads to. */
+  readonly migrations: Readonly<Record<number, BotMigration>>;
+  /** What happens to a conversation whose state exists neither in this version nor via a migration. */
+  readonly onIncompatible: IncompatiblePolicy;
   readonly [BOT]: true;
 }
 
@@ -79,13 +89,30 @@ const BOT = Symbol.for('colloquy.bot');
 /** The default idle expiry: 24 hours, WhatsApp's customer-service window. */
 export const DEFAULT_EXPIRE_AFTER_MS = 24 * 60 * 60 * 1000;
 
+/** What {@link defineBot} takes. */
+export interface BotDefinition<TMachine extends AnyStateMachine = AnyStateMachine> {
+  readonly id: string;
+  /** A positive integer (default 1). Bump it when the machine changes in a way running conversations notice. */
+  readonly version?: number | undefined;
+  readonly machine: TMachine;
+  readonly options?: BotOptions<TMachine> | undefined;
+  /**
+   * The steps from older versions, keyed by the version each one leads to: step `2` brings a
+   * version-1 conversation to version 2. Steps run in order up to this bot's version.
+   */
+  readonly migrations?: Readonly<Record<number, BotMigration>> | undefined;
+  /** What happens to a conversation whose state exists neither here nor via a migration (default `'restart'`). */
+  readonly onIncompatible?: IncompatiblePolicy | undefined;
+}
+
 /**
  * Defines a bot.
  *
  * @example
  * export default defineBot({ id: 'pizza', machine, options: { expireAfterMs: 3_600_000 } });
+ * export default defineBot({ id: 'pizza', version: 2, machine, migrations: { 2: { states: { 'ordering.size': 'ordering.pickSize' } } } });
  */
-export function defineBot<TMachine extends AnyStateMachine>(def: { id: string; machine: TMachine; options?: BotOptions<TMachine> }): Bot<TMachine> {
+export function defineBot<TMachine extends AnyStateMachine>(def: BotDefinition<TMachine>): Bot<TMachine> {
   if (typeof def.id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,63}$/i.test(def.id)) {
     throw new BotError(`Bot id ${JSON.stringify(def.id)} must be 1–64 letters, digits, "-" or "_"`, { bot: String(def.id) });
   }
@@ -95,7 +122,17 @@ export function defineBot<TMachine extends AnyStateMachine>(def: { id: string; m
   if (def.options?.sender !== undefined && !/^[0-9]{6,20}$/.test(def.options.sender)) {
     throw new BotError(`Bot "${def.id}": sender must be digits only`, { bot: def.id });
   }
-  return { id: def.id, machine: def.machine, options: def.options ?? {}, [BOT]: true };
+  const version = def.version ?? 1;
+  if (!Number.isSafeInteger(version) || version < 1) {
+    throw new BotError(`Bot "${def.id}": version must be a positive integer, not ${JSON.stringify(def.version)}`, { bot: def.id });
+  }
+  const onIncompatible = def.onIncompatible ?? 'restart';
+  if (!INCOMPATIBLE_POLICIES.includes(onIncompatible)) {
+    throw new BotError(`Bot "${def.id}": onIncompatible must be one of ${INCOMPATIBLE_POLICIES.map((p) => `'${p}'`).join(', ')}, not ${JSON.stringify(def.onIncompatible)}`, { bot: def.id });
+  }
+  const migrations = validateMigrations(def.id, version, def.migrations ?? {});
+  validateMigrationTargets(def.id, version, def.machine, migrations);
+  return { id: def.id, version, machine: def.machine, options: def.options ?? {}, migrations, onIncompatible, [BOT]: true };
 }
 
 /** True for a value made by {@link defineBot} (in any copy of this package). */

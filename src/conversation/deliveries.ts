@@ -18,7 +18,8 @@ interface Deps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly sms: SmsSettings;
-  readonly bot: (id: string) => Bot | undefined;
+  /** The bot version a message's conversation runs on (its fallback policy and SMS tag apply). */
+  readonly bot: (row: OutboxRecord) => Promise<Bot | undefined>;
   /** A fallback was queued. */
   readonly wakeDispatcher: () => void;
   /** The bot has a `delivery.failed` inbound. */
@@ -58,7 +59,7 @@ export class Deliveries {
   /** Records a failure with what follows it, atomically. */
   async failed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined, claim?: string): Promise<boolean> {
     const { store, clock } = this.d;
-    const bot = this.d.bot(row.botId);
+    const bot = await this.d.bot(row);
     if (!bot) return record ? store.finishOutbound(row.id, record, clock.now(), claim) : true;
     const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: clock.now() });
     if (!(await store.failOutbound(row.id, record, clock.now(), follow, claim))) return false;

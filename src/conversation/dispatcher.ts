@@ -4,18 +4,26 @@
  * in flight), different conversations in parallel. Retryable failures come back later with backoff;
  * a final failure is handed to the runtime (fallback, `delivery.failed`).
  */
+import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { OutboxRecord, SendRecord, Store } from '../store/types.js';
 import type { SendAdapter, SendFailed, SendResult } from '../transport/types.js';
+import { pause, storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
 /** How the dispatcher paces and retries. */
 export interface DispatcherOptions {
   /** Sends in flight at once, across conversations (default 64, the adapter's connection pool). */
   readonly concurrency?: number;
-  /** How long a claimed row is ours before another process may take it (default 60 s). */
+  /**
+   * How long a claimed row is ours before another process may take it (default 10 s). A send in
+   * flight renews it every `heartbeatMs`; when the process dies, its sends in flight are sent again
+   * (by any process) at most this long after its last renewal.
+   */
   readonly leaseMs?: number;
+  /** How often a send in flight renews its lease (default a third of `leaseMs`). */
+  readonly heartbeatMs?: number;
   /** Attempts of one row before it counts as failed (default 6; the adapter retries inside each). */
   readonly maxAttempts?: number;
   /** First backoff between attempts (default 2 s), doubled each time up to `maxDelayMs` (default 5 min). */
@@ -33,7 +41,12 @@ interface Deps {
   readonly onFailed: (row: OutboxRecord, result: SendFailed, record: SendRecord, exhausted: boolean, claim: string | undefined) => Promise<boolean>;
   /** A row was accepted by the provider. */
   readonly onSent: (row: OutboxRecord, providerId: string | undefined) => Promise<void>;
+  /** The store was unavailable for `work` (claiming, recording a send); it is tried again after `delayMs`. */
+  readonly storeUnavailable?: (err: Error, delayMs: number, work: 'outbox-claim' | 'outbox-record') => void;
 }
+
+/** The default send lease. */
+export const DEFAULT_LEASE_MS = 10_000;
 
 /** Sends the outbox. */
 export class Dispatcher {
@@ -45,9 +58,15 @@ export class Dispatcher {
   private timer: unknown;
   private stopped = false;
   private readonly tasks = new Set<Promise<void>>();
+  /** Pumps that failed in a row (the store was unavailable): the next try waits longer. */
+  private failures = 0;
+  private readonly waits = new Set<() => void>();
 
   constructor(private readonly d: Deps, options: DispatcherOptions = {}) {
-    this.o = { concurrency: 64, leaseMs: 60_000, maxAttempts: 6, baseDelayMs: 2_000, maxDelayMs: 300_000, ...options };
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.o = { concurrency: 64, maxAttempts: 6, baseDelayMs: 2_000, maxDelayMs: 300_000, ...options, leaseMs, heartbeatMs: options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3)) };
+    if (!(this.o.leaseMs > 0)) throw new ConfigError('dispatcher.leaseMs', `must be a positive number of milliseconds (got ${this.o.leaseMs})`);
+    if (!(this.o.heartbeatMs > 0 && this.o.heartbeatMs < this.o.leaseMs)) throw new ConfigError('dispatcher.heartbeatMs', `must be positive and shorter than the lease (${this.o.leaseMs} ms), got ${this.o.heartbeatMs}`);
   }
 
   /** Looks for due rows now. */
@@ -55,7 +74,8 @@ export class Dispatcher {
     if (this.stopped) return;
     if (this.pumping) { this.again = true; return; }
     this.pumping = this.pump()
-      .catch((err) => this.d.logger.error({ err: errorInfo(err) }, 'dispatcher failed to claim rows'))
+      .then(() => { this.failures = 0; })
+      .catch((err: unknown) => this.pumpFailed(err))
       .finally(() => {
         this.pumping = undefined;
         // A wake() during the pump's last steps (after its loop looked at `again`) must not be lost.
@@ -77,19 +97,36 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
+    for (const cancel of this.waits) cancel();
     await this.settle();
   }
 
+  /** A claim (or the re-arm) failed: try again with backoff, whatever else happens or not. */
+  private pumpFailed(err: unknown): void {
+    const delay = storeRetryDelay(++this.failures);
+    if (isStoreUnavailable(err)) this.d.storeUnavailable?.(err, delay, 'outbox-claim');
+    else this.d.logger.error({ err: errorInfo(err), delayMs: delay }, 'dispatcher failed to claim rows; trying again');
+    this.setTimer(delay);
+  }
+
+  private setTimer(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
+    this.timer = this.d.clock.setTimeout(() => { this.timer = undefined; this.wake(); }, Math.max(0, delayMs));
+  }
+
   private async pump(): Promise<void> {
+    let claimed = 0;
     do {
       this.again = false;
       const free = this.o.concurrency - this.inflight.size;
-      if (free <= 0) return;
+      if (free <= 0) return; // a finishing send frees a slot and wakes us
       const rows = await this.d.store.claimOutbound(this.d.clock.now(), free, this.o.leaseMs);
       for (const row of rows) this.track(row);
+      claimed = rows.length;
       if (rows.length === free) this.again = true;
     } while (this.again && !this.stopped);
-    await this.arm();
+    await this.arm(claimed);
   }
 
   private track(row: OutboxRecord): void {
@@ -107,29 +144,38 @@ export class Dispatcher {
     this.tasks.add(t);
   }
 
-  /** Keeps a row's lease alive while its send is in flight, so no other process sends it too. */
+  /**
+   * Keeps a row's lease alive while its send is in flight (a heartbeat every `heartbeatMs`), so no
+   * other process sends it too. A renewal the store could not take is tried at the next beat.
+   */
   private keepLease(id: number, held: { claim: string | null }): () => void {
     let timer: unknown;
-    const every = Math.max(1, Math.floor(this.o.leaseMs / 3));
+    let released = false;
     const renew = () => {
       timer = this.d.clock.setTimeout(() => {
-        if (held.claim === null) return;
+        if (held.claim === null || released) return;
         void this.d.store.renewLease(id, held.claim, this.d.clock.now() + this.o.leaseMs)
-          .then((ok) => { if (ok) renew(); })
-          .catch((err) => this.d.logger.warn({ err: errorInfo(err), outbox: id }, 'could not renew a send lease'));
-      }, every);
+          .then((ok) => { if (ok) renew(); else this.d.logger.warn({ outbox: id }, 'a send lease was lost (another process claimed the row)'); })
+          .catch((err) => { this.d.logger.warn({ err: errorInfo(err), outbox: id }, 'could not renew a send lease; trying at the next beat'); renew(); });
+      }, this.o.heartbeatMs);
     };
     renew();
-    return () => { if (timer !== undefined) this.d.clock.clearTimeout(timer); };
+    return () => { released = true; if (timer !== undefined) this.d.clock.clearTimeout(timer); };
   }
 
-  private async arm(): Promise<void> {
+  /**
+   * Wakes for the earliest unsent row, already due ones included (a row can fall due while a claim
+   * runs, or be put back for a time already past). When a row is due yet this pump claimed none, it
+   * waits a little rather than spinning.
+   */
+  private async arm(claimed: number): Promise<void> {
     if (this.stopped) return;
-    const next = await this.d.store.nextOutboundAt(this.d.clock.now());
+    const next = await this.d.store.nextOutboundAt();
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
     this.timer = undefined;
     if (next === undefined) return;
-    this.timer = this.d.clock.setTimeout(() => { this.timer = undefined; this.wake(); }, Math.max(0, next - this.d.clock.now()));
+    const now = this.d.clock.now();
+    this.setTimer(next > now ? next - now : claimed > 0 ? 0 : DUE_RECHECK_MS);
   }
 
   private async deliver(row: OutboxRecord, held: { claim: string | null }): Promise<void> {
@@ -149,7 +195,7 @@ export class Dispatcher {
     this.d.metrics.observe('colloquy_send_seconds', 'Time to deliver one message to the provider, retries included', { channel: row.channel }, (performance.now() - started) / 1000);
     const now = this.d.clock.now();
     if (result.ok) {
-      if (await this.d.store.finishOutbound(row.id, accepted(result), now, claim)) await this.d.onSent(row, result.providerId);
+      if (await this.record(row, () => this.d.store.finishOutbound(row.id, accepted(result), now, claim))) await this.d.onSent(row, result.providerId);
       else this.lost(row);
       return;
     }
@@ -157,11 +203,37 @@ export class Dispatcher {
       const delay = this.backoff(row.attempts, result.retryAfterMs);
       this.d.metrics.inc('colloquy_send_retries_total', 'Outbox rows put back for a later attempt', { channel: row.channel });
       this.d.logger.warn({ outbox: row.id, attempt: row.attempts, delayMs: delay, reason: result.reason }, 'send failed, will retry');
-      if (!(await this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result), claim))) this.lost(row);
+      if (!(await this.record(row, () => this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result), claim)))) this.lost(row);
       return;
     }
     this.d.logger.warn({ outbox: row.id, channel: row.channel, reason: result.reason, code: result.providerCode }, 'message failed for good');
-    if (!(await this.d.onFailed(row, result, failed(result), result.kind === 'retryable', claim))) this.lost(row);
+    if (!(await this.record(row, () => this.d.onFailed(row, result, failed(result), result.kind === 'retryable', claim)))) this.lost(row);
+  }
+
+  /**
+   * Records a send's outcome, waiting out a store that is unavailable for now: the provider has the
+   * message, so giving up would let the lease run out and send it again. The lease is renewed meanwhile.
+   */
+  private async record(row: OutboxRecord, write: () => Promise<boolean>): Promise<boolean> {
+    const held = this.inflight.get(row.id) ?? { claim: row.claim };
+    const release = this.keepLease(row.id, held);
+    try {
+      for (let failures = 1; ; failures++) {
+        try {
+          return await write();
+        } catch (err) {
+          if (!isStoreUnavailable(err) || this.stopped) throw err;
+          const delay = storeRetryDelay(failures);
+          this.d.storeUnavailable?.(err, delay, 'outbox-record');
+          const wait = pause(this.d.clock, delay);
+          this.waits.add(wait.cancel);
+          await wait.done;
+          this.waits.delete(wait.cancel);
+        }
+      }
+    } finally {
+      release();
+    }
   }
 
   private lost(row: OutboxRecord): void {
@@ -174,6 +246,9 @@ export class Dispatcher {
     return Math.max(jittered, retryAfterMs ?? 0);
   }
 }
+
+/** How soon to look again when a row is due but the last claim got none (no busy loop). */
+const DUE_RECHECK_MS = 50;
 
 function code(r: SendFailed): string | undefined {
   return r.providerCode === undefined ? undefined : String(r.providerCode);

@@ -9,19 +9,10 @@ import { isInteractive } from '../messages/message.js';
 import type { FailureFollowUp, NewInbound, OutboxRecord } from '../store/types.js';
 import type { SendFailed } from '../transport/types.js';
 import type { Bot } from './bot.js';
+import type { FallbackInfo, FallbackTrigger } from './fallback-info.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
 
-/** Why a message is falling back. */
-export type FallbackTrigger = 'permanent' | 'retries-exhausted' | 'failed-status';
-
-/** What a custom policy is asked. */
-export interface FallbackInfo {
-  readonly trigger: FallbackTrigger;
-  readonly status?: number | undefined;
-  readonly code?: string | number | undefined;
-  readonly reason: string;
-  readonly message: Message;
-}
+export type { FallbackInfo, FallbackTrigger } from './fallback-info.js';
 
 /** The Meta codes that mean the interactive channel cannot reach this user now. */
 export const UNREACHABLE_CODES: readonly number[] = [131047, 131026];

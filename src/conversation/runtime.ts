@@ -4,19 +4,22 @@
  * delivery failures come back through the inbox, so they are deduplicated and ordered the same way.
  */
 import { randomUUID } from 'node:crypto';
-import { ColloquyError, ConfigError, VersionConflictError } from '../errors.js';
+import { ColloquyError, ConfigError, VersionConflictError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { ConversationKey, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationKey, ConversationRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { isUserEvent, replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
-import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
+import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
+import { closeIncompatible, reportIncompatible, reportMigrated } from './incompatible.js';
+import { ServedBots } from './served.js';
+import { renameDelayKey } from './versions.js';
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey } from './lanes.js';
@@ -55,7 +58,7 @@ export class Runtime {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly clock: RuntimeClock;
-  private readonly bots = new Map<string, Bot>();
+  private readonly bots: ServedBots;
   private readonly live = new Map<string, LiveConversation>();
   private readonly lanes: Lanes;
   private readonly dispatcher: Dispatcher;
@@ -71,33 +74,52 @@ export class Runtime {
     this.clock = o.clock ?? systemClock;
     this.logger = o.logger ?? silentLogger;
     this.metrics = o.metrics ?? new Metrics();
-    for (const bot of o.bots) {
-      if (this.bots.has(bot.id)) throw new ConfigError('bots', `two bots have the id "${bot.id}"`);
-      this.bots.set(bot.id, bot);
-    }
+    this.bots = new ServedBots(o.bots);
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
-    this.lanes = new Lanes({ resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row) }, this.logger);
+    this.lanes = new Lanes({
+      resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
+      storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
+    }, this.logger, this.clock);
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
-    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (id) => this.bots.get(id), wakeDispatcher: () => this.dispatcher.wake(), kick });
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
       {
         ...base, adapter: o.adapter, logger: this.logger,
+        storeUnavailable: (err, delayMs, work) => this.storeUnavailable(work, err, delayMs),
         onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
         onSent: (row, id) => this.deliveries.sent(row, id),
       },
       o.dispatcher,
     );
-    this.clockwork = new Clockwork({ ...base, bots: () => this.bots.values(), kick, track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
+    this.clockwork = new Clockwork({
+      ...base, bots: () => this.bots.newestEach(), kick, track: (p) => this.track(p),
+      failed: (err, delayMs) => {
+        if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
+        else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
+      },
+    }, o.sweepEveryMs ?? 60_000);
   }
 
-  /** The bots served, by id. */
-  bot(id: string): Bot | undefined {
-    return this.bots.get(id);
+  /** A served bot by id: its newest version, or the version asked for. */
+  bot(id: string, version?: number): Bot | undefined {
+    return version === undefined ? this.bots.newest(id) : this.bots.get(id, version);
   }
 
+  /** The bots served, one per id: the newest version (what routing and listings need). */
   get botList(): Bot[] {
-    return [...this.bots.values()];
+    return this.bots.newestEach();
+  }
+
+  /** The served version a conversation runs on (the newest when its own is not served). */
+  private async botOf(row: { botId: string; conversationId: number }): Promise<Bot | undefined> {
+    const conv = await this.store.conversation(row.conversationId);
+    return (conv && this.bots.get(row.botId, conv.botVersion)) ?? this.bots.newest(row.botId);
+  }
+
+  /** Every served version of every bot, newest first within an id. */
+  get botVersions(): Bot[] {
+    return this.bots.all();
   }
 
   /** Recovers (pending inbounds, unsent messages, due timers, running invocations) and starts. */
@@ -146,10 +168,35 @@ export class Runtime {
     }
   }
 
+  /** True while a live conversation (any, or the one of `key`) has an invoked actor still running. */
+  invoking(key?: ConversationKey): boolean {
+    return this.busyLive(key).length > 0;
+  }
+
+  /**
+   * Resolves once no live conversation (any, or the one of `key`) has an invoked actor running,
+   * and what the invocations did is committed and sent (as {@link idle}). An invocation that
+   * never settles keeps it waiting: bound it with a timeout of your own.
+   */
+  async invocationsSettled(key?: ConversationKey): Promise<void> {
+    for (;;) {
+      await this.idle();
+      const busy = this.busyLive(key);
+      if (busy.length === 0) return;
+      await Promise.race(busy.map((l) => l.handle.nextChange()));
+    }
+  }
+
+  private busyLive(key: ConversationKey | undefined): LiveConversation[] {
+    const k = key === undefined ? undefined : laneKey(key);
+    return [...this.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
+  }
+
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
     this.clockwork.stop();
+    this.lanes.stop();
     await Promise.all(this.lanes.running());
     await this.dispatcher.stop();
     for (const l of this.live.values()) l.handle.stop();
@@ -174,7 +221,7 @@ export class Runtime {
   }
 
   private async process(row: InboxRecord): Promise<void> {
-    const bot = this.bots.get(row.botId);
+    const bot = this.bots.newest(row.botId);
     if (!bot) { await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now()); return; }
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
@@ -185,6 +232,8 @@ export class Runtime {
         return;
       } catch (err) {
         this.dropLive(row);
+        // Not the bot's failure: the inbound stays pending and its lane tries the turn again.
+        if (isStoreUnavailable(err)) throw err;
         if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
           this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id });
           if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
@@ -198,15 +247,17 @@ export class Runtime {
     }
   }
 
-  private async turn(bot: Bot, row: InboxRecord): Promise<void> {
+  private async turn(newest: Bot, row: InboxRecord): Promise<void> {
     const key = { botId: row.botId, user: row.user };
     const userEvent = isUserEvent(row.event);
     let conv = await this.store.activeConversation(key);
+    let bot = conv ? this.bots.choose(key.botId, conv.botVersion, valueOf(conv))?.bot ?? newest : newest;
     let expire: number | undefined;
     if (conv && userEvent && isExpired(bot, conv, this.clock.now())) {
       this.logger.info({ bot: bot.id, user: key.user, conversation: conv.id }, 'conversation expired after idling; starting a new one');
       expire = conv.id;
       conv = undefined;
+      bot = newest;
     }
     const owner = (row.raw as { conversationId?: number } | null)?.conversationId;
     // Your backend (source 'api') may start a conversation; a timer or delivery report may not.
@@ -223,15 +274,25 @@ export class Runtime {
     }
     const existing = this.live.get(laneKey(key));
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
-    const { live, fresh } = reuse ? { live: existing, fresh: false } : openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
+    const opened: Opened = reuse ? { live: existing, fresh: false } : await openActor(this.deps, bot, key, conv);
     if (!reuse && existing) this.dropLive(key);
+    if (opened.incompatible && conv) reportIncompatible(this, bot, conv, opened.incompatible);
+    if (!opened.live) {
+      await closeIncompatible(this, bot, conv!, row.id, opened.incompatible);
+      return;
+    }
+    const { live, fresh } = opened;
+    if (conv && !fresh && conv.botVersion !== bot.version) reportMigrated(this, bot, conv, 'migrated' in opened ? opened.migrated ?? [] : []);
     const restarted = !fresh ? false : conv !== undefined;
     if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
     if (conv) live.channel = conv.channel; // a fallback may have moved it since a live actor opened
     const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
     if (channel) live.channel = channel;
-    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, row.event) : row.event;
+    const renameId = live.renameId;
+    // A delay that fired before a migration renamed its state is known by the state's new id now.
+    const fired = row.source === 'timer' && renameId ? { ...row.event, type: renameDelayKey(row.event.type, renameId) } : row.event;
+    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, fired) : fired;
     let extra: readonly Message[] | undefined;
     const staleFlow = event.type === 'flow' && conv !== undefined && event['token'] !== live.flowToken;
     const handled = !staleFlow && live.handle.offer(event);
@@ -254,16 +315,18 @@ export class Runtime {
   /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
   private async sync(key: ConversationKey): Promise<void> {
     const live = this.live.get(laneKey(key));
-    const bot = this.bots.get(key.botId);
+    const bot = live?.handle.bot;
     if (!live || !bot) return;
     const conv = await this.store.conversation(live.conversationId);
-    if (!conv || conv.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
+    if (conv?.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
     live.channel = conv.channel;
     try {
       throwIfFailed(bot, live.handle);
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
       this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
     } catch (err) {
+      // The store could not take the result now: the live actor keeps it and the lane commits it again.
+      if (isStoreUnavailable(err)) throw err;
       this.dropLive(key);
       if (err instanceof VersionConflictError) return;
       this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
@@ -273,14 +336,24 @@ export class Runtime {
 
   /** After a restart, re-opens a conversation whose invocation was running (it runs again). */
   private async resume(key: ConversationKey): Promise<void> {
-    const bot = this.bots.get(key.botId);
     const conv = await this.store.activeConversation(key);
+    const bot = conv && this.bots.choose(key.botId, conv.botVersion, valueOf(conv))?.bot;
     if (!bot || !conv || this.live.has(laneKey(key))) return;
-    const { live, fresh } = openActor(this.deps, bot, key, conv, (msg, err) => this.logger.warn({ bot: bot.id, user: key.user, err: errorInfo(err) }, msg));
-    if (fresh || !live.handle.busy) { live.handle.stop(); return; }
+    let opened: Opened;
+    try {
+      opened = await openActor(this.deps, bot, key, conv);
+    } catch (err) {
+      // Its next inbound runs the migration again and fails visibly; nothing to resume meanwhile.
+      this.logger.error({ err: errorInfo(err), bot: bot.id, version: conv.botVersion, conversation: conv.id, user: key.user }, 'could not resume a conversation: its migration failed');
+      return;
+    }
+    const { live } = opened;
+    if (!live) return; // its next inbound ends or fails it, per onIncompatible
+    // Dirty: the invocation settled already (between the actor's start and now); sync commits it.
+    if (opened.fresh || (!live.handle.busy && !live.handle.dirty)) { live.handle.stop(); return; }
     this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running at shutdown; it runs again');
     this.live.set(laneKey(key), live);
-    if (live.handle.said.length) this.lanes.kick(key, 'sync');
+    if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
   }
 
   private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, conversationId: number, version: number, sent: number): void {
@@ -298,6 +371,12 @@ export class Runtime {
     this.track(this.clockwork.check());
   }
 
+  /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */
+  private storeUnavailable(work: string, err: Error, delayMs: number, where: Record<string, unknown> = {}): void {
+    this.metrics.inc('colloquy_store_unavailable_total', 'Background work that found the store unavailable (a locked database) and was retried, by work', { work });
+    this.logger.warn({ ...where, work, delayMs, err: errorInfo(err) }, 'the store is unavailable for now; retrying');
+  }
+
   private track(p: Promise<unknown>): void {
     const t = p.catch((err) => this.logger.error({ err: errorInfo(err) }, 'background work failed')).finally(() => this.background.delete(t));
     this.background.add(t);
@@ -310,4 +389,9 @@ export class Runtime {
     this.live.delete(k);
     l.handle.stop();
   }
+}
+
+/** A stored conversation's state value (undefined before its first turn). */
+function valueOf(conv: ConversationRecord): unknown {
+  return (conv.snapshot as { value?: unknown } | null)?.value;
 }

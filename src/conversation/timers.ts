@@ -5,6 +5,7 @@
 import type { Metrics } from '../metrics.js';
 import type { ConversationKey, Store } from '../store/types.js';
 import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
+import { storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
 interface Deps {
@@ -16,6 +17,8 @@ interface Deps {
   readonly kick: (key: ConversationKey) => void;
   /** Runs background work that `idle()` waits for. */
   readonly track: (work: Promise<unknown>) => void;
+  /** A timer check failed (a store unavailable for now); it is tried again after `delayMs`. */
+  readonly failed: (err: Error, delayMs: number) => void;
 }
 
 /** Durable timers and the idle sweep. */
@@ -24,6 +27,8 @@ export class Clockwork {
   private timerAt: number | undefined;
   private sweeper: unknown;
   private running = false;
+  /** Checks that failed in a row: the next try waits longer. */
+  private failures = 0;
 
   constructor(private readonly d: Deps, private readonly sweepEveryMs: number) {}
 
@@ -40,9 +45,23 @@ export class Clockwork {
     this.timer = this.timerAt = this.sweeper = undefined;
   }
 
-  /** Fires what is due and arms the clock for the next timer. Cheap when nothing is due. */
+  /**
+   * Fires what is due and arms the clock for the next timer. Cheap when nothing is due. When the
+   * store fails, the check is tried again with backoff: a due timer never waits for another event.
+   */
   async check(): Promise<void> {
     if (!this.running) return;
+    try {
+      await this.fireAndArm();
+      this.failures = 0;
+    } catch (err) {
+      const delay = storeRetryDelay(++this.failures);
+      this.d.failed(err as Error, delay);
+      this.arm(this.d.clock.now() + delay);
+    }
+  }
+
+  private async fireAndArm(): Promise<void> {
     const { store, clock } = this.d;
     let next = await store.nextTimerAt();
     if (next !== undefined && next <= clock.now()) {
@@ -51,7 +70,12 @@ export class Clockwork {
       if (fired.length) this.d.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
       next = await store.nextTimerAt();
     }
-    if (next === this.timerAt) return; // already armed for that time (the common case after a turn)
+    this.arm(next);
+  }
+
+  private arm(next: number | undefined): void {
+    if (!this.running || next === this.timerAt) return; // already armed for that time (the common case after a turn)
+    const { clock } = this.d;
     if (this.timer !== undefined) clock.clearTimeout(this.timer);
     this.timerAt = next;
     this.timer = next === undefined ? undefined : clock.setTimeout(() => {

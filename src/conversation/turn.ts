@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { BotError, MessageValidationError } from '../errors.js';
 import { isInteractive, type Message } from '../messages/message.js';
-import type { CommitResult, ConversationKey, ConversationRecord, NewOutbound, Store } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, NewOutbound, Store, TimerChanges } from '../store/types.js';
 import { ActorHandle, type Said } from './actor.js';
 import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
+import { prepareSnapshot, type CarriedTimers, type Incompatible } from './restore.js';
 
 /** What a turn needs from the runtime. */
 export interface TurnDeps {
@@ -25,6 +26,12 @@ export interface LiveConversation {
   readonly handle: ActorHandle;
   conversationId: number;
   version: number;
+  /** The bot version the conversation runs on (its handle's bot's). */
+  readonly botVersion: number;
+  /** Timers a migration renamed, committed with the next turn. */
+  carried?: CarriedTimers | undefined;
+  /** Renames a state node id of the version the conversation was migrated from. */
+  readonly renameId?: ((id: string) => string) | undefined;
   flowToken: string;
   channel: ConversationRecord['channel'];
 }
@@ -55,25 +62,44 @@ export function isExpired(bot: Bot, conv: ConversationRecord, now: number): bool
   return now - conv.lastActivityAt >= (bot.options.expireAfterMs ?? DEFAULT_EXPIRE_AFTER_MS);
 }
 
+/** An opened conversation, or (policy `end` or `fail`) the incompatibility that left it unopened. */
+export type Opened =
+  | { readonly live: LiveConversation; readonly fresh: boolean; readonly incompatible?: Incompatible | undefined; readonly migrated?: readonly number[] | undefined }
+  | { readonly live?: undefined; readonly incompatible: Incompatible };
+
 /**
- * Opens the actor for a conversation: restored from its snapshot, or new. A snapshot that no
- * longer fits the machine (a state was removed) restarts the conversation from the initial state.
+ * Opens the actor for a conversation on `bot`'s version: restored from its snapshot (migrated
+ * from an older version first), or new. A snapshot that does not fit that version (a state that
+ * exists neither there nor via a migration) follows the bot's `onIncompatible`: `restart` opens a
+ * new actor in the same conversation; `end` and `fail` return without an actor, for the caller.
+ * Throws a MigrationError when a migration step throws.
  */
-export function openActor(deps: TurnDeps, bot: Bot, key: ConversationKey, conv: ConversationRecord | undefined, warn: (msg: string, err: unknown) => void): { live: LiveConversation; fresh: boolean } {
+export async function openActor(deps: TurnDeps, bot: Bot, key: ConversationKey, conv: ConversationRecord | undefined): Promise<Opened> {
   const input = bot.options.input ? bot.options.input(key) : { user: key.user, botId: key.botId };
   const onChange = () => deps.onLiveChange(key);
-  const base = { conversationId: conv?.id ?? 0, version: conv?.version ?? 0, flowToken: conv?.flowToken ?? newFlowToken(), channel: conv?.channel ?? ('interactive' as const) };
-  if (conv && conv.snapshot !== null) {
-    const handle = new ActorHandle(bot, conv.snapshot, input, onChange);
-    handle.start();
-    if (handle.error === undefined && handle.snapshot.status !== 'error') return { live: { handle, ...base }, fresh: false };
-    warn(`stored snapshot no longer fits bot "${bot.id}"; restarting the conversation from the initial state`, handle.error);
-    handle.stop();
+  const base = { conversationId: conv?.id ?? 0, version: conv?.version ?? 0, botVersion: bot.version, flowToken: conv?.flowToken ?? newFlowToken(), channel: conv?.channel ?? ('interactive' as const) };
+  let incompatible: Incompatible | undefined;
+  if (conv && conv.snapshot !== null && typeof conv.snapshot === 'object') {
+    const timers = conv.botVersion === bot.version ? [] : await deps.store.timers(conv.id);
+    const prepared = prepareSnapshot(bot, conv as ConversationRecord & { snapshot: object }, timers);
+    if ('incompatible' in prepared) incompatible = prepared.incompatible;
+    else {
+      const handle = new ActorHandle(bot, prepared.snapshot, input, onChange);
+      handle.start();
+      if (handle.error === undefined && handle.snapshot.status !== 'error') {
+        return { live: { handle, ...base, carried: prepared.carried, renameId: prepared.renameId }, fresh: false, migrated: prepared.steps };
+      }
+      handle.stop();
+      const cause = handle.error ?? (handle.snapshot as { error?: unknown }).error;
+      const why = cause instanceof Error ? cause.message : String(cause);
+      incompatible = { from: conv.botVersion, to: bot.version, states: [`${conv.state ?? '?'} (${why})`], stored: [conv.state ?? '?'] };
+    }
+    if (bot.onIncompatible !== 'restart') return { incompatible };
   }
   const handle = new ActorHandle(bot, undefined, input, onChange);
   handle.start();
   throwIfFailed(bot, handle);
-  return { live: { handle, ...base }, fresh: true };
+  return { live: { handle, ...base }, fresh: true, incompatible };
 }
 
 /** Throws a BotError when the actor failed (an action threw, a promise rejected unhandled). */
@@ -101,7 +127,8 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const { bot, live, key } = plan;
   const handle = live.handle;
   handle.dirty = false;
-  const said = saidMessages(bot, handle.takeSaid());
+  const taken = handle.takeSaid();
+  const said = saidMessages(bot, taken);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
   const ctx = { bot, user: key.user, sender: bot.options.sender ?? deps.sender, flowToken: live.flowToken, channel: live.channel, sms: deps.sms };
@@ -109,12 +136,31 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const now = deps.now();
   const snapshot = handle.actor.getPersistedSnapshot();
   const status = plan.status ?? (handle.snapshot.status === 'done' ? 'done' : 'active');
-  return deps.store.commitTurn({
-    key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
-    snapshot, state, status, flowToken: live.flowToken, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
-    lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
-    inboxId: plan.inboxId, outbox, timers: handle.takeTimers(now), now,
-  });
+  const timers = handle.takeTimers(now);
+  const carried = live.carried;
+  try {
+    return await deps.store.commitTurn({
+      key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
+      snapshot, state, status, flowToken: live.flowToken, botVersion: live.botVersion, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
+      lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
+      inboxId: plan.inboxId, outbox, timers: withCarried(timers, live), now,
+    });
+  } catch (err) {
+    // Nothing was committed: a retry of this commit must carry the same messages, timers and migrated timers.
+    handle.giveBack(taken, timers);
+    live.carried = carried;
+    throw err;
+  }
+}
+
+/** The turn's timer changes plus those a migration carried over (once; only where their state is still active). */
+function withCarried(t: TimerChanges, live: LiveConversation): TimerChanges {
+  const carried = live.carried;
+  if (!carried) return t;
+  live.carried = undefined;
+  const active = new Set(t.activeStateNodes);
+  const keep = carried.upsert.filter((c) => (c.stateNode === null || active.has(c.stateNode)) && !t.upsert.some((u) => u.key === c.key));
+  return { upsert: [...keep, ...t.upsert], remove: [...carried.remove, ...t.remove], activeStateNodes: t.activeStateNodes };
 }
 
 /** A turn that stays in its state and says nothing interactive (a reminder) keeps the prompt it had. */

@@ -81,11 +81,11 @@ export function fromSeedJson(json: unknown): { message: InteractiveMessage; from
   };
 }
 
-/** The body object's key of a message, for logs and transcripts. */
+/** A message's variant, for logs and diagrams: `list`, `buttons`, `buttons(image)` (its header), `flow`, `text`, `sms`. */
 export function variantOf(m: Message): string {
   if (m.kind === 'buttons') {
-    const h = m.replyButtons.headerImage ? 'image' : m.replyButtons.headerVideo ? 'video' : m.replyButtons.headerDocument ? 'document' : 'none';
-    return `buttons(${h})`;
+    const h = m.replyButtons.headerImage ? 'image' : m.replyButtons.headerVideo ? 'video' : m.replyButtons.headerDocument ? 'document' : undefined;
+    return h === undefined ? 'buttons' : `buttons(${h})`;
   }
   return m.kind;
 }

@@ -9,6 +9,7 @@ const message = {
   messageId: z.string().min(1).optional(),
   name: z.string().optional(),
   context: z.strictObject({ from: z.string(), id: z.string() }).optional(),
+  to: user.optional(),
 };
 const cloudError = z.strictObject({ code: z.number().int(), title: z.string(), message: z.string().optional(), error_data: z.strictObject({ details: z.string() }) });
 
@@ -19,7 +20,7 @@ export const DeliverBody = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('list_reply'), ...message, rowId: z.string(), title: z.string(), description: z.string().optional() }),
   z.strictObject({ kind: z.literal('flow_reply'), ...message, flowToken: z.string(), data: z.record(z.string(), z.unknown()).optional() }),
   z.strictObject({ kind: z.literal('image'), ...message, caption: z.string().optional(), mimeType: z.string().optional() }),
-  z.strictObject({ kind: z.literal('status'), providerId: z.string(), status: z.enum(['sent', 'delivered', 'read', 'failed']), recipient: user.optional(), errors: z.array(cloudError).optional() }),
+  z.strictObject({ kind: z.literal('status'), providerId: z.string(), status: z.enum(['sent', 'delivered', 'read', 'failed']), recipient: user.optional(), to: user.optional(), errors: z.array(cloudError).optional() }),
   z.strictObject({ kind: z.literal('sms'), from: user, text: z.string(), to: user.optional(), messageId: z.string().optional() }),
   z.strictObject({ kind: z.literal('payload'), payload: z.unknown(), sms: z.boolean().optional() }),
 ]);
@@ -32,7 +33,7 @@ export function deliverFromJson(deliver: Deliverer, json: unknown): Promise<Deli
   const b = parseBody(DeliverBody, json);
   switch (b.kind) {
     case 'status':
-      return deliver.status(b.providerId, b.status, { recipient: b.recipient, errors: b.errors });
+      return deliver.status(b.providerId, b.status, { recipient: b.recipient, errors: b.errors, to: b.to });
     case 'sms':
       return deliver.sms(b.from, b.text, { to: b.to, id: b.messageId });
     case 'payload':
@@ -43,7 +44,7 @@ export function deliverFromJson(deliver: Deliverer, json: unknown): Promise<Deli
 }
 
 function deliverMessage(deliver: Deliverer, b: Exclude<DeliverRequest, { kind: 'status' | 'sms' | 'payload' }>): Promise<DeliveryResult> {
-  const options: MessageOptions = { id: b.messageId, name: b.name, context: b.context };
+  const options: MessageOptions = { id: b.messageId, name: b.name, context: b.context, to: b.to };
   switch (b.kind) {
     case 'text':
       return deliver.text(b.from, b.text, options);

@@ -8,6 +8,7 @@ import { ColloquyError, ConfigError } from '../errors.js';
 import { toIssues } from '../messages/validate.js';
 import type { Sandbox } from './api.js';
 import { deliverFromJson } from './control-deliver.js';
+import { controlIndex, type ControlRoute } from './control-index.js';
 import { ControlInputError, parseBody } from './control-input.js';
 
 const endpoint = z.enum(['token', 'messaging', 'sms']);
@@ -23,26 +24,38 @@ const RefuseBody = z.strictObject({ to: numbers, code: z.number().int().optional
 const AllowBody = z.strictObject({ to: numbers });
 const LifetimeBody = z.strictObject({ seconds: z.number().int().positive() });
 
-/** The `/_sandbox/*` routes (relative: mount under `/_sandbox`). */
+function controlRoutes(sandbox: Sandbox): ControlRoute[] {
+  const route = (method: ControlRoute['method'], path: string, does: string, action: ControlRoute['action'], body?: unknown): ControlRoute => ({ method, path, does, action, ...(body !== undefined && { body }) });
+  return [
+    route('GET', '/requests', 'every provider request since the last reset (?endpoint=token|messaging|sms)', (req) => (typeof req.query['endpoint'] === 'string' ? sandbox.requestsTo(endpoint.parse(req.query['endpoint'])) : sandbox.requests)),
+    route('GET', '/messages', 'every accepted message (?to=<number>)', (req) => (typeof req.query['to'] === 'string' ? sandbox.messagesTo(req.query['to']) : sandbox.messages)),
+    route('GET', '/stats', 'counts of requests, messages, token requests and tokens issued', () => stats(sandbox)),
+    route('GET', '/faults', 'the faults waiting to fire', () => sandbox.faults.snapshot()),
+    route('DELETE', '/faults', 'removes every fault', () => sandbox.clearFaults()),
+    route('POST', '/faults/clear', 'removes every fault', () => sandbox.clearFaults()),
+    route('POST', '/faults/fail', 'answers the next calls to an endpoint (token, messaging, sms or any) with a status', (req) => failFrom(sandbox, parseBody(FailBody, req.body)), { endpoint: 'messaging', status: 500, times: 2 }),
+    route('POST', '/faults/rate-limit', 'answers the next calls with 429 and Retry-After', (req) => rateLimitFrom(sandbox, parseBody(RateLimitBody, req.body)), { endpoint: 'any', retryAfter: 3, times: 1 }),
+    route('POST', '/faults/latency', 'delays the next calls', (req) => latencyFrom(sandbox, parseBody(LatencyBody, req.body)), { ms: 2000, endpoint: 'messaging', times: 1 }),
+    route('POST', '/faults/sms-error', 'answers the next SMS with one of the provider\'s error codes', (req) => smsErrorFrom(sandbox, parseBody(SmsErrorBody, req.body)), { code: 15, times: 1 }),
+    route('POST', '/faults/refuse-interactive', 'refuses WhatsApp messages to these numbers (the SMS fallback takes over)', (req) => refuseFrom(sandbox, parseBody(RefuseBody, req.body)), { to: '15551234567' }),
+    route('POST', '/faults/allow-interactive', 'accepts WhatsApp messages to these numbers again', (req) => sandbox.faults.allowInteractive(parseBody(AllowBody, req.body).to), { to: '15551234567' }),
+    route('POST', '/tokens/expire', 'expires every token issued so far', () => sandbox.expireTokens()),
+    route('POST', '/tokens/lifetime', 'sets the lifetime of new tokens, in seconds', (req) => sandbox.setTokenLifetime(parseBody(LifetimeBody, req.body).seconds), { seconds: 600 }),
+    route('POST', '/reset', 'forgets requests and messages and removes faults', () => sandbox.reset()),
+    route('POST', '/deliver', 'a simulated user writes to the webhook: kind text, button_reply, list_reply, flow_reply, image, status, sms or payload', (req) => deliverFromJson(sandbox.deliver, req.body), { kind: 'text', from: '15551234567', text: 'hi' }),
+  ];
+}
+
+/** The `/_sandbox/*` routes (relative: mount under `/_sandbox`), with an index at `/`. */
 export function controlRouter(sandbox: Sandbox): Router {
   const router = express.Router();
+  const routes = controlRoutes(sandbox);
   router.use(express.json({ limit: '1mb' }));
-  router.get('/requests', json((req) => (typeof req.query['endpoint'] === 'string' ? sandbox.requestsTo(endpoint.parse(req.query['endpoint'])) : sandbox.requests)));
-  router.get('/messages', json((req) => (typeof req.query['to'] === 'string' ? sandbox.messagesTo(req.query['to']) : sandbox.messages)));
-  router.get('/stats', json(() => stats(sandbox)));
-  router.get('/faults', json(() => sandbox.faults.snapshot()));
-  router.delete('/faults', json(() => sandbox.clearFaults()));
-  router.post('/faults/clear', json(() => sandbox.clearFaults()));
-  router.post('/faults/fail', json((req) => failFrom(sandbox, parseBody(FailBody, req.body))));
-  router.post('/faults/rate-limit', json((req) => rateLimitFrom(sandbox, parseBody(RateLimitBody, req.body))));
-  router.post('/faults/latency', json((req) => latencyFrom(sandbox, parseBody(LatencyBody, req.body))));
-  router.post('/faults/sms-error', json((req) => smsErrorFrom(sandbox, parseBody(SmsErrorBody, req.body))));
-  router.post('/faults/refuse-interactive', json((req) => refuseFrom(sandbox, parseBody(RefuseBody, req.body))));
-  router.post('/faults/allow-interactive', json((req) => sandbox.faults.allowInteractive(parseBody(AllowBody, req.body).to)));
-  router.post('/tokens/expire', json(() => sandbox.expireTokens()));
-  router.post('/tokens/lifetime', json((req) => sandbox.setTokenLifetime(parseBody(LifetimeBody, req.body).seconds)));
-  router.post('/reset', json(() => sandbox.reset()));
-  router.post('/deliver', json((req) => deliverFromJson(sandbox.deliver, req.body)));
+  router.get('/', (req, res) => controlIndex(sandbox, routes, req, res));
+  for (const r of routes) {
+    const method = r.method === 'GET' ? 'get' : r.method === 'POST' ? 'post' : 'delete';
+    router[method](r.path, json(r.action));
+  }
   router.use(controlErrors);
   return router;
 }

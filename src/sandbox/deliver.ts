@@ -40,6 +40,11 @@ export interface MessageOptions {
   readonly context?: InboundInit['context'];
   /** The user's profile name. */
   readonly name?: string | undefined;
+  /**
+   * The business number written to (`metadata.display_phone_number`). Default: for a tap, the
+   * number the tapped message came from; otherwise the sandbox's business number.
+   */
+  readonly to?: string | undefined;
 }
 
 /** What a {@link Deliverer} needs from its sandbox. */
@@ -51,6 +56,8 @@ export interface DelivererDeps {
   readonly recipientOf: (providerId: string) => string | undefined;
   /** The id of the last interactive message sent to a number. */
   readonly lastInteractiveTo: (number: string) => string | undefined;
+  /** The number an interactive message was sent from. */
+  readonly senderOf: (providerId: string) => string | undefined;
   readonly fetch: typeof fetch;
   readonly timeoutMs: number;
 }
@@ -89,18 +96,23 @@ export class Deliverer {
     return this.message(imageMessage({ ...this.#init(from, options, false), caption: image.caption, mimeType: image.mimeType }), options);
   }
 
-  /** Posts one prepared message in an envelope. */
-  message(message: CloudMessage, options: Pick<MessageOptions, 'name'> = {}): Promise<DeliveryResult> {
+  /** Posts one prepared message in an envelope, to `options.to`, else the number a tap answers, else the business number. */
+  message(message: CloudMessage, options: Pick<MessageOptions, 'name' | 'to'> = {}): Promise<DeliveryResult> {
     const names = options.name === undefined ? undefined : { [message.from]: options.name };
-    return this.payload(webhookPayload({ ...this.#deps.business, messages: [message], names }));
+    const to = options.to ?? message.context?.from ?? this.#deps.business.displayPhoneNumber;
+    return this.payload(webhookPayload({ ...this.#deps.business, displayPhoneNumber: to, messages: [message], names }));
   }
 
-  /** A delivery status for a message the sandbox accepted (or any id, given its recipient). */
-  async status(providerId: string, status: DeliveryStatus, options: { readonly recipient?: string | undefined; readonly errors?: readonly CloudError[] | undefined } = {}): Promise<DeliveryResult> {
+  /**
+   * A delivery status for a message the sandbox accepted (or any id, given its recipient), about
+   * the number the message was sent from unless `to` says otherwise.
+   */
+  async status(providerId: string, status: DeliveryStatus, options: { readonly recipient?: string | undefined; readonly errors?: readonly CloudError[] | undefined; readonly to?: string | undefined } = {}): Promise<DeliveryResult> {
     const recipient = options.recipient ?? this.#deps.recipientOf(providerId);
     if (recipient === undefined) throw new ConfigError('recipient', `no message with id "${providerId}" was sent through the sandbox: give the recipient`);
     const update = statusUpdate({ id: providerId, status, recipient, at: this.#deps.clock.now(), errors: options.errors });
-    return this.payload(webhookPayload({ ...this.#deps.business, statuses: [update] }));
+    const to = options.to ?? this.#deps.senderOf(providerId) ?? this.#deps.business.displayPhoneNumber;
+    return this.payload(webhookPayload({ ...this.#deps.business, displayPhoneNumber: to, statuses: [update] }));
   }
 
   /** The user sends an SMS (to the business number unless `to` is given). */
@@ -119,7 +131,7 @@ export class Deliverer {
 
   #init(from: string, options: MessageOptions, tap: boolean): InboundInit {
     const replied = tap ? this.#deps.lastInteractiveTo(from) : undefined;
-    const context = options.context ?? (replied === undefined ? undefined : { from: this.#deps.business.displayPhoneNumber, id: replied });
+    const context = options.context ?? (replied === undefined ? undefined : { from: this.#deps.senderOf(replied) ?? this.#deps.business.displayPhoneNumber, id: replied });
     return { from, id: options.id, at: this.#deps.clock.now(), context };
   }
 

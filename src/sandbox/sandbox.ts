@@ -72,7 +72,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       webhook = target === undefined ? undefined : checkWebhook(target);
     },
   };
-  sandbox.router.use(SANDBOX_PATHS.control, controlRouter(sandbox));
+  if (options.controlRoutes !== false) sandbox.router.use(SANDBOX_PATHS.control, controlRouter(sandbox));
   sandbox.router.use(providerRouter(deps));
   return sandbox;
 }
@@ -103,6 +103,10 @@ function deliverer(options: SandboxOptions, recorder: Recorder, clock: SandboxCl
     },
     recipientOf: (id) => recorder.messageById(id)?.to,
     lastInteractiveTo: (number) => recorder.messagesTo(number).findLast((m) => m.channel === 'interactive')?.providerId,
+    senderOf: (id) => {
+      const m = recorder.messageById(id);
+      return m?.channel === 'interactive' ? m.from : undefined;
+    },
     fetch: options.fetch ?? globalThis.fetch,
     timeoutMs: options.deliveryTimeoutMs ?? 10_000,
   });

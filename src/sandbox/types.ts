@@ -123,4 +123,9 @@ export interface SandboxOptions {
   readonly fetch?: typeof fetch | undefined;
   /** Deliveries give up after this many milliseconds (default 10,000). */
   readonly deliveryTimeoutMs?: number | undefined;
+  /**
+   * Mount the unauthenticated control routes (`/_sandbox/*`: records, faults, deliver) on `router`
+   * (default true). Turn them off where others can reach the router.
+   */
+  readonly controlRoutes?: boolean | undefined;
 }

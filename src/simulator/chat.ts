@@ -1,10 +1,11 @@
 /**
  * A chat with a bot in a terminal: the harness underneath (real runtime, sandbox, manual clock),
- * each message the bot sends printed as a phone shows it, each line typed turned into a tap, a
- * text, an SMS, a flow answer or a clock move.
+ * each message the bot sends printed as a phone shows it (an invocation's answer too, when it
+ * arrives), each line typed turned into a tap, a text, an SMS, a flow answer or a clock move.
  */
 import { matchSmsReply } from '../messages/sms.js';
-import { createInterface } from 'node:readline';
+import type { Choice } from '../messages/message.js';
+import { clearLine, createInterface, cursorTo } from 'node:readline';
 import type { Bot } from '../conversation/bot.js';
 import { formatDuration, parseDuration } from './harness-duration.js';
 import { BotTurnError, createTestBot, type TestConversation } from './harness.js';
@@ -18,10 +19,15 @@ export interface ChatOptions {
   readonly out: (text: string) => void;
   /** Harness options (the user's number, the clock's start, …). */
   readonly harness?: TestBotOptions | undefined;
+  /**
+   * Called before and after the chat prints on its own, between lines typed (an invocation's
+   * answer arriving): a terminal clears its prompt line, then shows the prompt again.
+   */
+  readonly unprompted?: { readonly before: () => void; readonly after: () => void } | undefined;
 }
 
 /** The commands, for `/help`. */
-export const CHAT_HELP = `  1, 2, …         tap that choice of the last message (or type the choice's title or id)
+export const CHAT_HELP = `  1, 2, …         tap that choice of the last message (or type its title), as an SMS reply would
   /flow {json}    submit the form with these answers
   /sms <text>     answer by SMS
   /type <text>    send text on WhatsApp as is (even a number or a title)
@@ -36,6 +42,12 @@ const flowNote = (): string => '(a form: answer it with /flow {"field": "value"}
 
 /** One chat: a harness and the lines typed into it. */
 export class ChatSession {
+  /** The sequence number of the last message printed. */
+  #printed = 0;
+  /** Waits for the running invocations, then prints what they sent; undefined when none runs. */
+  #watching: Promise<void> | undefined;
+  #closed = false;
+
   private constructor(private conv: TestConversation, private readonly o: ChatOptions) {}
 
   /** Starts the harness and prints the greeting. */
@@ -67,9 +79,16 @@ export class ChatSession {
     return true;
   }
 
+  /** Resolves once the bot's invocations have settled and what they sent is printed. */
+  async quiet(): Promise<void> {
+    while (this.#watching) await this.#watching;
+  }
+
   /** Stops the harness. */
-  close(): Promise<void> {
-    return this.conv.close();
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.conv.close();
+    await this.#watching;
   }
 
   private async say(line: string): Promise<void> {
@@ -78,9 +97,14 @@ export class ChatSession {
     const bySms = conv.conversation?.channel === 'sms' || last?.channel === 'sms';
     if (bySms) return this.andPrint(conv.sms(line));
     const choices = last?.choices ?? [];
-    // As by SMS: "2", "2." or a title (any case, accents, spaces); and, here, a choice's id too.
-    const choice = matchSmsReply(line, choices) ?? choices.find((c) => c.id === line.trim());
+    // As by SMS: "2", "2." or a title (any case, accents, spaces), the habit real SMS replies need.
+    const choice = matchSmsReply(line, choices);
     if (choice) return this.andPrint(conv.tap(choice.id));
+    const byId = choices.find((c) => c.id === line.trim());
+    if (byId) {
+      this.o.out(`${idNote(byId, choices)}\n`);
+      return this.andPrint(conv.tap(byId.id));
+    }
     return this.andPrint(conv.type(line));
   }
 
@@ -109,8 +133,10 @@ export class ChatSession {
 
   private async restart(): Promise<void> {
     const next = await createTestBot(this.o.bot, this.o.harness);
-    await this.conv.close();
+    const old = this.conv;
     this.conv = next;
+    this.#printed = 0;
+    await old.close();
     this.o.out('(a new conversation: type a message to start)\n');
   }
 
@@ -125,15 +151,48 @@ export class ChatSession {
     this.print();
   }
 
-  /** Prints what the bot sent since the last action. */
+  /**
+   * Prints what the bot sent and the chat has not shown yet. While an invocation runs, says so
+   * and prints its answer by itself when it arrives.
+   */
   private print(sayNothing = true): void {
-    const latest = this.conv.latest;
-    if (latest.length === 0) {
-      if (sayNothing) this.o.out('(no answer)\n');
-      return;
-    }
-    this.o.out(`${latest.map((s) => renderSent(s, { flowNote })).join('\n\n')}\n`);
+    const printed = this.printNew();
+    if (this.conv.invoking) {
+      this.o.out(`(in ${this.conv.state ?? 'its state'}, the bot is working on it: the answer shows up here when it arrives)\n`);
+      this.watch();
+    } else if (!printed && sayNothing) this.o.out('(no answer)\n');
   }
+
+  private printNew(): boolean {
+    const fresh = this.conv.sent.filter((s) => s.seq > this.#printed);
+    if (fresh.length === 0) return false;
+    this.#printed = fresh.at(-1)!.seq;
+    this.o.out(`${fresh.map((s) => renderSent(s, { flowNote })).join('\n\n')}\n`);
+    return true;
+  }
+
+  private watch(): void {
+    if (this.#watching) return;
+    const conv = this.conv;
+    this.#watching = conv.untilInvocationsSettle(Infinity)
+      .then(() => {
+        if (this.#closed || conv !== this.conv || !conv.sent.some((s) => s.seq > this.#printed)) return;
+        this.o.unprompted?.before();
+        this.printNew();
+        this.o.out('\n');
+        this.o.unprompted?.after();
+      })
+      .catch((err: unknown) => {
+        if (!this.#closed && conv === this.conv) this.o.out(`! ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}\n`);
+      })
+      .finally(() => { this.#watching = undefined; });
+  }
+}
+
+/** Tapping by id works here, not by SMS: say so, with what would. */
+function idNote(choice: Choice, choices: readonly Choice[]): string {
+  const n = choices.indexOf(choice) + 1;
+  return `(tapped "${choice.title}" by its id; by SMS an id is not understood: reply ${n} or "${choice.title}")`;
 }
 
 /**
@@ -142,20 +201,35 @@ export class ChatSession {
  */
 export async function runChat(o: ChatOptions & { readonly input: NodeJS.ReadableStream; readonly output?: NodeJS.WritableStream | undefined }): Promise<void> {
   const tty = (o.input as { isTTY?: boolean }).isTTY === true && o.output !== undefined;
-  const session = await ChatSession.start(o);
-  const rl = createInterface({ input: o.input, ...(tty && { output: o.output, terminal: true }), prompt: 'you › ' });
-  rl.on('SIGINT', () => rl.close());
+  let rl: ReturnType<typeof createInterface> | undefined;
+  const unprompted = tty && o.output ? terminalUnprompted(o.output, () => rl) : undefined;
+  const session = await ChatSession.start({ ...o, unprompted });
+  rl = createInterface({ input: o.input, ...(tty && { output: o.output, terminal: true }), prompt: 'you › ' });
+  rl.on('SIGINT', () => rl?.close());
   try {
     if (tty) rl.prompt();
     for await (const line of rl) {
       if (!tty) o.out(`you › ${line}\n`);
       if (!(await session.handle(line))) break;
+      // A script piped in reads as a transcript: each answer, an invocation's too, before the next line.
+      if (!tty) await session.quiet();
       if (tty) rl.prompt();
     }
   } finally {
     rl.close();
     await session.close();
   }
+}
+
+/** On a terminal: clear the prompt line before printing on our own, then show it again with what was typed. */
+function terminalUnprompted(output: NodeJS.WritableStream, rl: () => ReturnType<typeof createInterface> | undefined): ChatOptions['unprompted'] {
+  return {
+    before: () => {
+      clearLine(output as NodeJS.WriteStream, 0);
+      cursorTo(output as NodeJS.WriteStream, 0);
+    },
+    after: () => rl()?.prompt(true),
+  };
 }
 
 function required(arg: string, usage: string): string {

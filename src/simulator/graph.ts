@@ -1,14 +1,17 @@
 /**
- * `mermaidGraph()`: a bot's conversation as a Mermaid `stateDiagram-v2`. Each state carries what
- * it says on entry (`size : buttons(image) [small, large]`), each transition its event
+ * `mermaidGraph()`: a bot's conversation as a Mermaid `stateDiagram-v2`. Each state is declared
+ * with its name (`state "size" as size`) and carries what it says on entry beneath it
+ * (`size : buttons(image) [small, large]`): Mermaid titles a state by its first description when
+ * it has no declared name, so without the declaration the name would be lost. Each transition its event
  * (`reply.small`, `flow`, `after 10m`, `done(lookup)`), nested states are composite states, and
  * transitions an ancestor handles for all its states start from an "any state" box.
  */
+import { toDirectedGraph, type DirectedGraphNode } from '@xstate/graph';
 import type { AnyStateNode, AnyTransitionDefinition } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { variantOf } from '../messages/request.js';
-import { childrenOf, nodeName, ownTransitions } from './nodes.js';
+import { childrenOf, nodeName } from './nodes.js';
 import { walkBot, type Walk } from './walk.js';
 
 /** Words Mermaid reads as keywords, which cannot be state ids. */
@@ -78,21 +81,32 @@ export function summary(m: Message): string {
   }
 }
 
+/**
+ * Every transition as an edge, from `@xstate/graph`'s directed graph of the machine (state nodes
+ * in document order, each with its `on`, `after` and done/error transitions). `always`
+ * transitions are not in it, so they are added from each node's own list.
+ */
 function edgesOf(root: AnyStateNode): Edge[] {
-  const nodes = [root, ...descendants(root)];
-  return nodes.flatMap((from) =>
-    ownTransitions(from).flatMap((t) => targetsOf(from, t).map((to) => ({ from, to, label: labelOf(from, t) }))),
-  );
+  const visit = (g: DirectedGraphNode): Edge[] => {
+    const from = g.stateNode as AnyStateNode;
+    const own = g.edges.flatMap((e) => edgeOf(from, e.transition, e.target as AnyStateNode));
+    const always = (from.always ?? []).flatMap((t) => targetsOf(from, t).map((to) => ({ from, to, label: labelOf(from, t) })));
+    return [...own, ...always, ...g.children.flatMap(visit)];
+  };
+  return visit(toDirectedGraph(root));
+}
+
+/** `@xstate/graph` draws a transition without target as a loop, even one that does nothing. */
+function edgeOf(from: AnyStateNode, t: AnyTransitionDefinition, target: AnyStateNode): Edge[] {
+  if (t.target === undefined) return t.actions.length > 0 && from.parent !== undefined ? [{ from, to: from, label: labelOf(from, t) }] : [];
+  const to = target.type === 'history' && target.parent ? target.parent : target;
+  return [{ from, to, label: labelOf(from, t) }];
 }
 
 /** Where a transition leads: a history state stands for its parent; one with actions but no target loops. */
 function targetsOf(from: AnyStateNode, t: AnyTransitionDefinition): AnyStateNode[] {
   if (t.target === undefined) return t.actions.length > 0 && from.parent !== undefined ? [from] : [];
   return t.target.map((target) => (target.type === 'history' && target.parent ? target.parent : target));
-}
-
-function descendants(node: AnyStateNode): AnyStateNode[] {
-  return childrenOf(node).flatMap((c) => [c, ...descendants(c)]);
 }
 
 /** A transition's label: its event, or what stands for it (`after 10m`, `done(lookup)`, `always`), and its guard. */
@@ -149,14 +163,14 @@ function drawState(node: AnyStateNode, depth: number, ctx: Ctx): void {
   const pad = '  '.repeat(depth);
   const id = ref(node, ctx);
   const notes = ctx.notes.get(nodeName(node)) ?? [];
+  const named = `state "${node.key.replace(/"/g, "'")}" as ${id}`;
   if (node.type === 'compound' || node.type === 'parallel') {
-    ctx.lines.push(`${pad}state ${id} {`);
+    ctx.lines.push(`${pad}${id === node.key ? `state ${id}` : named} {`);
     drawContainer(node, depth + 1, ctx);
     ctx.lines.push(`${pad}}`);
     if (notes.length > 0) ctx.lines.push(`${pad}note right of ${id} : ${clean(notes.join(' / '))}`);
   } else {
-    if (id !== node.key) ctx.lines.push(`${pad}state "${node.key.replace(/"/g, "'")}" as ${id}`);
-    else if (notes.length === 0) ctx.lines.push(`${pad}${id}`);
+    ctx.lines.push(id === node.key && notes.length === 0 ? `${pad}${id}` : `${pad}${named}`);
     for (const n of notes) ctx.lines.push(`${pad}${id} : ${clean(n)}`);
   }
   if (node.type === 'final') ctx.lines.push(`${pad}${id} --> [*]`);

@@ -1,5 +1,5 @@
 /**
- * What a test harness runs on: the real runtime with a `:memory:` SQLite store, a manual clock,
+ * What a test harness runs on: the real runtime with a store (`:memory:` SQLite unless `database` names another), a manual clock,
  * and a sandbox provider reached over real HTTP on 127.0.0.1 through the real send adapter.
  */
 import { ManualClock } from '../conversation/clock.js';
@@ -11,8 +11,10 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/api.js';
 import { SANDBOX_SENDER } from '../sandbox/constants.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
 import { createHttpAdapter } from '../transport/adapter.js';
+import { seedConversation, type OlderConversation } from './seed.js';
 import type { SendAdapter } from '../transport/types.js';
 
 /** Options of `createTestBot()`. All optional. */
@@ -29,6 +31,13 @@ export interface TestBotOptions {
   readonly logger?: Logger | undefined;
   /** Dispatcher pacing; a message put back for a later attempt waits for `advance()`. */
   readonly dispatcher?: DispatcherOptions | undefined;
+  /**
+   * Start from a conversation an older version of the bot stored (its snapshot and version): the
+   * user's first action loads it as the runtime would after a deploy, migrations and all.
+   */
+  readonly from?: OlderConversation | undefined;
+  /** The database to run on: a SQLite path, `:memory:` (the default) or a PostgreSQL URL of an empty database. */
+  readonly database?: string | undefined;
 }
 
 /** The default user number of a harness. */
@@ -48,7 +57,7 @@ export class HarnessWorld {
   private constructor(
     readonly bot: Bot,
     readonly runtime: Runtime,
-    readonly store: SqliteStore,
+    readonly store: Store,
     readonly clock: ManualClock,
     private readonly adapter: SendAdapter,
     private readonly server: RunningSandbox,
@@ -61,8 +70,15 @@ export class HarnessWorld {
       baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret,
       retry: { baseDelayMs: 1, maxDelayMs: 5 },
     });
-    const store = openSqliteStore(':memory:');
+    let store: Store;
+    try {
+      store = await openStore(o.database ?? ':memory:');
+    } catch (err) {
+      await Promise.allSettled([adapter.close(), server.close()]);
+      throw err;
+    }
     const clock = new ManualClock(o.now === undefined ? undefined : +o.now);
+    if (o.from) await seedConversation(store, { botId: bot.id, user: o.user ?? DEFAULT_TEST_USER }, o.from, clock.now());
     const runtime = new Runtime({
       store, adapter, bots: [bot], sender: o.sender ?? SANDBOX_SENDER, sms: o.sms, clock,
       logger: o.logger ?? silentLogger, dispatcher: { baseDelayMs: 1000, ...o.dispatcher },

@@ -7,14 +7,16 @@ import type { ManualClock } from '../conversation/clock.js';
 import { replyEvent } from '../conversation/events.js';
 import type { Runtime } from '../conversation/runtime.js';
 import type { Sandbox } from '../sandbox/api.js';
-import type { SqliteStore } from '../store/sqlite.js';
-import type { ConversationRecord, InboundSource, TranscriptEntry } from '../store/types.js';
+import type { ConversationRecord, InboundSource, Store, TranscriptEntry } from '../store/types.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
 import { collectSent, isInteractiveSent, type SentMessage } from './harness-sent.js';
 import { DEFAULT_TEST_USER, HarnessWorld, type TestBotOptions, type WorldView } from './harness-world.js';
 import { sentLine } from './transcript-lines.js';
 import { actionLabel, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
+
+/** How long {@link TestConversation.settled} waits for invocations by default (real time). */
+const DEFAULT_SETTLE_TIMEOUT_MS = 10_000;
 
 /**
  * Starts a bot on the real runtime (`:memory:` store, manual clock, sandbox over HTTP on
@@ -42,6 +44,8 @@ export class TestConversation implements WorldView {
   #end = 0;
   #record: ConversationRecord | undefined;
   #lastAction = '(none yet)';
+  /** True when an invocation was still running as the previous action ended. */
+  #invokingAtEnd = false;
   readonly #steps: TranscriptStep[] = [];
   readonly #others: Map<string, TestConversation>;
 
@@ -70,35 +74,79 @@ export class TestConversation implements WorldView {
   async tap(idOrTitle: string): Promise<void> {
     const { choice, message } = checks.choiceOrThrow(this.view(), idOrTitle);
     const via = message.kind === 'list' ? 'list' : 'button';
-    await this.act({ tap: idOrTitle }, 'whatsapp', { ...replyEvent(choice.id, choice.title, via) });
+    await this.act({ tap: idOrTitle }, () => this.receive('whatsapp', { ...replyEvent(choice.id, choice.title, via) }));
   }
 
   /** Types text on WhatsApp. */
   async type(text: string): Promise<void> {
-    await this.act({ type: text }, 'whatsapp', { type: 'text', text, via: 'whatsapp' });
+    await this.act({ type: text }, () => this.receive('whatsapp', { type: 'text', text, via: 'whatsapp' }));
   }
 
   /** Submits the flow with these answers, with the conversation's flow token. */
   async submitFlow(data: Record<string, unknown>): Promise<void> {
     const token = this.#record?.status === 'active' ? this.#record.flowToken : undefined;
     if (token === undefined) throw new checks.ExpectationError(`Cannot submit a flow: the conversation has not started or has ended.\n${checks.whatWasSent(this.view())}`);
-    await this.act({ flow: data }, 'whatsapp', { type: 'flow', token, data });
+    await this.act({ flow: data }, () => this.receive('whatsapp', { type: 'flow', token, data }));
   }
 
   /** Answers by SMS (after a message went by SMS, "1" or a title picks a choice). */
   async sms(text: string): Promise<void> {
-    await this.act({ sms: text }, 'sms', { type: 'text', text, via: 'sms' });
+    await this.act({ sms: text }, () => this.receive('sms', { type: 'text', text, via: 'sms' }));
   }
 
   /** Sends a raw event, as is (default source `whatsapp`). */
   async send(event: RawEvent, source: 'whatsapp' | 'sms' | 'api' = 'whatsapp'): Promise<void> {
-    await this.act(source === 'whatsapp' ? { send: event } : { send: event, source }, source, event);
+    await this.act(source === 'whatsapp' ? { send: event } : { send: event, source }, () => this.receive(source, event));
   }
 
   /** Moves the clock (`10m`, `2h`, or milliseconds), fires what fell due, and waits. */
   async advance(duration: Duration): Promise<void> {
     const ms = parseDuration(duration);
-    await this.act({ advance: duration }, undefined, undefined, ms);
+    await this.act({ advance: duration }, async () => {
+      this.world.clock.advance(ms);
+      await this.world.runtime.poke();
+      return undefined;
+    });
+  }
+
+  /**
+   * Waits until this conversation's invoked actors (an order lookup) have settled and what they
+   * did is committed and sent; then `latest` holds their answer. Recorded as a step of its own,
+   * so a replayed transcript waits at the same place. Throws when they are still running after
+   * `timeoutMs` (default 10 s of real time).
+   *
+   * @example
+   * await chat.tap('Track my order');   // the state invokes a lookup
+   * await chat.settled();
+   * chat.expectText(/on its way/);
+   */
+  async settled(options: { readonly timeoutMs?: number | undefined } = {}): Promise<void> {
+    await this.act({ settle: true }, async () => {
+      await this.untilInvocationsSettle(options.timeoutMs);
+      return undefined;
+    });
+  }
+
+  /** True while an invoked actor of this conversation is still running. */
+  get invoking(): boolean {
+    return this.world.runtime.invoking(this.key);
+  }
+
+  /** @internal Waits for this conversation's invocations (bounded, unless `Infinity`), without recording a step. */
+  async untilInvocationsSettle(timeoutMs = DEFAULT_SETTLE_TIMEOUT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      if (timeoutMs === Infinity) return;
+      timer = setTimeout(() => reject(new checks.ExpectationError(
+        `The invocations of state ${this.state ?? '(none)'} were still running after ${timeoutMs} ms (real time).\n${checks.whatWasSent(this.view())}`,
+      )), timeoutMs);
+    });
+    try {
+      await Promise.race([this.world.runtime.invocationsSettled(this.key), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.world.settle();
   }
 
   // ── reading ─────────────────────────────────────────────────────────────────────────────
@@ -148,8 +196,8 @@ export class TestConversation implements WorldView {
     return this.world.runtime;
   }
 
-  /** The `:memory:` store: conversations, inbox, outbox, timers. */
-  get store(): SqliteStore {
+  /** The store (`:memory:` SQLite unless the `database` option named another): conversations, inbox, outbox, timers. */
+  get store(): Store {
     return this.world.store;
   }
 
@@ -212,7 +260,7 @@ export class TestConversation implements WorldView {
 
   /** @internal Re-reads what was sent and the conversation after an action. */
   async refresh(): Promise<void> {
-    const key = { botId: this.world.bot.id, user: this.user };
+    const key = this.key;
     this.#sent = await collectSent(this.world.store, this.user, this.world.sandbox.messages, this.#sent);
     this.#record = (await this.world.store.activeConversation(key)) ?? (await this.world.store.conversations(key)).at(-1);
   }
@@ -221,24 +269,32 @@ export class TestConversation implements WorldView {
     return { latest: this.latest, lastInteractive: this.lastInteractive, state: this.state, lastAction: this.#lastAction };
   }
 
-  private async act(action: TranscriptAction, source: InboundSource | undefined, event: RawEvent | undefined, advanceMs = 0): Promise<void> {
+  private get key(): { botId: string; user: string } {
+    return { botId: this.world.bot.id, user: this.user };
+  }
+
+  /** Runs an inbound through the runtime; resolves to its inbox id. */
+  private async receive(source: InboundSource, event: RawEvent): Promise<number> {
+    const { world } = this;
+    return (await world.runtime.receive({ botId: world.bot.id, user: this.user, providerId: world.nextProviderId(), source, event })).inboxId;
+  }
+
+  /** Does an action, waits for the bot, and records the step (with what it answered and the state after). */
+  private async act(action: TranscriptAction, run: () => Promise<number | undefined>): Promise<void> {
     const { world } = this;
     const mark = this.#end;
-    let inboxId: number | undefined;
-    if (event !== undefined) {
-      const r = await world.runtime.receive({ botId: world.bot.id, user: this.user, providerId: world.nextProviderId(), source, event });
-      inboxId = r.inboxId;
-    } else {
-      world.clock.advance(advanceMs);
-      await world.runtime.poke();
-    }
+    await world.runtime.idle();
+    // The user waited (in real time) for invocations that ran as the previous action ended: a replay must wait too.
+    const waited = !('settle' in action) && this.#invokingAtEnd && !this.invoking;
+    const inboxId = await run();
     await world.settle();
     this.#mark = mark;
     this.#end = world.lastSeq();
+    this.#invokingAtEnd = this.invoking;
     this.#lastAction = actionLabel(action);
     const inbound = inboxId === undefined ? undefined : await world.store.inbound(inboxId);
     const error = inbound?.state === 'failed' ? (inbound.error ?? 'unknown error') : undefined;
-    this.#steps.push({ action, sent: this.latest.map(sentLine), state: this.state ?? null, ...(error !== undefined && { error }) });
+    this.#steps.push({ action, sent: this.latest.map(sentLine), state: this.state ?? null, ...(waited && { waited: true as const }), ...(error !== undefined && { error }) });
     if (error !== undefined) throw new BotTurnError(`The bot failed handling ${this.#lastAction}: ${error}\n${checks.whatWasSent(this.view())}`);
   }
 }

@@ -3,6 +3,7 @@
  * order, transitions, which events an active configuration handles, and which nodes can be
  * entered or left at all. Shared by `colloquy check` and `colloquy graph`.
  */
+import { getStateNodes } from '@xstate/graph';
 import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
 
 /** A state node's name: its path below the machine, dotted (`size`, `order.size`). */
@@ -17,15 +18,7 @@ export function childrenOf(node: AnyStateNode): AnyStateNode[] {
 
 /** Every state node below the root, in document order (each parent before its children). */
 export function allNodes(machine: AnyStateMachine): AnyStateNode[] {
-  const out: AnyStateNode[] = [];
-  const visit = (n: AnyStateNode): void => {
-    for (const child of childrenOf(n)) {
-      out.push(child);
-      visit(child);
-    }
-  };
-  visit(machine.root);
-  return out;
+  return getStateNodes(machine.root);
 }
 
 /** The transitions a node defines itself: `on`, `after`, invoke `onDone`/`onError`, `onDone` and `always`. */

@@ -5,7 +5,7 @@
 import type { Message } from '../messages/message.js';
 import type { SentMessage } from './harness-sent.js';
 import { formatDuration } from './harness-duration.js';
-import type { RehydrationRuns, RehydrationStep } from './rehydration.js';
+import type { RehydrationRuns, RehydrationStep } from './rehydration-types.js';
 import { sentLine } from './transcript-lines.js';
 
 /** The first disagreement between the runs, as a readable message, or undefined when they agree. */

@@ -18,28 +18,18 @@ import { silentLogger, type Logger } from '../log.js';
 import type { Message } from '../messages/message.js';
 import { SANDBOX_SENDER } from '../sandbox/constants.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
 import type { ConversationStatus } from '../store/types.js';
 import { createHttpAdapter } from '../transport/adapter.js';
-import { parseDuration, type Duration } from './harness-duration.js';
+import { parseDuration } from './harness-duration.js';
 import { ExpectationError } from './harness-expect.js';
 import { DEFAULT_TEST_USER } from './harness-world.js';
 import { findMismatch, stepLabel } from './rehydration-diff.js';
-import type { RawEvent } from './transcript-format.js';
+import { migratedSnapshot, seedConversation, type OlderConversation } from './seed.js';
+import type { MemoryRun, RehydrationRuns, RehydrationStep, StoreRun } from './rehydration-types.js';
 
-/**
- * One step of a rehydration check: a user's event (as the runtime receives it, e.g.
- * `{ type: 'reply.large', id: 'large', title: 'Large', via: 'button' }`), a flow answer (sent with
- * the conversation's flow token), or time passing (`{ advance: '10m' }`, or milliseconds).
- *
- * `reprompts: i` marks an event the bot does not handle in its state (a stale tap, stray text):
- * the runtime re-sends the prompt, which the machine alone knows nothing of, so through the store
- * the step must say what `steps[i]` said there (what the machine alone says is not compared).
- */
-export type RehydrationStep =
-  | { readonly event: RawEvent; readonly reprompts?: number | undefined }
-  | { readonly flow: Readonly<Record<string, unknown>> }
-  | { readonly advance: Duration };
+export type { MemoryRun, RehydrationRuns, RehydrationStep, StoreRun } from './rehydration-types.js';
 
 /** Options of {@link runInMemory} (and of the other two). */
 export interface RehydrationOptions {
@@ -57,6 +47,12 @@ export interface RehydrationOptions {
    * that stamps ids or times with it acts the same in all three runs.
    */
   readonly pinDateNow?: boolean | undefined;
+  /**
+   * Start from a conversation an older version of the bot stored (its snapshot and version), to
+   * test a migration: the machine alone starts from the migrated snapshot; the store runs start
+   * from the stored one, which the runtime migrates at the first step.
+   */
+  readonly from?: OlderConversation | undefined;
 }
 
 /** Options of {@link runThroughStore}. */
@@ -69,41 +65,6 @@ export interface StoreRunOptions extends RehydrationOptions {
 
 /** Options of {@link checkRehydration}. */
 export type CheckRehydrationOptions = Omit<StoreRunOptions, 'restart'>;
-
-/** The machine alone, in memory. */
-export interface MemoryRun {
-  /** What the machine said at each step (through JSON). */
-  readonly said: readonly Message[][];
-  /** The state value as text after each step (`menu`, `{"ordering":"size"}`). */
-  readonly states: readonly string[];
-  /** The context after each step, as the machine holds it (not through JSON). */
-  readonly contexts: readonly unknown[];
-  /** The context at the end, through JSON. */
-  readonly context: unknown;
-}
-
-/** The real runtime on a SQLite file and the sandbox. */
-export interface StoreRun {
-  /** What the bot sent at each step (the transcript's messages, through JSON). */
-  readonly said: readonly Message[][];
-  /** The conversation's state after each step (`null` before it exists). */
-  readonly states: readonly (string | null)[];
-  /** The stored context after each step. */
-  readonly contexts: readonly unknown[];
-  /** The last conversation, read from a fresh connection at the end. */
-  readonly final: { readonly state: string | null; readonly status: ConversationStatus; readonly context: unknown };
-  /** The provider requests the sandbox accepted, flow tokens written `ft_*`. */
-  readonly requests: readonly unknown[];
-}
-
-/** The three runs of {@link checkRehydration}. */
-export interface RehydrationRuns {
-  readonly memory: MemoryRun;
-  /** Through the store, one runtime for all steps. */
-  readonly straight: StoreRun;
-  /** Through the store, a new runtime and store connection before every step. */
-  readonly restarted: StoreRun;
-}
 
 /** What {@link checkRehydration} throws: the runs, and the index of the step where they disagree. */
 export class RehydrationMismatchError extends ExpectationError {
@@ -130,7 +91,8 @@ export async function runInMemory(bot: Bot, steps: readonly RehydrationStep[], o
 async function memoryRun(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions, clock: SimulatedClock): Promise<MemoryRun> {
   const key = { user: options.user ?? DEFAULT_TEST_USER, botId: bot.id };
   const busy = options.busy ?? [];
-  const actor = createActor(bot.machine as AnyStateMachine, { input: bot.options.input ? bot.options.input(key) : key, clock });
+  const input = bot.options.input ? bot.options.input(key) : key;
+  const actor = createActor(bot.machine as AnyStateMachine, options.from ? { input, clock, snapshot: migratedSnapshot(bot, options.from) as never } : { input, clock });
   let failure: { error: unknown } | undefined;
   actor.subscribe({ error: (error: unknown) => { failure ??= { error }; } });
   let current: Message[] = [];
@@ -176,6 +138,10 @@ async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: St
   try {
     const s = server = await startSandbox({ port: 0, host: '127.0.0.1' });
     const open = () => openRuntime(bot, path, s, clock, options.logger ?? silentLogger);
+    if (options.from) {
+      const seed = await openStore(path);
+      try { await seedConversation(seed, key, options.from, clock.now()); } finally { await seed.close(); }
+    }
     r = await open();
     const said: Message[][] = [];
     const states: (string | null)[] = [];
@@ -264,14 +230,14 @@ function errorText(err: unknown): string {
 // ── one runtime on the SQLite file ─────────────────────────────────────────────────────────
 
 interface OpenRuntime {
-  readonly store: SqliteStore;
+  readonly store: Store;
   readonly runtime: Runtime;
   settle(): Promise<void>;
   close(): Promise<void>;
 }
 
 async function openRuntime(bot: Bot, path: string, server: RunningSandbox, clock: ManualClock, logger: Logger): Promise<OpenRuntime> {
-  const store = openSqliteStore(path);
+  const store = await openStore(path);
   const adapter = createHttpAdapter({
     baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
@@ -290,7 +256,7 @@ async function openRuntime(bot: Bot, path: string, server: RunningSandbox, clock
   return { store, runtime, settle, close };
 }
 
-async function flowToken(store: SqliteStore, key: { botId: string; user: string }, i: number, s: RehydrationStep): Promise<string> {
+async function flowToken(store: Store, key: { botId: string; user: string }, i: number, s: RehydrationStep): Promise<string> {
   const conv = await store.activeConversation(key);
   if (!conv) throw new ExpectationError(`steps[${i}], ${stepLabel(s)}: there is no conversation to answer the flow of (it has not started or has ended).`);
   return conv.flowToken;

@@ -11,6 +11,7 @@
  * conv.expectState('size').expectChoices(['Small', 'Large']);
  */
 export { createTestBot, TestConversation, BotTurnError } from './harness.js';
+export { ManualClock, MANUAL_CLOCK_START } from '../conversation/clock.js';
 export { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 export { ExpectationError, readableText, type SentMatch } from './harness-expect.js';
 export type { SentButtons, SentFlow, SentKind, SentList, SentMessage, SentSms, SentText } from './harness-sent.js';
@@ -24,3 +25,4 @@ export {
   type RehydrationStep, type RehydrationOptions, type StoreRunOptions, type CheckRehydrationOptions,
   type MemoryRun, type StoreRun, type RehydrationRuns,
 } from './rehydration.js';
+export type { OlderConversation } from './seed.js';

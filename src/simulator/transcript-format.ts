@@ -8,7 +8,8 @@ export interface RawEvent {
 
 /**
  * One thing the user did: tap a choice (by id or title), type text, submit the flow, answer by
- * SMS, send a raw event, or let time pass. One key each, so a transcript file reads naturally.
+ * SMS, send a raw event, let time pass, or wait for the bot's invocations to settle. One key
+ * each, so a transcript file reads naturally.
  */
 export type TranscriptAction =
   | { readonly tap: string }
@@ -16,7 +17,8 @@ export type TranscriptAction =
   | { readonly flow: Record<string, unknown> }
   | { readonly sms: string }
   | { readonly send: RawEvent; readonly source?: 'whatsapp' | 'sms' | 'api' }
-  | { readonly advance: string | number };
+  | { readonly advance: string | number }
+  | { readonly settle: true };
 
 /** One step: the user's action, what the bot sent in answer (one line each), the state after it. */
 export interface TranscriptStep {
@@ -27,6 +29,11 @@ export interface TranscriptStep {
   readonly state: string | null;
   /** Set when the bot failed handling the action (or the action could not be done). */
   readonly error?: string;
+  /**
+   * Set when invocations still running after the previous step had settled before this action
+   * (the user waited in real time): a replay waits for them at the same place.
+   */
+  readonly waited?: true;
 }
 
 /** An action for people: `tap "Small"`, `type "hi"`, `advance 10m`. */
@@ -36,6 +43,7 @@ export function actionLabel(a: TranscriptAction): string {
   if ('flow' in a) return `submit the flow ${JSON.stringify(a.flow)}`;
   if ('sms' in a) return `SMS ${JSON.stringify(a.sms)}`;
   if ('send' in a) return `send ${JSON.stringify(a.send)}${a.source === undefined ? '' : ` from ${a.source}`}`;
+  if ('settle' in a) return 'wait until the invocations settle';
   return `advance ${typeof a.advance === 'number' ? `${a.advance}ms` : a.advance}`;
 }
 

@@ -69,6 +69,7 @@ export function expectTranscript(conv: TestConversation, file: string): void {
 async function replaySteps(conv: TestConversation, steps: readonly TranscriptStep[]): Promise<TranscriptStep[]> {
   for (const step of steps) {
     try {
+      if (step.waited === true) await conv.untilInvocationsSettle();
       await perform(conv, step.action);
     } catch (err) {
       if (err instanceof BotTurnError) continue; // recorded in conv.steps with its error
@@ -87,6 +88,7 @@ export async function perform(conv: TestConversation, a: TranscriptAction): Prom
   if ('sms' in a) return conv.sms(a.sms);
   if ('send' in a) return conv.send(a.send, a.source);
   if ('advance' in a) return conv.advance(a.advance);
+  if ('settle' in a) return conv.settled();
   throw new Error(`Unknown transcript action ${JSON.stringify(a)}`);
 }
 

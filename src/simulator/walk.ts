@@ -1,10 +1,22 @@
 /**
- * Walks a bot's machine with XState's pure `initialTransition()` and `transition()`: every state
- * configuration it can reach, every event it handles (with sample payloads), every guarded branch.
- * Collects what is said on the way and which state nodes were reached. Nothing runs: invoked
- * actors and delays are not started, their done, error and `after` events are sent instead.
+ * Walks a bot's machine with `@xstate/graph`'s traversal (`getAdjacencyMap`) over XState's pure
+ * `initialTransition()` and `transition()`: every state configuration it can reach, every event it
+ * handles (with sample payloads), every guarded branch. Collects what is said on the way and which
+ * state nodes were reached. Nothing runs: invoked actors and delays are not started, their done,
+ * error and `after` events are sent instead.
+ *
+ * Why the traversal walks a small logic of its own rather than the machine itself: `@xstate/graph`
+ * steps a machine with a mock actor scope whose `emit` drops every emitted event, and a bot's
+ * messages are emitted (`say()`), so walking the machine directly would see no message at all. Its
+ * default events are also bare `{type}` objects (a `reply.X` builder reading `event.title` would
+ * throw) and it takes one branch of a guard, never both. So the walked logic's positions are a
+ * machine snapshot plus what was shown on arrival, its moves are "send this event, with these
+ * sample payloads, with this guard forced on", and each move is XState's own `transition()`,
+ * whose returned actions carry the emitted messages. `@xstate/graph` does the breadth-first
+ * traversal, the de-duplication of configurations and the stop at the size limit.
  */
-import { initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
+import { getAdjacencyMap } from '@xstate/graph';
+import { fromTransition, initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
 import { SAY_EVENT, type SayEvent } from '../conversation/say.js';
 import { BotError } from '../errors.js';
@@ -37,9 +49,10 @@ export interface Walk {
   readonly reached: ReadonlySet<string>;
 }
 
-/** How many state configurations a walk visits at most. */
+/** How many state configurations a walk expands at most. */
 const MAX_CONFIGURATIONS = 2000;
 
+/** A reached configuration of the machine. */
 interface Step {
   readonly snapshot: AnyMachineSnapshot;
   /** The choices shown on arrival, to tap even when only a wildcard handles them. */
@@ -48,50 +61,68 @@ interface Step {
   readonly guessed: boolean;
 }
 
+/** Where the walk is: before the machine started, or at a configuration. */
+type Position = { readonly at: 'start' } | (Step & { readonly at: 'step' });
+
+/** A move of the walk: start the machine, or send an event (several sample payloads), each with some guards forced on. */
+type Move =
+  | { readonly type: 'start'; readonly forced: readonly number[] }
+  | { readonly type: 'send'; readonly samples: readonly AnyEventObject[]; readonly forced: readonly number[] };
+
+const START: Position = { at: 'start' };
+
 /** Walks a bot's machine. Throws a BotError when the machine cannot even start. */
 export function walkBot(bot: Bot): Walk {
-  const walker = new Walker(instrument(bot.machine, bot.options.sampleContext));
-  for (const forced of variants(walker.alwaysSwitches)) walker.record(start(bot, walker.inst, forced), false);
-  for (let step = walker.queue.shift(); step; step = walker.queue.shift()) walker.expand(step);
+  const walker = new Walker(bot, instrument(bot.machine, bot.options.sampleContext));
+  const logic = fromTransition((position: Position, move: Move) => walker.move(position, move), START);
+  let expanded = 0;
+  getAdjacencyMap(logic, {
+    events: (snapshot) => walker.moves(snapshot.context),
+    serializeState: (snapshot) => (snapshot.context.at === 'start' ? 'start' : JSON.stringify(snapshot.context.snapshot.value)),
+    stopWhen: () => ++expanded > MAX_CONFIGURATIONS,
+  });
   return { sayings: walker.sayings, reached: walker.reached };
 }
 
-/** The walk's state: what was seen, said and reached, and the configurations still to expand. */
+/** What the walk saw and said, and how it moves. */
 class Walker {
   readonly alwaysSwitches: number[];
   readonly events: string[];
   readonly sayings: Saying[] = [];
   readonly reached = new Set<string>();
-  readonly queue: Step[] = [];
-  private readonly seen = new Set<string>();
   private readonly said = new Set<string>();
 
-  constructor(readonly inst: Instrumented) {
+  constructor(private readonly bot: Bot, readonly inst: Instrumented) {
     this.alwaysSwitches = switchesOf(inst, allNodes(inst.machine).flatMap((n) => n.always ?? []));
     this.events = eventTypes(inst);
   }
 
-  /** Keeps what a step said and entered, and queues its configuration when new. */
-  record([snapshot, actions]: readonly [AnyMachineSnapshot, readonly unknown[]], guessed: boolean): void {
+  /** The moves worth making from a position: start (each `always` guard forced in turn), or every handled event with each relevant guard. */
+  moves(position: Position): Move[] {
+    if (position.at === 'start') return variants(this.alwaysSwitches).map((forced) => ({ type: 'start', forced }));
+    return candidates(position, this.events).flatMap((samples) => {
+      const type = samples[0]?.type ?? '';
+      const relevant = [...new Set([...switchesFor(this.inst, position.snapshot, type), ...this.alwaysSwitches])];
+      return variants(relevant).map((forced): Move => ({ type: 'send', samples, forced }));
+    });
+  }
+
+  /** Makes a move and keeps what it said and entered; a move no sample survives stays where it was. */
+  move(position: Position, move: Move): Position {
+    if (move.type === 'start') return this.record(start(this.bot, this.inst, move.forced), false);
+    if (position.at === 'start') return position;
+    const next = firstClean(this.inst, position.snapshot, move.samples, move.forced);
+    const guessed = position.guessed || (move.samples[0]?.type ?? '').startsWith(DONE_ACTOR);
+    return next ? this.record(next, guessed) : position;
+  }
+
+  private record([snapshot, actions]: readonly [AnyMachineSnapshot, readonly unknown[]], guessed: boolean): Position {
     const { found, entered } = readStep(snapshot, actions, guessed);
     this.sayings.push(...found.filter((s) => once(this.said, signature(s))));
     for (const name of entered) this.reached.add(name);
     for (const n of snapshot._nodes) if (n.path.length > 0) this.reached.add(nodeName(n));
-    if (this.seen.size >= MAX_CONFIGURATIONS || !once(this.seen, JSON.stringify(snapshot.value))) return;
-    this.queue.push({ snapshot, guessed, shown: found.flatMap((s) => ('messages' in s.said ? s.said.messages.flatMap(safeChoices) : [])) });
-  }
-
-  /** Sends every handled event, with each relevant guard on in turn. */
-  expand(step: Step): void {
-    for (const samples of candidates(step, this.events)) {
-      const type = samples[0]?.type ?? '';
-      const guessed = step.guessed || type.startsWith(DONE_ACTOR);
-      const relevant = [...new Set([...switchesFor(this.inst, step.snapshot, type), ...this.alwaysSwitches])];
-      for (const forced of variants(relevant)) {
-        const next = firstClean(this.inst, step.snapshot, samples, forced);
-        if (next) this.record(next, guessed);
-      }
-    }
+    const shown = found.flatMap((s) => ('messages' in s.said ? s.said.messages.flatMap(safeChoices) : []));
+    return { at: 'step', snapshot, guessed, shown };
   }
 }
 

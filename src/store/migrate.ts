@@ -8,8 +8,10 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 
-/** The package's own migrations folder. */
+/** The package's own SQLite migrations folder. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
+/** The package's own PostgreSQL migrations folder: the same file names as {@link MIGRATIONS_DIR}. */
+export const PG_MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/postgres/', import.meta.url));
 
 /** One migration file. */
 export interface MigrationFile {
@@ -42,14 +44,8 @@ export interface MigrationReport {
 export function migrate(db: Database.Database, files: readonly MigrationFile[] = readMigrations()): MigrationReport {
   db.exec(`CREATE TABLE IF NOT EXISTS _migrations (
     name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-  const rows = db.prepare('SELECT name, checksum FROM _migrations ORDER BY name').all() as { name: string; checksum: string }[];
-  const byName = new Map(files.map((f) => [f.name, f]));
-  for (const row of rows) {
-    const file = byName.get(row.name);
-    if (!file) throw new StoreError('migration_missing', `Migration ${row.name} was applied but its file is gone`);
-    if (file.checksum !== row.checksum) throw changed(row.name, row.checksum, file.checksum);
-  }
-  const done = new Set(rows.map((r) => r.name));
+  const rows = db.prepare('SELECT name, checksum FROM _migrations ORDER BY name').all() as AppliedMigration[];
+  const done = checkApplied(rows, files);
   const applied: string[] = [];
   const recorded = db.prepare('SELECT checksum FROM _migrations WHERE name = ?');
   const record = db.prepare('INSERT INTO _migrations (name, checksum, applied_at) VALUES (?, ?, ?)');
@@ -79,6 +75,24 @@ export function migrate(db: Database.Database, files: readonly MigrationFile[] =
   return { applied, alreadyApplied: [...done] };
 }
 
-function changed(name: string, was: string, now: string): StoreError {
+/** A migration recorded as applied. */
+export interface AppliedMigration {
+  readonly name: string;
+  readonly checksum: string;
+}
+
+/** Checks that every applied migration's file is there unchanged; returns the applied names. */
+export function checkApplied(rows: readonly AppliedMigration[], files: readonly MigrationFile[]): Set<string> {
+  const byName = new Map(files.map((f) => [f.name, f]));
+  for (const row of rows) {
+    const file = byName.get(row.name);
+    if (!file) throw new StoreError('migration_missing', `Migration ${row.name} was applied but its file is gone`);
+    if (file.checksum !== row.checksum) throw changed(row.name, row.checksum, file.checksum);
+  }
+  return new Set(rows.map((r) => r.name));
+}
+
+/** The error for an applied migration whose file changed since. */
+export function changed(name: string, was: string, now: string): StoreError {
   return new StoreError('migration_changed', `Migration ${name} changed after it was applied (checksum ${was.slice(0, 12)}… is now ${now.slice(0, 12)}…); add a new migration instead`);
 }

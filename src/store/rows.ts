@@ -1,5 +1,5 @@
-/** Row ↔ record mapping for the SQLite store. */
-import type { ConversationRecord, InboxRecord, OutboxRecord, TimerSpec } from './types.js';
+/** Row ↔ record mapping, for both stores (the PostgreSQL one reads BIGINT as numbers and JSON as TEXT, like SQLite). */
+import type { ConversationRecord, InboxRecord, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -19,6 +19,7 @@ export function toConversation(r: Row): ConversationRecord {
     snapshot: json(r['snapshot']),
     state: str(r['state']),
     version: Number(r['version']),
+    botVersion: Number(r['bot_version'] ?? 1),
     flowToken: String(r['flow_token']),
     channel: r['channel'] as ConversationRecord['channel'],
     lastPrompt: json(r['last_prompt']) as unknown[] | null,
@@ -83,3 +84,34 @@ export function toTimer(r: Row): TimerSpec {
 
 /** How far along a delivery status is; a later report never moves it back. */
 export const STATUS_RANK: Readonly<Record<string, number>> = { sent: 1, delivered: 2, read: 3, failed: 4 };
+
+/** A stored delivery status. */
+export function toStatus(r: Row): NewStatus {
+  return {
+    providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
+    recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
+    raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])), receivedAt: Number(r['received_at']),
+  };
+}
+
+/**
+ * A conversation's transcript from its inbox rows and outbox records, both in id order: each
+ * inbound goes before the outbox rows added after it was processed (its `outbox_mark`, the
+ * conversation's highest outbox id then); unprocessed inbounds go last.
+ */
+export function mergeTranscript(inbox: readonly Row[], outbox: readonly OutboxRecord[]): TranscriptEntry[] {
+  const out: TranscriptEntry[] = [];
+  let i = 0;
+  const inboundUpTo = (id: number) => {
+    for (; i < inbox.length && Number(inbox[i]!['outbox_mark'] ?? Number.POSITIVE_INFINITY) < id; i++) {
+      const r = toInbox(inbox[i]!);
+      out.push({ direction: 'in', at: r.receivedAt, source: r.source, event: r.event, providerId: r.providerId, state: r.state, error: r.error });
+    }
+  };
+  for (const o of outbox) {
+    inboundUpTo(o.id);
+    out.push({ direction: 'out', at: o.createdAt, record: o });
+  }
+  inboundUpTo(Number.POSITIVE_INFINITY);
+  return out;
+}

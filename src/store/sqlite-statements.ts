@@ -1,8 +1,6 @@
 /** The SQLite store's prepared statements: every query it runs, in one place. */
 import type Database from 'better-sqlite3';
-
-/** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
-const RANK = (t: string) => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + (${t}.fallback_of IS NOT NULL))`;
+import { outboxRank as RANK } from './sql.js';
 
 /**
  * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
@@ -27,9 +25,9 @@ const SQL = {
   conv: 'SELECT * FROM conversations WHERE id = ?',
   convByToken: 'SELECT * FROM conversations WHERE flow_token = ?',
   activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
-  insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
-    VALUES (@botId, @user, @status, @snapshot, @state, 1, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,
-  updateConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1,
+  insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, bot_version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
+    VALUES (@botId, @user, @status, @snapshot, @state, 1, @botVersion, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,
+  updateConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, status = @status, version = version + 1, bot_version = COALESCE(@botVersion, bot_version),
     channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
     last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
     WHERE id = @id AND version = @expectedVersion`,
@@ -37,7 +35,7 @@ const SQL = {
   expireIdle: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = @now, updated_at = @now
     WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,
   setChannel: 'UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?',
-  markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
+  markInboxDone: `UPDATE inbox SET state = 'done', error = ?, conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`,
   claimable: `SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id

@@ -7,18 +7,19 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
+import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
-import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
+import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
-  NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, TimerSpec, TranscriptEntry, TurnCommit,
+  NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
 } from './types.js';
 
 type Row = Record<string, unknown>;
 
 /** Options of {@link openSqliteStore}. */
-export interface SqliteStoreOptions {
+export interface SqliteStoreOptions extends BusyOptions {
   /** A file path or `:memory:`. Folders are created. */
   readonly path: string;
   /** Apply pending migrations on open (default true). */
@@ -33,19 +34,63 @@ export function openSqliteStore(options: SqliteStoreOptions | string): SqliteSto
   const db = new Database(o.path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`); // opening may wait: nothing else runs yet
   db.pragma('foreign_keys = ON');
   if (o.migrate !== false) migrate(db, readMigrations(o.migrationsDir));
-  return new SqliteStore(db);
+  return new SqliteStore(db, o);
 }
+
+/** How long opening and migrating wait for a lock held by another process. */
+const OPEN_BUSY_TIMEOUT_MS = 5_000;
+
+/** The port's methods, each run through {@link BusyRetry} (a transient failure is retried, then StoreUnavailableError). */
+const GUARDED = [
+  'addInbound', 'nextInbound', 'pendingKeys', 'failInbound', 'skipInbound', 'inbound', 'activeConversation', 'conversation',
+  'conversationByFlowToken', 'conversations', 'activeConversationIds', 'commitTurn', 'expireIdle', 'claimOutbound',
+  'finishOutbound', 'renewLease', 'failOutbound', 'unfollowedFailures', 'lastInteractive', 'retryOutbound', 'outbound',
+  'outboundByProviderId', 'nextOutboundAt', 'nextTimerAt', 'fireDueTimers', 'timers', 'addStatus', 'statuses', 'transcript',
+] as const satisfies readonly (keyof Store)[];
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
   private readonly q: Statements;
-  constructor(readonly db: Database.Database) {
+  private readonly busy: BusyRetry;
+  /**
+   * @param busy How long one attempt may block on a locked database (`busyTimeoutMs`, default 50 ms)
+   * and how long a call retries asynchronously before StoreUnavailableError (`busyRetryMs`, 3 s).
+   */
+  constructor(readonly db: Database.Database, busy: BusyOptions = {}) {
     this.q = prepareStatements(db);
+    this.busy = new BusyRetry(busy);
+    db.pragma(`busy_timeout = ${busy.busyTimeoutMs ?? 50}`);
+    for (const name of GUARDED) {
+      const method = (this[name] as (...args: unknown[]) => Promise<unknown>).bind(this);
+      (this as Record<string, unknown>)[name] = (...args: unknown[]) => this.busy.run(() => method(...args));
+    }
+  }
+
+  /**
+   * Whether the database can be written now: tries to take the write lock without waiting (and
+   * releases it at once). Busy while another process holds it, with the reason.
+   */
+  async health(): Promise<StoreHealth> {
+    if (!this.db.open) return { ok: false, reason: 'the database is closed' };
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    try {
+      this.db.pragma('busy_timeout = 0');
+      this.db.exec('BEGIN IMMEDIATE');
+      this.db.exec('ROLLBACK');
+    } catch (err) {
+      const code = transientCode(err);
+      if (code === undefined) return { ok: false, reason: (err as Error).message };
+      const { since } = this.busy.state;
+      return { ok: false, busy: true, reason: `the database is locked by another connection (${code})`, ...(since !== undefined && { since }) };
+    } finally {
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
+    return { ok: true };
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
@@ -114,11 +159,12 @@ export class SqliteStore implements Store {
       }
       const ended = c.status === 'active' ? null : c.now;
       const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
+      const botVersion = c.botVersion ?? null;
       let id: number;
       let version: number;
       if (c.conversationId === undefined) {
         try {
-          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt) });
+          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt), botVersion: botVersion ?? 1 });
           id = Number(r.lastInsertRowid);
         } catch (e) {
           if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
@@ -126,13 +172,13 @@ export class SqliteStore implements Store {
         }
         version = 1;
       } else {
-        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0 });
+        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0, botVersion });
         if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
         id = c.conversationId;
         version = c.expectedVersion + 1;
       }
       // An inbound consumed by another writer (same turn in two processes) must not run twice.
-      if (c.inboxId !== undefined && this.q.markInboxDone.run(id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+      if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
       return { conversationId: id, version, outboxIds };
@@ -293,31 +339,12 @@ export class SqliteStore implements Store {
   }
 
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
-    return (this.q.statusesOf.all(providerMessageId) as Row[]).map((r) => ({
-      providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
-      recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
-      raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])), receivedAt: Number(r['received_at']),
-    }));
+    return (this.q.statusesOf.all(providerMessageId) as Row[]).map(toStatus);
   }
 
   async transcript(conversationId: number): Promise<TranscriptEntry[]> {
     // Commits are totally ordered by outbox ids: an inbound comes before every row added after it.
-    const inbox = this.q.convInbox.all(conversationId) as Row[];
-    const outbox = (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox);
-    const out: TranscriptEntry[] = [];
-    let i = 0;
-    const inboundUpTo = (id: number) => {
-      for (; i < inbox.length && Number(inbox[i]!['outbox_mark'] ?? Number.POSITIVE_INFINITY) < id; i++) {
-        const r = toInbox(inbox[i]!);
-        out.push({ direction: 'in', at: r.receivedAt, source: r.source, event: r.event, providerId: r.providerId, state: r.state, error: r.error });
-      }
-    };
-    for (const o of outbox) {
-      inboundUpTo(o.id);
-      out.push({ direction: 'out', at: o.createdAt, record: o });
-    }
-    inboundUpTo(Number.POSITIVE_INFINITY);
-    return out;
+    return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,10 @@ export interface ConversationRecord extends ConversationKey {
   readonly snapshot: unknown;
   /** The state value as text (`"menu"`, `{"order":"size"}`), for people and queries. */
   readonly state: string | null;
+  /** The optimistic-concurrency counter, bumped by every committed turn. */
   readonly version: number;
+  /** The version of its bot the conversation runs on (1 for conversations from before versions). */
+  readonly botVersion: number;
   readonly flowToken: string;
   /** The channel the conversation is on: `sms` while its messages go by SMS. */
   readonly channel: ChannelName;
@@ -149,6 +152,8 @@ export interface TurnCommit {
   readonly state: string;
   readonly status: ConversationStatus;
   readonly flowToken: string;
+  /** The bot version the conversation runs on after this turn; undefined keeps it (1 for a new conversation). */
+  readonly botVersion?: number | undefined;
   readonly channel?: ChannelName | undefined;
   /** Set to replace the prompt; undefined keeps it. */
   readonly lastPrompt?: readonly unknown[] | undefined;
@@ -158,6 +163,8 @@ export interface TurnCommit {
   readonly expire?: number | undefined;
   /** The inbox row this turn consumed, if any. */
   readonly inboxId?: number | undefined;
+  /** A note kept on that inbox row (why it was consumed without running, say). */
+  readonly inboxNote?: string | undefined;
   readonly outbox: readonly NewOutbound[];
   readonly timers: TimerChanges;
   readonly now: number;
@@ -186,7 +193,21 @@ export type TranscriptEntry =
   | { readonly direction: 'in'; readonly at: number; readonly source: InboundSource; readonly event: unknown; readonly providerId: string; readonly state: InboxRecord['state']; readonly error: string | null }
   | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
 
-/** The conversation store. */
+/** Whether the store can take work now (`GET /healthz`). */
+export interface StoreHealth {
+  readonly ok: boolean;
+  /** True when the database is busy (locked by another process): work waits and is retried. */
+  readonly busy?: boolean | undefined;
+  /** Why it is not ok, for a person. */
+  readonly reason?: string | undefined;
+  /** Since when it has been busy (epoch ms), when known. */
+  readonly since?: number | undefined;
+}
+
+/**
+ * The conversation store. A failure that a later attempt can get past (a locked database, a
+ * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
+ */
 export interface Store {
   /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
   addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
@@ -253,5 +274,7 @@ export interface Store {
 
   /** Both directions of a conversation, in order. */
   transcript(conversationId: number): Promise<TranscriptEntry[]>;
+  /** Whether the database can take work now; optional (without it `/healthz` does not check the store). */
+  health?(): Promise<StoreHealth>;
   close(): Promise<void>;
 }

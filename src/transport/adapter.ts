@@ -68,8 +68,9 @@ export function createHttpAdapter(options: HttpAdapterOptions): SendAdapter {
   const shared = { http, clock, retry, onEvent: options.onEvent, logger: options.logger };
   const smsTokens = tokenProvider(options.smsToken ?? credentialsOf(options), shared);
   const msgTokens = options.messagingToken === undefined || options.messagingToken === 'shared' ? smsTokens : tokenProvider(options.messagingToken, shared);
-  const sms: CallContext = { ...shared, tokens: smsTokens };
-  const messaging: CallContext = { ...shared, tokens: msgTokens };
+  const secrets = secretsOf(options);
+  const sms: CallContext = { ...shared, tokens: smsTokens, secrets };
+  const messaging: CallContext = { ...shared, tokens: msgTokens, secrets };
   const targets = { sms: targetOf(options.baseUrl, SMS_PATH), messaging: targetOf(options.baseUrl, MESSAGING_PATH) };
 
   async function send(outbound: Outbound, opts: { signal?: AbortSignal } = {}): Promise<SendResult> {
@@ -97,6 +98,16 @@ export function createHttpAdapter(options: HttpAdapterOptions): SendAdapter {
       await own?.close();
     },
   };
+}
+
+/** Every configured secret and static token: none is kept from a provider's answer. */
+function secretsOf(o: HttpAdapterOptions): string[] {
+  const out = [o.clientSecret];
+  for (const source of [o.smsToken, o.messagingToken]) {
+    if (source !== undefined && typeof source === 'object' && 'clientSecret' in source) out.push(source.clientSecret);
+    if (source !== undefined && typeof source === 'object' && 'token' in source) out.push(source.token);
+  }
+  return out.filter((s): s is string => typeof s === 'string' && s !== '');
 }
 
 /** The adapter's own credentials, all three required. */

@@ -16,6 +16,8 @@ export interface CallContext extends ObserverOptions {
   readonly tokens: TokenProvider;
   readonly clock: Clock;
   readonly retry: RetryPolicy;
+  /** Values never kept from an answer (the client secrets), besides the call's own tokens. */
+  readonly secrets?: readonly string[] | undefined;
 }
 
 /** One call: where, what, and how to read the answer. */
@@ -41,40 +43,48 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
   let attempts = 0;
   let retries = 0;
   let refreshed = false;
+  /** True only for the attempt right after a refused token was invalidated. */
+  let wantFresh = false;
   let lastToken: string | undefined;
   let lastTried: Tried | undefined;
+  /** What a provider echoing the request could put in its answer: every token this call used, and the secrets. */
+  const secrets: string[] = [...(ctx.secrets ?? []), ...(ctx.tokens.recent?.() ?? [])];
   for (;;) {
-    if (call.signal?.aborted) return aborted(call, attempts, lastTried);
+    if (call.signal?.aborted) return aborted(call, attempts, lastTried, secrets);
     let token: string;
     try {
       token = await ctx.tokens.getToken();
     } catch (err) {
-      return tokenFailure(call, err, attempts);
+      return tokenFailure(call, err, attempts, secrets);
     }
-    if (refreshed && token === lastToken) return authFailure(call, attempts, lastTried, token, 'the token source has no other token');
+    // Only the attempt right after the refusal needs a new token; later retries reuse the fresh one.
+    if (wantFresh && token === lastToken) return authFailure(call, attempts, lastTried, secrets, 'the token source has no other token');
+    wantFresh = false;
     lastToken = token;
+    if (!secrets.includes(token)) secrets.push(token);
     attempts++;
     const tried = await attempt(ctx, call, token);
     lastTried = tried;
     const v = tried.verdict;
-    if (v.ok) return { ok: true, channel: call.channel, status: tried.status ?? 0, providerId: v.providerId, raw: tried.raw, ...(v.sms && { sms: v.sms }), attempts };
+    if (v.ok) return { ok: true, channel: call.channel, status: tried.status ?? 0, providerId: v.providerId, raw: redactValue(tried.raw, secrets), ...(v.sms && { sms: v.sms }), attempts };
     if (tried.status === 401 || v.tokenRefused) {
       ctx.tokens.invalidate(token);
-      if (refreshed) return authFailure(call, attempts, tried, token, 'a freshly issued token was refused as well');
+      if (refreshed) return authFailure(call, attempts, tried, secrets, 'a freshly issued token was refused as well');
       refreshed = true;
+      wantFresh = true;
       ctx.logger?.debug({ endpoint: call.endpoint, status: tried.status }, 'token refused; refreshing it and retrying once');
       continue;
     }
     const delay = retryDelay(ctx, call, tried, retries + 1);
-    if (delay === undefined) return failure(call, tried, attempts, token);
+    if (delay === undefined) return failure(call, tried, attempts, secrets);
     retries++;
-    const reason = redact(v.reason, [token]);
+    const reason = redact(v.reason, secrets);
     emit(ctx, { type: 'retry', endpoint: call.endpoint, attempt: attempts, delayMs: delay, status: tried.status, reason });
     ctx.logger?.debug({ endpoint: call.endpoint, attempt: attempts, delayMs: delay, status: tried.status }, `retrying: ${reason}`);
     try {
       await ctx.clock.sleep(delay, call.signal);
     } catch {
-      return failure(call, tried, attempts, token);
+      return failure(call, tried, attempts, secrets);
     }
   }
 }
@@ -105,7 +115,7 @@ async function attempt(ctx: CallContext, call: ProviderCall, token: string): Pro
   return { verdict, status: res.status, raw: res.body, retryAfterMs };
 }
 
-function failure(call: ProviderCall, tried: Tried, attempts: number, token: string): SendFailed {
+function failure(call: ProviderCall, tried: Tried, attempts: number, secrets: readonly string[]): SendFailed {
   const v = tried.verdict;
   if (v.ok) throw new Error('unreachable: failure() given an accepted verdict');
   return {
@@ -114,19 +124,19 @@ function failure(call: ProviderCall, tried: Tried, attempts: number, token: stri
     kind: v.kind,
     status: tried.status,
     providerCode: v.providerCode,
-    reason: redact(v.reason, [token]),
-    hint: v.hint === undefined ? undefined : redact(v.hint, [token]),
-    raw: redactValue(tried.raw, [token]),
+    reason: redact(v.reason, secrets),
+    hint: v.hint === undefined ? undefined : redact(v.hint, secrets),
+    raw: redactValue(tried.raw, secrets),
     attempts,
     retryAfterMs: tried.retryAfterMs,
   };
 }
 
-function aborted(call: ProviderCall, attempts: number, tried: Tried | undefined): SendFailed {
-  return { ok: false, channel: call.channel, kind: 'retryable', status: tried?.status, reason: 'aborted by the caller', raw: tried?.raw, attempts };
+function aborted(call: ProviderCall, attempts: number, tried: Tried | undefined, secrets: readonly string[]): SendFailed {
+  return { ok: false, channel: call.channel, kind: 'retryable', status: tried?.status, reason: 'aborted by the caller', raw: redactValue(tried?.raw, secrets), attempts };
 }
 
-function authFailure(call: ProviderCall, attempts: number, tried: Tried | undefined, token: string, why: string): SendFailed {
+function authFailure(call: ProviderCall, attempts: number, tried: Tried | undefined, secrets: readonly string[], why: string): SendFailed {
   const code = tried?.verdict.ok === false ? tried.verdict.providerCode : undefined;
   const answer = tried?.status === undefined ? '' : ` (HTTP ${tried.status}${code !== undefined ? `, code ${code}` : ''})`;
   return {
@@ -135,14 +145,14 @@ function authFailure(call: ProviderCall, attempts: number, tried: Tried | undefi
     kind: 'permanent',
     status: tried?.status,
     providerCode: code,
-    reason: redact(`The ${call.endpoint} endpoint refused the access token${answer}, and ${why}: check the credentials and the token source configured for it`, [token]),
-    raw: redactValue(tried?.raw, [token]),
+    reason: redact(`The ${call.endpoint} endpoint refused the access token${answer}, and ${why}: check the credentials and the token source configured for it`, secrets),
+    raw: redactValue(tried?.raw, secrets),
     attempts,
     auth: true,
   };
 }
 
-function tokenFailure(call: ProviderCall, err: unknown, attempts: number): SendFailed {
+function tokenFailure(call: ProviderCall, err: unknown, attempts: number, secrets: readonly string[]): SendFailed {
   const e = err instanceof TransportError ? err : undefined;
   const message = err instanceof Error ? err.message : String(err);
   return {
@@ -151,7 +161,7 @@ function tokenFailure(call: ProviderCall, err: unknown, attempts: number): SendF
     kind: e?.retryable ? 'retryable' : 'permanent',
     status: e?.status,
     providerCode: e?.providerCode,
-    reason: `Could not obtain an access token: ${message}`,
+    reason: redact(`Could not obtain an access token: ${message}`, secrets),
     attempts,
     auth: err instanceof AuthError ? true : undefined,
   };

@@ -15,12 +15,14 @@ export interface TokenProvider {
   getToken(): Promise<string>;
   /** Drops the cached token, but only if it is `token`: a newer one stays. */
   invalidate(token: string): void;
+  /** The current and the previous token, to redact from what the provider answers (a provider may echo them). */
+  recent?(): readonly string[];
 }
 
 /** A token that never changes (no refresh: a 401 with it is final). */
 export function staticToken(token: string): TokenProvider {
   const value = Promise.resolve(token);
-  return { getToken: () => value, invalidate: () => {} };
+  return { getToken: () => value, invalidate: () => {}, recent: () => [token] };
 }
 
 /** How the client authenticates to the identity provider (RFC 6749 §2.3.1). */
@@ -70,6 +72,8 @@ export class OAuthTokenProvider implements TokenProvider {
   readonly #ownHttp: HttpClient | undefined;
   readonly #request: { readonly headers: Record<string, string>; readonly body: string };
   #cached: CachedToken | undefined;
+  /** The token before the cached one (a provider may still echo it). */
+  #previous: string | undefined;
   #inflight: Promise<CachedToken> | undefined;
 
   constructor(options: OAuthTokenOptions) {
@@ -95,9 +99,16 @@ export class OAuthTokenProvider implements TokenProvider {
     }
   }
 
+  /** The cached token and the one before it. */
+  recent(): readonly string[] {
+    return [this.#cached?.token, this.#previous].filter((t): t is string => t !== undefined);
+  }
+
   /** Drops the cached token if it is `token`. */
   invalidate(token: string): void {
-    if (this.#cached?.token === token) this.#cached = undefined;
+    if (this.#cached?.token !== token) return;
+    this.#previous = token;
+    this.#cached = undefined;
   }
 
   /** Closes the provider's own HTTP client, if it made one. */
@@ -108,6 +119,7 @@ export class OAuthTokenProvider implements TokenProvider {
   #refresh(): Promise<CachedToken> {
     this.#inflight ??= this.#fetch().then(
       (token) => {
+        if (this.#cached !== undefined && this.#cached.token !== token.token) this.#previous = this.#cached.token;
         this.#cached = token;
         this.#inflight = undefined;
         return token;

@@ -62,14 +62,50 @@ export function requireSignature(req: Request, raw: Buffer, secret: string): voi
   }
 }
 
-/** Parses the raw body as JSON, or throws 400. */
+/**
+ * How deeply a webhook body may nest objects and arrays. Real payloads nest about ten levels; a
+ * body nested thousands deep can never be stored (serializing it overflows the stack), so it is
+ * refused with a 400 rather than failing with a 500 on every redelivery.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Parses the raw body as JSON, or throws 400 (not JSON, or nested deeper than {@link MAX_JSON_DEPTH}). */
 export function parseJson(raw: Buffer): unknown {
   if (raw.length === 0) throw new WebhookError(400, 'invalid_json', 'The body is empty: a JSON object is expected');
+  let json: unknown;
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    json = JSON.parse(raw.toString('utf8')) as unknown;
   } catch (err) {
     throw new WebhookError(400, 'invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
   }
+  const depth = jsonDepth(raw, MAX_JSON_DEPTH);
+  if (depth > MAX_JSON_DEPTH) throw new WebhookError(400, 'too_deep', `The body is nested more than ${MAX_JSON_DEPTH} levels deep (objects and arrays within each other); no webhook payload is`);
+  return json;
+}
+
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_ARRAY = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The deepest nesting of valid JSON bytes, counted without recursion; stops once past `limit`. */
+export function jsonDepth(raw: Uint8Array, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
+  }
+  return deepest;
 }
 
 /** Compares two secrets in constant time, whatever their lengths. */

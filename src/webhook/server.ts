@@ -20,13 +20,19 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** The body of `GET /healthz`. */
+export interface HealthBody {
+  readonly ok: boolean;
+  readonly [k: string]: unknown;
+}
+
 /** What {@link startHttpServer} takes. */
 export interface HttpServerOptions {
   readonly port: number;
   readonly host: string;
   readonly metrics: Metrics;
   /** The body of `GET /healthz`; `ok: false` answers 503. */
-  readonly health: () => { ok: boolean; [k: string]: unknown };
+  readonly health: () => HealthBody | Promise<HealthBody>;
 }
 
 /** Starts the server with `GET /healthz` and `GET /metrics`. */
@@ -34,11 +40,13 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
   const app = express();
   app.disable('x-powered-by');
   app.get('/healthz', (_req, res) => {
-    const h = o.health();
-    res.status(h.ok ? 200 : 503).json(h);
+    void Promise.resolve()
+      .then(() => o.health())
+      .then((h) => res.status(h.ok ? 200 : 503).json(h))
+      .catch((err: unknown) => res.status(503).json({ ok: false, reason: `the health check failed: ${err instanceof Error ? err.message : String(err)}` }));
   });
-  app.get('/metrics', (_req, res) => {
-    res.type('text/plain; version=0.0.4').send(o.metrics.render());
+  app.get('/metrics', async (_req, res) => {
+    res.type(o.metrics.contentType).send(await o.metrics.render());
   });
   const mounts = express.Router();
   app.use(mounts);

@@ -30,14 +30,6 @@ function withSlots(find: (service: Service) => Promise<Slot[]>): Bot {
   return defineBot({ ...bot, machine: bot.machine.provide({ actors: { findSlots } }) });
 }
 
-/** Waits (bounded) while the real 50 ms lookup runs; `advance(0)` re-reads what the bot did. */
-async function waitWhileIn(c: TestConversation, state: string): Promise<void> {
-  for (let i = 0; i < 100 && c.state === state; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    await c.advance(0);
-  }
-}
-
 const texts = (sent: readonly { kind: string; text?: string }[]) => sent.map((s) => [s.kind, s.text]);
 
 const SERVICE_LIST = {
@@ -69,7 +61,7 @@ const confirming = (label: string, service = 'Haircut') => ({
 async function toSlot(c: TestConversation): Promise<void> {
   await c.type('hi');
   await c.tap('Haircut');
-  await waitWhileIn(c, 'searching');
+  await c.settled();
   c.expectState('slot');
 }
 
@@ -86,7 +78,7 @@ describe('appointments: a booking end to end', () => {
     const before = c.sent.length;
     await c.tap('Haircut');
     // the lookup takes 50 ms: the tap itself says nothing, the slots follow
-    await waitWhileIn(c, 'searching');
+    await c.settled();
     c.expectState('slot').expectChoices(['Tue 10:00', 'Tue 13:30', 'Tue 17:00']);
     expect(c.sent.slice(before)).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'buttons', channel: 'interactive', replyButtons: haircutSlots });
@@ -119,7 +111,7 @@ describe('appointments: a booking end to end', () => {
     const c = await start();
     await c.type('hi');
     await c.tap('color');
-    await waitWhileIn(c, 'searching');
+    await c.settled();
     expect(c.last).toMatchObject({ replyButtons: { headerImage: { link: CHAIR }, body: 'Color (90 min). Pick a time:' } });
     c.expectChoices(['Wed 10:00', 'Wed 13:30', 'Wed 17:00']);
     await c.tap('slot1');
@@ -181,7 +173,7 @@ describe('appointments: unhandled input', () => {
     expect(c.latest).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'list', listMessages: SERVICE_LIST });
     await c.tap('Haircut');
-    await waitWhileIn(c, 'searching');
+    await c.settled();
     await c.type('morning please');
     c.expectState('slot');
     expect(c.latest).toHaveLength(1);
@@ -328,7 +320,7 @@ describe('appointments: SMS fallback', () => {
 
     const before = c.sent.length;
     await c.sms('2');
-    await waitWhileIn(c, 'searching');
+    await c.settled();
     c.expectState('slot');
     expect(c.sent.slice(before)).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms', fallback: false, text: SLOTS_SMS });

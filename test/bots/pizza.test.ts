@@ -49,14 +49,6 @@ function heldTracker() {
   };
 }
 
-/** Waits (bounded) while the real 50 ms lookup runs; `advance(0)` re-reads what the bot did. */
-async function waitWhileIn(c: TestConversation, state: string): Promise<void> {
-  for (let i = 0; i < 100 && c.state === state; i++) {
-    await new Promise((r) => setTimeout(r, 20));
-    await c.advance(0);
-  }
-}
-
 const texts = (sent: readonly { kind: string; text?: string }[]) => sent.map((s) => [s.kind, s.text]);
 
 const MENU_LIST = {
@@ -145,7 +137,7 @@ describe('pizza: the order end to end', () => {
 
     const before = c.sent.length;
     await c.tap('Track my order');
-    await waitWhileIn(c, 'tracking'); // the bot's own trackOrder waits 50 ms (real time)
+    await c.settled(); // the bot's own trackOrder waits 50 ms (real time)
     expect(c.state).toBe('done');
     expect(c.conversation).toMatchObject({ status: 'done' });
     expect(c.conversation!.endedAt).not.toBeNull();
@@ -318,8 +310,6 @@ describe('pizza: the tracking lookup', () => {
     await c.submitFlow({ street: 'Reforma 1', city: 'CDMX' });
     c.expectState('placed');
   }
-  /** Lets a settled lookup be committed before the next action (see the dispatcher finding below). */
-  const aTick = () => new Promise((r) => setImmediate(r));
 
   it('sends the lookup’s result once it settles, then ends the order', async () => {
     const lookup = heldTracker();
@@ -330,8 +320,7 @@ describe('pizza: the tracking lookup', () => {
     expect(lookup.calls).toEqual([ORDER_ID]);
     const before = c.sent.length;
     lookup.resolve(`Order ${ORDER_ID}: the rider is two streets away.`);
-    await aTick();
-    await c.advance(0);
+    await c.settled();
     c.expectState('done');
     expect(texts(c.sent.slice(before))).toEqual([['text', `Order ${ORDER_ID}: the rider is two streets away.`], ['text', ENJOY]]);
     expect(c.context).toMatchObject({ status: `Order ${ORDER_ID}: the rider is two streets away.` });
@@ -346,8 +335,7 @@ describe('pizza: the tracking lookup', () => {
     await c.tap('Track my order');
     const before = c.sent.length;
     lookup.reject(new Error('order system down'));
-    await aTick();
-    await c.advance(0);
+    await c.settled();
     c.expectState('done');
     expect(texts(c.sent.slice(before))).toEqual([
       ['text', 'We could not look your order up just now; it is on its way all the same.'],
@@ -411,7 +399,7 @@ describe('pizza: SMS fallback', () => {
 
     const before = c.sent.length;
     await c.sms('1.');
-    await waitWhileIn(c, 'tracking');
+    await c.settled();
     c.expectState('done');
     expect(texts(c.sent.slice(before))).toEqual([['text', `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.`], ['text', ENJOY]]);
     expect(c.sent.every((s) => s.channel === 'sms')).toBe(true);

@@ -2,9 +2,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ManualClock, Runtime, openSqliteStore, createHttpAdapter, type Bot, type SendAdapter } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
+import { Runtime, openSqliteStore, createHttpAdapter, type Bot, type SendAdapter } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
+import type { SqliteStore, SqliteStoreOptions } from '../../src/store/sqlite.js';
 import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
 
 export const USER = '5215512345678';
@@ -38,10 +39,10 @@ export interface World {
 
 let seq = 0;
 
-export async function world(bots: readonly Bot[], o: { path?: string; sb?: RunningSandbox; clock?: ManualClock; dispatcher?: DispatcherOptions } = {}): Promise<World> {
+export async function world(bots: readonly Bot[], o: { path?: string; sb?: RunningSandbox; clock?: ManualClock; dispatcher?: DispatcherOptions; store?: Partial<SqliteStoreOptions> } = {}): Promise<World> {
   const sb = o.sb ?? (await sandbox());
   const adapter = adapterFor(sb);
-  const store = openSqliteStore(o.path ?? ':memory:');
+  const store = openSqliteStore({ ...o.store, path: o.path ?? ':memory:' });
   const clock = o.clock ?? new ManualClock();
   const runtime = new Runtime({ store, adapter, bots, sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000, ...o.dispatcher } });
   await runtime.start();

@@ -1,6 +1,7 @@
 /** A send that outlives its lease is never sent twice, and a stale claim records nothing. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, openSqliteStore } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
+import { openSqliteStore } from '../../src/index.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
 import { USER, world } from './helpers.js';
@@ -23,8 +24,8 @@ describe('send leases', () => {
     const w = await world([counterBot], { sb, clock });
     await w.runtime.receive({ botId: 'counter', user, providerId: 'wamid.lease1', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
     while (smsTo(user).length === 0) await new Promise((r) => setTimeout(r, 5));
-    for (let i = 0; i < 6; i++) { // two minutes in 20 s steps, letting each lease renewal land
-      clock.advance(20_000);
+    for (let i = 0; i < 40; i++) { // two minutes in 3 s steps (under the 10 s lease), letting each lease renewal land
+      clock.advance(3_000);
       await new Promise((r) => setTimeout(r, 10));
       await w.runtime.poke();
     }
@@ -39,7 +40,7 @@ describe('send leases', () => {
   it('a send slower than a short lease is sent once (real time)', async () => {
     const user = '5215500007002';
     sb.sandbox.faults.latency(600, { endpoint: 'sms', times: 1 });
-    const { systemClock } = await import('../../src/index.js');
+    const { systemClock } = await import('../../src/conversation/clock.js');
     const w = await world([counterBot], { sb, clock: systemClock as unknown as ManualClock, dispatcher: { leaseMs: 200 } });
     await w.runtime.receive({ botId: 'counter', user, providerId: 'wamid.lease2', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
     while (w.store.db.prepare(`SELECT state FROM outbox`).get()?.['state' as never] !== 'sent') await new Promise((r) => setTimeout(r, 20));
@@ -47,6 +48,35 @@ describe('send leases', () => {
     await w.runtime.idle();
     expect(smsTo(user)).toHaveLength(1);
     await w.stop();
+  });
+});
+
+describe('send lease length', () => {
+  const leaseLeft = (w: { store: { db: { prepare: (sql: string) => { get: () => unknown } } } }, now: number) =>
+    Number((w.store.db.prepare(`SELECT lease_until FROM outbox WHERE state = 'sending'`).get() as { lease_until: number }).lease_until) - now;
+
+  it.each([
+    [{}, 10_000, 3_333],
+    [{ leaseMs: 4_000, heartbeatMs: 1_000 }, 4_000, 1_000],
+  ])('a send in flight holds a short lease (%j), renewed by a heartbeat, so a crash re-sends it within seconds', async (dispatcher, lease, beat) => {
+    const user = `52155000071${lease}`;
+    const clock = new ManualClock();
+    sb.sandbox.faults.latency(90_000, { endpoint: 'sms', times: 1 });
+    const w = await world([counterBot], { sb, clock, dispatcher });
+    await w.runtime.receive({ botId: 'counter', user, providerId: `wamid.leaselen${lease}`, source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
+    while (smsTo(user).length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(leaseLeft(w, clock.now())).toBe(lease);
+    clock.advance(beat);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(leaseLeft(w, clock.now())).toBe(lease); // renewed at the beat: a full lease ahead again
+    held.splice(0).forEach((r) => r());
+    await w.runtime.idle();
+    expect(smsTo(user)).toHaveLength(1);
+    await w.stop();
+  });
+
+  it('refuses a heartbeat that is not shorter than the lease', async () => {
+    await expect(world([counterBot], { sb, dispatcher: { leaseMs: 1_000, heartbeatMs: 1_000 } })).rejects.toThrow(/heartbeatMs/);
   });
 });
 

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { createActor, setup } from 'xstate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, defineBot, say, text, type Message } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
+import { defineBot, say, text, type Message } from '../../src/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import orderBot, { holdLookups, lookups, releaseLookup, machine as orderMachine } from '../fixtures/order-bot.js';
 import { reply, sandbox, tempDir, textEvent, world } from './helpers.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/index.js';
+import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/messages/index.js';
 import orderBot, { lookups } from '../fixtures/order-bot.js';
 import variantsBot, { variants } from '../fixtures/variants-bot.js';
 import counterBot from '../fixtures/counter-bot.js';

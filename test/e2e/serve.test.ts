@@ -1,7 +1,7 @@
 /** `colloquy serve` as a user runs it: a real process, real HTTP, signed webhooks, a SQLite file. */
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/index.js';
+import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/messages/index.js';
 import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { tempDir } from '../conversation/helpers.js';
 import { run, serve } from './cli.js';
@@ -77,6 +77,7 @@ describe('colloquy serve', () => {
     expect(metrics).toMatch(/colloquy_turns_total\{bot="pizza",outcome="ok"\} 3/);
     expect(metrics).toMatch(/colloquy_token_requests_total\{outcome="ok"\} 1/);
     expect(metrics).toMatch(/colloquy_webhook_seconds_bucket/);
+    expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m);
     expect(await s.stop()).toBe(0);
     expect(s.stderr()).not.toContain(SECRET);
   });

@@ -181,7 +181,7 @@ describe('fromSeedJson', () => {
 describe('variantOf', () => {
   it('names every kind of message', () => {
     expect(variantOf(aList)).toBe('list');
-    expect(variantOf(someButtons)).toBe('buttons(none)');
+    expect(variantOf(someButtons)).toBe('buttons');
     expect(variantOf(aFlow)).toBe('flow');
     expect(variantOf(text('hi'))).toBe('text');
     expect(variantOf(sms('hi'))).toBe('sms');

@@ -53,6 +53,13 @@ describe('colloquy chat under a pseudo-terminal', () => {
     expect(s).toContain('[ Enter address ]');
     await type('/state');
     await waitFor('address');
+    await type('/flow {"street": "Calle 5 de Mayo 12", "city": "Puebla"}');
+    await waitFor('Track my order');
+    await type('Track my order');
+    // The lookup takes 50 ms of real time: its answer shows up by itself, no /wait, the prompt back below it.
+    s = await waitFor(/is in the oven and leaves in about 15 minutes\.[\s\S]*Enjoy your meal![\s\S]*\nyou › \s*$/);
+    expect(s).toContain('(in tracking, the bot is working on it: the answer shows up here when it arrives)');
+    expect(s).not.toContain('(no answer)');
     await type('/quit');
     s = await waitFor('[exited 0]');
   });

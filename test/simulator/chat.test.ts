@@ -109,6 +109,57 @@ describe('the chat in-process', () => {
     }
   });
 
+  it("shows the pizza bot's tracking answer by itself when the lookup settles, without /wait", async () => {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    let out = '';
+    const session = await ChatSession.start({ bot: pizza, out: (t) => (out += t) });
+    try {
+      for (const line of ['hi', 'Margherita', '3', '/flow {"street": "Calle 5 de Mayo 12", "city": "Puebla"}']) await session.handle(line);
+      out = '';
+      await session.handle('Track my order'); // the lookup takes 50 ms of real time
+      expect(out).toBe('(in tracking, the bot is working on it: the answer shows up here when it arrives)\n\n');
+      expect(out).not.toContain('(no answer)');
+      await session.quiet();
+      expect(out).toMatch(/arrives\)\n\nSMS › Order P\w+ is in the oven and leaves in about 15 minutes\.\n\nSMS › Enjoy your meal!/);
+      expect(session.conversation.state).toBe('done');
+      out = '';
+      await session.handle('/wait 1m'); // nothing printed twice
+      expect(out).toBe('(1m later)\n\n');
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('taps by number or title as by SMS; an id still taps, saying an SMS reply could not use it', async () => {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    let out = '';
+    const session = await ChatSession.start({ bot: pizza, out: (t) => (out += t) });
+    try {
+      await session.handle('hi');
+      out = '';
+      await session.handle('veggie'); // the row's id; its title is "Garden"
+      expect(out).toContain('(tapped "Garden" by its id; by SMS an id is not understood: reply 3 or "Garden")\n');
+      expect(session.conversation.context).toMatchObject({ item: 'veggie' });
+      out = '';
+      await session.handle('medium $13.65'); // a title, any case: no note
+      expect(out).not.toContain('by its id');
+      expect(session.conversation.context).toMatchObject({ size: 'medium' });
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('a script piped in gets each answer, an invocation\'s too, before its next line', async () => {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const input = new PassThrough();
+    let out = '';
+    const done = runChat({ bot: pizza, out: (t) => (out += t), input });
+    input.end('hi\n1\n3\n/flow {"street": "Calle 5", "city": "Puebla"}\n1\n/state\n');
+    await done;
+    const tail = out.slice(out.indexOf('you › 1\n(in tracking'));
+    expect(tail).toMatch(/^you › 1\n\(in tracking, the bot is working on it: the answer shows up here when it arrives\)\n\nSMS › Order \w+ is in the oven[\s\S]*Enjoy your meal![\s\S]*\nyou › \/state\nstate: done \(done\)/);
+  });
+
   it('/restart starts a new conversation; /help lists the commands; the input ending ends the chat', async () => {
     const input = new PassThrough();
     let out = '';

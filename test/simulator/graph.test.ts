@@ -10,6 +10,12 @@ import { formatDelay, mermaidGraph } from '../../src/simulator/graph.js';
 import nested from '../fixtures/check/nested-bot.js';
 import order from '../fixtures/order-bot.js';
 import variants from '../fixtures/variants-bot.js';
+import appointments from '../../bots/appointments.js';
+import pizza from '../../bots/pizza.js';
+import support from '../../bots/support.js';
+import type { Bot } from '../../src/conversation/bot.js';
+import { allNodes } from '../../src/simulator/nodes.js';
+import { parseMermaid } from './mermaid.js';
 
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 
@@ -98,13 +104,14 @@ describe('mermaidGraph', () => {
       'shop_pick --> shop_qty : reply.*',
       'shop_qty --> shop_confirm : text [isNumber]',
       'shop_qty --> shop_qty : text',
-      'shop_confirm : buttons(none) [yes, cancel]',
+      'shop_confirm : buttons [yes, cancel]',
       'shop_paid --> [*]',
     ]) expect(inside).toContain(`    ${line}\n`);
     for (const edge of ['shop --> greet : reply.cancel', 'shop --> bye : done', 'shop_qty --> greet : after patience', 'sorry --> greet : always']) {
       expect(src).toContain(`\n  ${edge}\n`);
     }
-    expect(d.descriptions).toContain('greet : buttons(none) [shop, bye]');
+    expect(d.descriptions).toContain('greet : buttons [shop, bye]');
+    expect(src).not.toContain('(none)');
   });
 
   it('keeps state ids apart from Mermaid keywords', () => {
@@ -119,6 +126,41 @@ describe('mermaidGraph', () => {
 
   it('formats delays', () => {
     expect([formatDelay(600_000), formatDelay(3_600_000), formatDelay(30_000), formatDelay(1500), formatDelay(90 * 60_000)]).toEqual(['10m', '1h', '30s', '1500ms', '90m']);
+  });
+});
+
+describe('mermaidGraph, read by Mermaid itself', () => {
+  const bots: readonly Bot[] = [pizza, support, appointments, order, variants, nested];
+
+  it.each(bots.map((b) => [b.id, b] as const))('%s: every state box is titled with its name, what it sends beneath', async (_id, bot) => {
+    const { states } = await parseMermaid(mermaidGraph(bot));
+    for (const node of allNodes(bot.machine)) {
+      if (node.type === 'history') continue;
+      const matches = states.filter((s) => s.label === node.key && s.shape !== 'note' && s.shape !== 'noteGroup');
+      expect(matches.length, `state ${node.path.join('.')}`).toBeGreaterThanOrEqual(1);
+    }
+    const titles = states.filter((s) => !s.shape.startsWith('state') && !s.shape.startsWith('note')).map((s) => s.label);
+    const names = new Set(allNodes(bot.machine).map((n) => n.key));
+    for (const t of titles) expect(names.has(t) || t === 'any state', `box titled "${t}"`).toBe(true);
+  });
+
+  it('pizza: the two final states are told apart, and each message is beneath its state', async () => {
+    const { states, edges } = await parseMermaid(mermaidGraph(pizza));
+    const box = (label: string) => states.find((s) => s.label === label);
+    expect(box('placed')).toMatchObject({ shape: 'rectWithTitle', description: ['buttons(document) [track, done]'] });
+    expect(box('done')).toMatchObject({ description: ['text'] });
+    expect(box('abandoned')).toMatchObject({ description: ['text'] });
+    expect(box('menu')).toMatchObject({ description: ['list [margherita, pepperoni, veggie, lemonade]'] });
+    expect(box('tracking')).toMatchObject({ shape: 'rect' });
+    expect(edges).toContainEqual({ from: 'placed', to: 'tracking', label: 'reply.track' });
+    expect(edges).toContainEqual({ from: 'tracking', to: 'done', label: 'done(trackOrder)' });
+  });
+
+  it('a state that says two things keeps its name above both; header-less buttons are `buttons`', async () => {
+    const { states } = await parseMermaid(mermaidGraph(support));
+    expect(states.find((s) => s.id === 'handoff')).toMatchObject({ label: 'handoff', description: ['text', 'sms'] });
+    const nestedStates = (await parseMermaid(mermaidGraph(nested))).states;
+    expect(nestedStates.find((s) => s.label === 'confirm')?.description).toEqual(['buttons [yes, cancel]']);
   });
 });
 

@@ -241,8 +241,7 @@ describe('messages sent between actions', () => {
       await c.tap('large');
       await c.submitFlow({ street: 'Calle 5 de Mayo 12', city: 'Puebla' });
       await c.tap('Track my order'); // the lookup takes 50 ms of real time
-      await new Promise((r) => setTimeout(r, 150));
-      await c.advance(0);
+      await c.settled();
       expect(c.latest.map((s) => s.kind)).toEqual(['text', 'text']);
       c.expectText(/is in the oven/).expectState('done');
     } finally {
@@ -259,6 +258,47 @@ describe('nested states', () => {
       await c.type('hi');
       c.expectState('ordering.menu').expectState('ordering').expectState({ ordering: 'menu' });
       expect(() => c.expectState('ordering.size')).toThrow('Expected the conversation to be in state "ordering.size", but it is in "ordering.menu, ordering".');
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('chat.settled()', () => {
+  it('waits for the live actor\'s invocation; what it sent is in latest', async () => {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const c = await createTestBot(pizza);
+    try {
+      await c.type('hi');
+      await c.settled(); // nothing invoked: returns at once, as a step of its own
+      expect(c.latest).toEqual([]);
+      await c.tap('Margherita');
+      await c.tap('large');
+      await c.submitFlow({ street: 'Calle 5 de Mayo 12', city: 'Puebla' });
+      await c.tap('Track my order'); // the lookup takes 50 ms of real time
+      expect(c.invoking).toBe(true);
+      c.expectState('tracking').expectNothingSent();
+      await c.settled();
+      expect(c.invoking).toBe(false);
+      c.expectText(/is in the oven/).expectState('done');
+      expect(c.steps.at(-1)).toMatchObject({ action: { settle: true }, state: 'done' });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('names the state when an invocation does not settle in time', async () => {
+    const { fromPromise } = await import('xstate');
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const never = fromPromise<string, { orderId: string }>(() => new Promise<string>(() => {}));
+    const c = await createTestBot({ ...pizza, machine: pizza.machine.provide({ actors: { trackOrder: never } }) });
+    try {
+      await c.type('hi');
+      await c.tap('Margherita');
+      await c.tap('large');
+      await c.submitFlow({ street: 'Calle 5 de Mayo 12', city: 'Puebla' });
+      await c.tap('Track my order');
+      await expect(c.settled({ timeoutMs: 50 })).rejects.toThrow(/invocations of state tracking were still running after 50 ms/);
     } finally {
       await c.close();
     }

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setup } from 'xstate';
 import { buttons, defineBot, say, text, type ReplyEvent } from '../../src/index.js';
 import { createTestBot, expectTranscript, recordTranscript, replayTranscript, TranscriptMismatchError, type TestConversation } from '../../src/simulator/testing.js';
@@ -128,5 +128,49 @@ describe('the line diff', () => {
     const b = ['a', 'B', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
     expect(formatDiff(diffLines(a, b), 1)).toBe(['  a', '- b', '+ B', '  c', '  … (5 unchanged lines)', '  i', '+ j'].join('\n'));
     expect(diffLines(['x'], ['x'])).toEqual([{ op: ' ', text: 'x' }]);
+  });
+});
+
+describe('replaying a conversation with an async lookup that takes real time', () => {
+  // The pizza bot numbers orders from Date.now()'s second: pinned, so that a recording and its
+  // replay on either side of a second's boundary name the same order. Timers stay real.
+  beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000); });
+  afterEach(() => { vi.restoreAllMocks(); });
+
+  /** Pizza up to the receipt, then "Track my order": its own lookup takes 50 ms of real time. */
+  async function toTracking(): Promise<TestConversation> {
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const c = await createTestBot(pizza);
+    open.push(c);
+    await c.type('hi');
+    await c.tap('Margherita');
+    await c.tap('large');
+    await c.submitFlow({ street: 'Calle 5 de Mayo 12', city: 'Puebla' });
+    await c.tap('Track my order');
+    return c;
+  }
+
+  it('recorded by waiting in real time, then advance(0): the unchanged bot replays without a mismatch', async () => {
+    const c = await toTracking();
+    c.expectState('tracking').expectNothingSent();
+    await new Promise((r) => setTimeout(r, 150)); // longer than the lookup's own 50 ms timer
+    await c.advance(0);
+    c.expectText(/is in the oven/).expectState('done');
+    const recorded = recordTranscript(c);
+    expect(recorded.at(-1)).toMatchObject({ action: { advance: 0 }, state: 'done', waited: true });
+    const pizza = (await import('../../bots/pizza.js')).default;
+    const replayed = await replayTranscript(pizza, recorded);
+    expect(replayed.at(-1)?.sent.join('\n')).toMatch(/is in the oven/);
+  });
+
+  it('recorded with settled(): a step of its own, with the lookup\'s answer, replayed at the same place', async () => {
+    const c = await toTracking();
+    await c.settled();
+    c.expectText(/is in the oven/).expectState('done');
+    const recorded = recordTranscript(c);
+    expect(recorded.at(-1)).toMatchObject({ action: { settle: true }, state: 'done' });
+    expect(recorded.at(-1)?.sent.join('\n')).toMatch(/is in the oven/);
+    const pizza = (await import('../../bots/pizza.js')).default;
+    await expect(replayTranscript(pizza, recorded)).resolves.toHaveLength(recorded.length);
   });
 });

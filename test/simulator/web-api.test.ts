@@ -1,14 +1,18 @@
 /** The web simulator's HTTP side without a browser: the page, its assets, the JSON API and its events. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import type { Bot } from '../../src/conversation/bot.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { simulatorExtension } from '../../src/simulator/web/index.js';
-import { ASSETS } from '../../src/simulator/web/page/assets.js';
-import { requestsAbout } from '../../src/simulator/web/view.js';
+import { PAGE_DIR } from '../../src/simulator/web/page.js';
+import { dottedState, requestsAbout } from '../../src/simulator/web/view.js';
 import type { View } from '../../src/simulator/web/view.js';
 import type { RecordedRequest } from '../../src/sandbox/types.js';
 import orderBot from '../fixtures/order-bot.js';
 import webBot from '../fixtures/web-bot.js';
+import pizzaBot from '../../bots/pizza.js';
 
 const USER = '5215533330001';
 let server: RunningServer | undefined;
@@ -18,9 +22,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(secret?: string): Promise<RunningServer> {
+async function start(secret?: string, bots: readonly Bot[] = [orderBot, webBot]): Promise<RunningServer> {
   const config = { ...loadConfig({}), port: 0, db: ':memory:', logLevel: 'silent' as const, ...(secret !== undefined && { webhookSecret: secret }) };
-  server = await startServer({ bots: [orderBot, webBot], config, extensions: [simulatorExtension] });
+  server = await startServer({ bots, config, extensions: [simulatorExtension] });
   return server;
 }
 
@@ -45,14 +49,19 @@ describe('web simulator over HTTP', () => {
       const html = await res.text();
       expect(html).toContain('data-base="/simulator"');
       expect(html).toContain('src="/simulator/assets/app.js"');
+      expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/simulator/assets/favicon.svg">');
     }
-    for (const [name, asset] of Object.entries(ASSETS)) {
+    const types: Record<string, RegExp> = { js: /^text\/javascript; charset=utf-8$/i, css: /^text\/css; charset=utf-8$/i, svg: /^image\/svg\+xml/, html: /^text\/html/ };
+    const names = readdirSync(PAGE_DIR);
+    expect(names).toEqual(expect.arrayContaining(['app.js', 'chat.js', 'phone.css', 'favicon.svg']));
+    for (const name of names) {
       const res = await fetch(`${s.url}/simulator/assets/${name}`);
       expect(res.status, name).toBe(200);
-      expect(res.headers.get('content-type')).toBe(asset.type);
-      expect(await res.text()).toBe(asset.body);
+      expect(res.headers.get('content-type'), name).toMatch(types[name.split('.').pop()!]!);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(await res.text()).toBe(readFileSync(join(PAGE_DIR, name), 'utf8'));
     }
-    for (const name of ['constructor', '__proto__', 'nope.js']) expect((await fetch(`${s.url}/simulator/assets/${name}`)).status).toBe(404);
+    for (const name of ['constructor', '__proto__', 'nope.js', '..%2Fpackage.json', '%2e%2e/package.json']) expect((await fetch(`${s.url}/simulator/assets/${name}`)).status).toBe(404);
     expect((await fetch(`${s.url}/simulator/api/nope`)).status).toBe(404);
   });
 
@@ -62,6 +71,23 @@ describe('web simulator over HTTP', () => {
     expect(body.bots.map((b) => [b.id, b.number])).toEqual([['order', '15550000001'], ['web', '15550000009']]);
     expect(body.bots[0]?.flowForms).toEqual({});
     expect(Object.keys(body.bots[1]?.flowForms ?? {})).toEqual(['555']);
+  });
+
+  it("says whether the webhook posts are signed, as the page's banner does", async () => {
+    const signed = async (s: RunningServer): Promise<unknown> => ((await (await fetch(`${s.url}/simulator/api/bots`)).json()) as { signed: unknown }).signed;
+    expect(await signed(await start())).toBe(false);
+    await server?.close();
+    expect(await signed(await start('a-secret'))).toBe(true);
+  });
+
+  it('shows a nested state as the dotted path expectState takes', async () => {
+    const s = await start(undefined, [pizzaBot]);
+    expect((await post(s, 'text', { bot: 'pizza', user: USER, text: 'hi' })).status).toBe(200);
+    await s.runtime.idle();
+    expect((await state(s, 'pizza', USER)).conversation?.state).toBe('ordering.menu');
+    expect(dottedState('done')).toBe('done');
+    expect(dottedState('{"a":{"b":"c"},"d":"e"}')).toBe('a.b.c, d.e');
+    expect(dottedState('{not json')).toBe('{not json');
   });
 
   it('refuses bad input with a clear JSON error', async () => {

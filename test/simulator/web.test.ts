@@ -3,10 +3,10 @@
  * through a list, reply buttons and a flow; the page shows bubbles, state and raw requests, and the
  * store holds what production traffic would leave. Two tabs are two independent users.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -14,29 +14,19 @@ import { simulatorExtension } from '../../src/simulator/web/index.js';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import orderBot from '../fixtures/order-bot.js';
 import webBot from '../fixtures/web-bot.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = join(import.meta.dirname, '../../.tmp');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+import { launchChromium, onlyLoopback, requireChromium, shot } from './browser.js';
 
 let server: RunningServer;
-let browser: Browser;
+let browser: Browser | undefined;
 let dir: string;
 const pageErrors: string[] = [];
 
-/** Fails the test (rather than skipping it) when Chromium is not installed. */
-function requireChromium(): void {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: the web simulator's browser tests need Debian's chromium (apt-get install -y chromium; .ci/run installs it)`);
-  }
-}
-
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) return; // each test fails with requireChromium()'s message
+  browser = await launchChromium();
+  if (!browser) return; // each test fails with requireChromium()'s message
   dir = mkdtempSync(join(tmpdir(), 'colloquy-simulator-'));
   const config = { ...loadConfig({}), port: 0, db: join(dir, 'simulator.db'), webhookSecret: 'simulator-test-secret', logLevel: 'silent' as const };
   server = await startServer({ bots: [orderBot, webBot], config, extensions: [simulatorExtension] });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 });
 
 afterAll(async () => {
@@ -52,10 +42,10 @@ afterEach(() => {
 /** Opens a tab on the simulator; only the server's own URLs may load (no request leaves loopback). */
 async function openTab(query: string): Promise<Page> {
   requireChromium();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
   page.setDefaultTimeout(10_000);
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.route('**/*', (route) => (route.request().url().startsWith(`${server.url}/`) ? route.continue() : route.abort()));
+  await onlyLoopback(page, server.url);
   await page.goto(`${server.url}/simulator${query}`);
   await page.locator('#presence', { hasText: 'online' }).waitFor();
   return page;
@@ -91,6 +81,7 @@ describe('web simulator in Chromium', () => {
     const page = await openTab(`?bot=order&user=${user}`);
     expect(await page.locator('#user-number').textContent()).toBe(`+${user}`);
     await type(page, 'hi');
+    expect(await page.locator('#webhook-note').textContent()).toContain('signed with COLLOQUY_WEBHOOK_SECRET');
 
     const list = page.locator('.bubble[data-kind=list]');
     await list.waitFor();
@@ -103,8 +94,9 @@ describe('web simulator in Chromium', () => {
     expect(await sheet.locator('.section-title').allTextContents()).toEqual(['Pizzas', 'Other']);
     expect(await sheet.locator('.row-title').allTextContents()).toEqual(['Margherita', 'Pepperoni', 'Order status']);
     expect(await sheet.locator('.row-option[data-id=margherita] .row-desc').textContent()).toBe('Tomato, mozzarella');
-    await page.screenshot({ path: join(SHOTS, 'simulator-list.png'), animations: 'disabled' });
+    await shot(page, 'simulator-list');
     await sheet.locator('.row-option', { hasText: 'Margherita' }).click();
+    await sheet.locator('.list-send').click();
     await sheet.waitFor({ state: 'detached' });
 
     const buttons = page.locator('.msg.in', { has: page.locator('.bubble[data-kind=buttons]') });
@@ -123,7 +115,7 @@ describe('web simulator in Chromium', () => {
     expect(await form.locator('#field-product_price').inputValue()).toBe('12.5');
     await form.locator('.kv-key').fill('address');
     await form.locator('.kv-value').fill('1 Main St');
-    await page.screenshot({ path: join(SHOTS, 'simulator-flow.png'), animations: 'disabled' });
+    await shot(page, 'simulator-flow');
     await form.locator('.flow-submit').click();
     await form.waitFor({ state: 'detached' });
 
@@ -145,12 +137,12 @@ describe('web simulator in Chromium', () => {
     await page.locator('.request[data-endpoint=sms] summary').click();
     const smsBody = JSON.parse((await page.locator('.request[data-endpoint=sms] pre.json').first().textContent()) ?? '{}') as Record<string, unknown>;
     expect(smsBody).toMatchObject({ msisdns: [user], message: 'Thanks! A small margherita to 1 Main St.', tag: 'order' });
-    await page.screenshot({ path: join(SHOTS, 'simulator.png'), animations: 'disabled' });
+    await shot(page, 'simulator');
 
     const [conv, ...others] = await server.store.conversations({ botId: 'order', user });
     expect(others).toEqual([]);
     expect(conv).toMatchObject({ status: 'done', state: 'done' });
-    expect((conv?.snapshot as { context: unknown }).context).toEqual({ user, item: 'margherita', size: 'small', address: '1 Main St' });
+    expect((conv!.snapshot as { context: unknown }).context).toEqual({ user, item: 'margherita', size: 'small', address: '1 Main St' });
     const inbox = db().prepare('SELECT source, event, raw, state FROM inbox WHERE user_number = ? ORDER BY id').all(user) as { source: string; event: string; raw: string; state: string }[];
     expect(inbox.map((r) => [r.source, r.state])).toEqual(Array(4).fill(['whatsapp', 'done']));
     const events = inbox.map((r) => JSON.parse(r.event) as Record<string, unknown>);
@@ -174,6 +166,7 @@ describe('web simulator in Chromium', () => {
     for (const [tab, row] of [[tabA, 'Pepperoni'], [tabB, 'Margherita']] as const) {
       await tab.locator('.bubble[data-kind=list] .list-open').click();
       await tab.locator('.list-sheet .row-option', { hasText: row }).click();
+      await tab.locator('.list-sheet .list-send').click();
       await stateIs(tab, 'size');
     }
     expect(await userTexts(tabA, 2)).toEqual(['hello from A', 'Pepperoni']);
@@ -225,7 +218,7 @@ describe('web simulator in Chromium', () => {
     const sources = db().prepare("SELECT source FROM inbox WHERE user_number = ? AND bot_id = 'web' ORDER BY id").all(b) as { source: string }[];
     expect(sources.map((r) => r.source)).toEqual(['whatsapp', 'whatsapp', 'whatsapp', 'whatsapp', 'sms']);
     await tabB.locator('.chat').evaluate((el) => el.scrollTo(0, 0));
-    await tabB.screenshot({ path: join(SHOTS, 'simulator-web.png'), animations: 'disabled' });
+    await shot(tabB, 'simulator-web');
 
     // Tab A saw none of this: its chat, state and requests are still its own.
     expect(await userTexts(tabA, 2)).toEqual(['hello from A', 'Pepperoni']);

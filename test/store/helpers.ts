@@ -1,12 +1,19 @@
-/** Shared store test helpers: real SQLite stores and temp folders, closed and removed after each test. */
+/**
+ * Shared store test helpers: the dialects the conformance suite runs against (real SQLite files or
+ * `:memory:`, a real PostgreSQL database per store), temp folders, and builders of inbounds,
+ * outbounds and turns. Everything opened here is closed after each test.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { openStore } from '../../src/store/open.js';
+import type { PgStore } from '../../src/store/pg.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
-import type { ConversationKey, NewInbound, NewOutbound, TimerChanges, TurnCommit } from '../../src/store/types.js';
+import type { ConversationKey, NewInbound, NewOutbound, Store, TimerChanges, TurnCommit } from '../../src/store/types.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
 
-const stores: SqliteStore[] = [];
+const stores: Store[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
@@ -21,8 +28,54 @@ export function tempDir(): string {
   return d;
 }
 
-/** A migrated store on `:memory:` or a file, closed after the test. */
-export function open(path = ':memory:'): SqliteStore {
+/** One database engine the conformance suite runs against. */
+export interface StoreDialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** A new, empty database that several stores can open (a SQLite file, a PostgreSQL database). */
+  fresh(): Promise<string>;
+  /** A migrated store on `location` (default: a new empty database), closed after the test. */
+  open(location?: string): Promise<Store>;
+  /** Makes inbox inserts whose event contains `word` fail (a fault inside a transaction); returns the undo. */
+  failInboxInserts(store: Store, word: string): Promise<() => Promise<void>>;
+}
+
+async function track(store: Promise<Store>): Promise<Store> {
+  const s = await store;
+  stores.push(s);
+  return s;
+}
+
+/** SQLite: `:memory:` for one store, a temp file for several. */
+export const sqlite: StoreDialect = {
+  name: 'sqlite',
+  fresh: async () => join(tempDir(), 'colloquy.db'),
+  open: (location = ':memory:') => track(openStore(location)),
+  async failInboxInserts(store, word) {
+    const db = (store as SqliteStore).db;
+    db.exec(`CREATE TRIGGER fail_inbox BEFORE INSERT ON inbox WHEN NEW.event LIKE '%${word}%' BEGIN SELECT RAISE(ABORT, '${word}'); END`);
+    return async () => { db.exec('DROP TRIGGER fail_inbox'); };
+  },
+};
+
+/** PostgreSQL: a new database (copied from the migrated template) per store unless a location is given. */
+export const postgres: StoreDialect = {
+  name: 'postgres',
+  fresh: () => freshDatabaseUrl(),
+  open: async (location) => track(openStore(location ?? (await freshDatabaseUrl()))),
+  async failInboxInserts(store, word) {
+    const db = (store as PgStore).db;
+    await db.query(`CREATE FUNCTION fail_inbox() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.event LIKE '%${word}%' THEN RAISE EXCEPTION '${word}'; END IF; RETURN NEW; END $$`);
+    await db.query('CREATE TRIGGER fail_inbox BEFORE INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION fail_inbox()');
+    return async () => { await db.query('DROP TRIGGER fail_inbox ON inbox'); await db.query('DROP FUNCTION fail_inbox()'); };
+  },
+};
+
+/** Every dialect, for `describe.each(DIALECTS)`. */
+export const DIALECTS: readonly StoreDialect[] = [sqlite, postgres];
+
+/** A migrated SQLite store (for SQLite-only checks: pragmas, the file), closed after the test. */
+export function openSqlite(path = ':memory:'): SqliteStore {
   const s = openSqliteStore(path);
   stores.push(s);
   return s;
@@ -56,7 +109,20 @@ export function turn(over: Partial<TurnCommit> = {}): TurnCommit {
   };
 }
 
-/** Raw rows of a table, for checks the port does not expose. */
-export function rows(store: SqliteStore, table: string): Record<string, unknown>[] {
-  return store.db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).all() as Record<string, unknown>[];
+/** The records of ids 1..n that a getter finds (ids start at 1 in a fresh database). */
+async function byIds<T>(get: (id: number) => Promise<T | undefined>, n = 40): Promise<T[]> {
+  const found = await Promise.all(Array.from({ length: n }, (_, i) => get(i + 1)));
+  return found.filter((x): x is Awaited<T> => x !== undefined) as T[];
+}
+
+/** Every inbound of a small test database, read through the port. */
+export const allInbound = (store: Store, upTo = 40) => byIds((id) => store.inbound(id), upTo);
+/** Every outbox row of a small test database, read through the port. */
+export const allOutbound = (store: Store, upTo = 40) => byIds((id) => store.outbound(id), upTo);
+
+/** Everything a store holds that a commit could touch, read through the port, to compare before and after. */
+export async function everything(store: Store): Promise<Record<string, unknown>> {
+  const conversations = await store.conversations();
+  const timers = await Promise.all(conversations.map(async (c) => [c.id, await store.timers(c.id)]));
+  return { conversations, timers, inbox: await allInbound(store), outbox: await allOutbound(store), next: await store.nextTimerAt() };
 }

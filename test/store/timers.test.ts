@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { SqliteStore } from '../../src/store/sqlite.js';
-import type { TimerChanges, TimerSpec } from '../../src/store/types.js';
-import { ALICE, BOB, NO_TIMERS, T0, open, rows, turn } from './helpers.js';
+import type { TimerChanges, TimerSpec, Store } from '../../src/store/types.js';
+import { ALICE, BOB, NO_TIMERS, T0, DIALECTS, turn, allInbound } from './helpers.js';
 
 const timer = (key: string, stateNode: string | null, fireAt: number, extra: Record<string, unknown> = {}): TimerSpec => ({ key, stateNode, event: { type: `xstate.after.${key}`, ...extra }, fireAt });
 
 /** Creates ALICE's conversation (id 1) and returns a function committing timer changes to it. */
-async function conversation(store: SqliteStore): Promise<(changes: Partial<TimerChanges>) => Promise<void>> {
+async function conversation(store: Store): Promise<(changes: Partial<TimerChanges>) => Promise<void>> {
   await store.commitTurn(turn({ now: T0 }));
   let version = 1;
   return async (changes) => {
@@ -15,124 +14,126 @@ async function conversation(store: SqliteStore): Promise<(changes: Partial<Timer
   };
 }
 
-describe('timers in commitTurn', () => {
-  it('upserts by key: the same key replaces fire time, event and state node', async () => {
-    const store = open();
-    const commit = await conversation(store);
-    await commit({ upsert: [timer('remind', null, T0 + 1_000), timer('other', null, T0 + 5_000)] });
-    await commit({ upsert: [{ key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 }], activeStateNodes: ['bot.menu'] });
-    expect(await store.timers(1)).toEqual([
-      { key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 },
-      timer('other', null, T0 + 5_000),
-    ]);
-    expect(rows(store, 'timers')).toHaveLength(2);
-  });
-
-  it('removes timers by key, leaving the others', async () => {
-    const store = open();
-    const commit = await conversation(store);
-    await commit({ upsert: [timer('a', null, T0 + 1), timer('b', null, T0 + 2), timer('c', null, T0 + 3)] });
-    await commit({ remove: ['b', 'not-there'] });
-    expect((await store.timers(1)).map((t) => t.key)).toEqual(['a', 'c']);
-  });
-
-  it('deletes timers armed by states that are no longer active; keeps those without a state node', async () => {
-    const store = open();
-    const commit = await conversation(store);
-    await commit({
-      upsert: [timer('menu', 'bot.menu', T0 + 1), timer('size', 'bot.order.size', T0 + 2), timer('order', 'bot.order', T0 + 3), timer('raised', null, T0 + 4)],
-      activeStateNodes: ['bot.menu', 'bot.order', 'bot.order.size'],
+describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
+  describe('timers in commitTurn', () => {
+    it('upserts by key: the same key replaces fire time, event and state node', async () => {
+      const store = await open();
+      const commit = await conversation(store);
+      await commit({ upsert: [timer('remind', null, T0 + 1_000), timer('other', null, T0 + 5_000)] });
+      await commit({ upsert: [{ key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 }], activeStateNodes: ['bot.menu'] });
+      expect(await store.timers(1)).toEqual([
+        { key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 },
+        timer('other', null, T0 + 5_000),
+      ]);
+      expect(await store.timers(1)).toHaveLength(2);
     });
-    expect(await store.timers(1)).toHaveLength(4);
 
-    await commit({ activeStateNodes: ['bot', 'bot.order', 'bot.order.crust'] });
-    expect((await store.timers(1)).map((t) => t.key)).toEqual(['order', 'raised']);
-
-    await commit({ activeStateNodes: [] });
-    expect(await store.timers(1)).toEqual([timer('raised', null, T0 + 4)]);
-  });
-
-  it('keeps the timers of other conversations apart, with the same keys', async () => {
-    const store = open();
-    const commit = await conversation(store);
-    await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('remind', 'bot.menu', T0 + 50)] } }));
-    await commit({ upsert: [timer('remind', 'bot.menu', T0 + 10)], activeStateNodes: ['bot.menu'] });
-    await commit({ remove: ['remind'] });
-    expect(await store.timers(1)).toEqual([]);
-    expect(await store.timers(2)).toEqual([timer('remind', 'bot.menu', T0 + 50)]);
-  });
-});
-
-describe('nextTimerAt', () => {
-  it('is the earliest fire time of any conversation, or undefined', async () => {
-    const store = open();
-    expect(await store.nextTimerAt()).toBeUndefined();
-    await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 300), timer('b', null, T0 + 200)] } }));
-    await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 250)] } }));
-    expect(await store.nextTimerAt()).toBe(T0 + 200);
-    await store.fireDueTimers(T0 + 200, 10);
-    expect(await store.nextTimerAt()).toBe(T0 + 250);
-  });
-});
-
-describe('fireDueTimers', () => {
-  it('moves only due timers into the inbox as timer rows and deletes them', async () => {
-    const store = open();
-    await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('due', 'bot.menu', T0 + 100, { payload: { x: 1 } }), timer('later', null, T0 + 101)] } }));
-    await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('also-due', null, T0 + 50)] } }));
-
-    expect(await store.fireDueTimers(T0 + 100, 10)).toEqual([BOB, ALICE]);
-    expect(await store.timers(1)).toEqual([timer('later', null, T0 + 101)]);
-    expect(await store.timers(2)).toEqual([]);
-
-    const inbox = await store.nextInbound(ALICE);
-    expect(inbox).toEqual({
-      id: 2, providerId: 'timer:1:1', ...ALICE, source: 'timer', event: { type: 'xstate.after.due', payload: { x: 1 } },
-      raw: { key: 'due', fireAt: T0 + 100, conversationId: 1 }, state: 'pending', conversationId: null, attempts: 0, error: null, receivedAt: T0 + 100, processedAt: null,
+    it('removes timers by key, leaving the others', async () => {
+      const store = await open();
+      const commit = await conversation(store);
+      await commit({ upsert: [timer('a', null, T0 + 1), timer('b', null, T0 + 2), timer('c', null, T0 + 3)] });
+      await commit({ remove: ['b', 'not-there'] });
+      expect((await store.timers(1)).map((t) => t.key)).toEqual(['a', 'c']);
     });
-    expect(await store.nextInbound(BOB)).toMatchObject({ id: 1, providerId: 'timer:2:3', source: 'timer', event: { type: 'xstate.after.also-due' }, raw: { key: 'also-due', fireAt: T0 + 50, conversationId: 2 } });
-    expect(await store.pendingKeys()).toEqual([BOB, ALICE]);
+
+    it('deletes timers armed by states that are no longer active; keeps those without a state node', async () => {
+      const store = await open();
+      const commit = await conversation(store);
+      await commit({
+        upsert: [timer('menu', 'bot.menu', T0 + 1), timer('size', 'bot.order.size', T0 + 2), timer('order', 'bot.order', T0 + 3), timer('raised', null, T0 + 4)],
+        activeStateNodes: ['bot.menu', 'bot.order', 'bot.order.size'],
+      });
+      expect(await store.timers(1)).toHaveLength(4);
+
+      await commit({ activeStateNodes: ['bot', 'bot.order', 'bot.order.crust'] });
+      expect((await store.timers(1)).map((t) => t.key)).toEqual(['order', 'raised']);
+
+      await commit({ activeStateNodes: [] });
+      expect(await store.timers(1)).toEqual([timer('raised', null, T0 + 4)]);
+    });
+
+    it('keeps the timers of other conversations apart, with the same keys', async () => {
+      const store = await open();
+      const commit = await conversation(store);
+      await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('remind', 'bot.menu', T0 + 50)] } }));
+      await commit({ upsert: [timer('remind', 'bot.menu', T0 + 10)], activeStateNodes: ['bot.menu'] });
+      await commit({ remove: ['remind'] });
+      expect(await store.timers(1)).toEqual([]);
+      expect(await store.timers(2)).toEqual([timer('remind', 'bot.menu', T0 + 50)]);
+    });
   });
 
-  it('is idempotent: a second call fires nothing more', async () => {
-    const store = open();
-    await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('a', null, T0)] } }));
-    expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
-    const inbox = rows(store, 'inbox');
-    expect(await store.fireDueTimers(T0, 10)).toEqual([]);
-    expect(await store.fireDueTimers(T0 + 60_000, 10)).toEqual([]);
-    expect(rows(store, 'inbox')).toEqual(inbox);
-    expect(inbox).toHaveLength(1);
+  describe('nextTimerAt', () => {
+    it('is the earliest fire time of any conversation, or undefined', async () => {
+      const store = await open();
+      expect(await store.nextTimerAt()).toBeUndefined();
+      await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 300), timer('b', null, T0 + 200)] } }));
+      await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 250)] } }));
+      expect(await store.nextTimerAt()).toBe(T0 + 200);
+      await store.fireDueTimers(T0 + 200, 10);
+      expect(await store.nextTimerAt()).toBe(T0 + 250);
+    });
   });
 
-  it('fires the earliest first, up to the limit', async () => {
-    const store = open();
-    await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('c', null, T0 + 3), timer('a', null, T0 + 1), timer('b', null, T0 + 2)] } }));
-    await store.fireDueTimers(T0 + 10, 2);
-    expect(rows(store, 'inbox').map((r) => JSON.parse(String(r['raw'])).key)).toEqual(['a', 'b']);
-    expect((await store.timers(1)).map((t) => t.key)).toEqual(['c']);
-  });
+  describe('fireDueTimers', () => {
+    it('moves only due timers into the inbox as timer rows and deletes them', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('due', 'bot.menu', T0 + 100, { payload: { x: 1 } }), timer('later', null, T0 + 101)] } }));
+      await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('also-due', null, T0 + 50)] } }));
 
-  it('fires a timer re-armed with the same key again (a new inbox row, not a duplicate)', async () => {
-    const store = open();
-    await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 10)] } }));
-    await store.fireDueTimers(T0 + 10, 10);
-    await store.commitTurn(turn({ conversationId: 1, expectedVersion: 1, inboxId: 1, timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 20)] } }));
-    await store.fireDueTimers(T0 + 20, 10);
-    expect(rows(store, 'inbox').map((r) => [r['provider_id'], r['state']])).toEqual([['timer:1:1', 'done'], ['timer:1:2', 'pending']]);
-  });
+      expect(await store.fireDueTimers(T0 + 100, 10)).toEqual([BOB, ALICE]);
+      expect(await store.timers(1)).toEqual([timer('later', null, T0 + 101)]);
+      expect(await store.timers(2)).toEqual([]);
 
-  it('moves nothing when one insert fails (all or nothing)', async () => {
-    const store = open();
-    await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('ok', null, T0 + 1), timer('boom', null, T0 + 2)] } }));
-    store.db.exec(`CREATE TRIGGER boom BEFORE INSERT ON inbox WHEN NEW.event LIKE '%boom%' BEGIN SELECT RAISE(ABORT, 'boom'); END`);
-    await expect(store.fireDueTimers(T0 + 5, 10)).rejects.toThrow('boom');
-    expect(rows(store, 'inbox')).toEqual([]);
-    expect((await store.timers(1)).map((t) => t.key)).toEqual(['ok', 'boom']);
+      const inbox = await store.nextInbound(ALICE);
+      expect(inbox).toEqual({
+        id: 2, providerId: 'timer:1:1', ...ALICE, source: 'timer', event: { type: 'xstate.after.due', payload: { x: 1 } },
+        raw: { key: 'due', fireAt: T0 + 100, conversationId: 1 }, state: 'pending', conversationId: null, attempts: 0, error: null, receivedAt: T0 + 100, processedAt: null,
+      });
+      expect(await store.nextInbound(BOB)).toMatchObject({ id: 1, providerId: 'timer:2:3', source: 'timer', event: { type: 'xstate.after.also-due' }, raw: { key: 'also-due', fireAt: T0 + 50, conversationId: 2 } });
+      expect(await store.pendingKeys()).toEqual([BOB, ALICE]);
+    });
 
-    store.db.exec('DROP TRIGGER boom');
-    await store.fireDueTimers(T0 + 5, 10);
-    expect(rows(store, 'inbox').map((r) => JSON.parse(String(r['event'])).type)).toEqual(['xstate.after.ok', 'xstate.after.boom']);
-    expect(await store.timers(1)).toEqual([]);
+    it('is idempotent: a second call fires nothing more', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('a', null, T0)] } }));
+      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      const inbox = await allInbound(store);
+      expect(await store.fireDueTimers(T0, 10)).toEqual([]);
+      expect(await store.fireDueTimers(T0 + 60_000, 10)).toEqual([]);
+      expect(await allInbound(store)).toEqual(inbox);
+      expect(inbox).toHaveLength(1);
+    });
+
+    it('fires the earliest first, up to the limit', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('c', null, T0 + 3), timer('a', null, T0 + 1), timer('b', null, T0 + 2)] } }));
+      await store.fireDueTimers(T0 + 10, 2);
+      expect((await allInbound(store)).map((r) => (r.raw as { key: string }).key)).toEqual(['a', 'b']);
+      expect((await store.timers(1)).map((t) => t.key)).toEqual(['c']);
+    });
+
+    it('fires a timer re-armed with the same key again (a new inbox row, not a duplicate)', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 10)] } }));
+      await store.fireDueTimers(T0 + 10, 10);
+      await store.commitTurn(turn({ conversationId: 1, expectedVersion: 1, inboxId: 1, timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 20)] } }));
+      await store.fireDueTimers(T0 + 20, 10);
+      expect((await allInbound(store)).map((r) => [r.providerId, r.state])).toEqual([['timer:1:1', 'done'], ['timer:1:2', 'pending']]);
+    });
+
+    it('moves nothing when one insert fails (all or nothing)', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('ok', null, T0 + 1), timer('boom', null, T0 + 2)] } }));
+      const undo = await failInboxInserts(store, 'boom');
+      await expect(store.fireDueTimers(T0 + 5, 10)).rejects.toThrow('boom');
+      expect(await allInbound(store)).toEqual([]);
+      expect((await store.timers(1)).map((t) => t.key)).toEqual(['ok', 'boom']);
+
+      await undo();
+      await store.fireDueTimers(T0 + 5, 10);
+      expect((await allInbound(store)).map((r) => r.event.type)).toEqual(['xstate.after.ok', 'xstate.after.boom']);
+      expect(await store.timers(1)).toEqual([]);
+    });
   });
 });

@@ -89,6 +89,16 @@ describe('createHttpAdapter: interactive', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
+  it('after a 401 and a refresh, a 503 with the fresh token is retried as usual', async () => {
+    provider.handlers[MESSAGING] = (_r, n) => (n === 1 ? { status: 401 } : n === 2 ? { status: 503 } : { body: { id: 'after-refresh' } });
+    const r = await make().send(interactive);
+    expect(r).toMatchObject({ ok: true, providerId: 'after-refresh', attempts: 3 });
+    expect(provider.count(TOKEN)).toBe(2);
+    const [, second, third] = bearerOf(MESSAGING);
+    expect(third).toBe(second);
+    expect(clock.sleeps).toHaveLength(1);
+  });
+
   it('a second 401 is a clear auth failure, and the token is nowhere in it', async () => {
     provider.handlers[MESSAGING] = (req) => ({ status: 401, body: { error: { code: 190, message: `token ${String(req.headers['authorization']).slice(7)} is invalid` } } });
     const f = failed(await make().send(interactive));
@@ -247,6 +257,38 @@ describe('createHttpAdapter: SMS', () => {
     expect(f.reason).not.toContain(token);
     expect(f.hint).not.toContain(token);
     expect(JSON.stringify(f.raw)).not.toContain(token);
+  });
+});
+
+describe('createHttpAdapter: what is kept of an answer', () => {
+  const tokensSeen = () => bearerOf(MESSAGING).map((b) => String(b).slice(7));
+
+  it('an accepted answer echoing the token and the client secret keeps neither', async () => {
+    provider.handlers[MESSAGING] = (req) => ({ body: { id: 'ok', echo: { auth: String(req.headers['authorization']), secret: 's3cr3t-value' } } });
+    const r = await make().send(interactive);
+    expect(r.ok).toBe(true);
+    const kept = JSON.stringify(r.raw);
+    expect(kept).toContain('[redacted]');
+    expect(kept).not.toContain(tokensSeen()[0]);
+    expect(kept).not.toContain('s3cr3t-value');
+  });
+
+  it('after a refresh, neither the refused token nor the fresh one is kept, on success or failure', async () => {
+    let refused = '';
+    provider.handlers[MESSAGING] = (req, n) => {
+      const auth = String(req.headers['authorization']);
+      if (n === 1) { refused = auth; return { status: 401 }; }
+      return n === 2 ? { status: 503, body: { old: refused, now: auth } } : { body: { id: 'ok', old: refused, now: auth } };
+    };
+    const r = await make().send(interactive);
+    expect(r.ok).toBe(true);
+    const [first, second] = tokensSeen();
+    expect(first).not.toBe(second);
+    for (const t of [first, second]) expect(JSON.stringify(r.raw)).not.toContain(t);
+
+    provider.handlers[MESSAGING] = (req) => ({ status: 400, body: { error: { message: `nope ${refused} ${String(req.headers['authorization'])} s3cr3t-value` } } });
+    const f = failed(await adapter!.send(interactive));
+    for (const t of [first, second, 's3cr3t-value']) expect(JSON.stringify(f)).not.toContain(t);
   });
 });
 

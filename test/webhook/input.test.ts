@@ -159,3 +159,48 @@ describe('what is accepted', () => {
     await s.runtime.idle();
   });
 });
+
+describe('deeply nested JSON', () => {
+  /** JSON text nested `depth` levels (built as text: JSON.stringify itself overflows on such values). */
+  const nested = (depth: number): string => {
+    let open = '';
+    let close = '';
+    for (let i = 0; i < depth; i++) {
+      open += i % 2 ? '[' : '{"deeper":';
+      close = (i % 2 ? ']' : '}') + close;
+    }
+    return `${open}"bottom"${close}`;
+  };
+  /** The body's JSON with the string "NEST" replaced by `depth` levels of nesting. */
+  const withNest = (body: unknown, depth: number): string => JSON.stringify(body).replace('"NEST"', nested(depth));
+
+  it.each([2_000, 8_000, 30_000])('a signed message nested %i levels deep is refused with 400 and stores nothing', async (depth) => {
+    const s = await stack({ bots: [orderBot] });
+    const message = { ...textMessage({ from: USER, text: 'hi' }), extra: 'NEST' } as unknown as CloudMessage;
+    const r = await s.post('/webhook', withNest(envelope(message), depth));
+    refused(r, 400, 'too_deep');
+    expect((r.json as { error: { message: string } }).error.message).toMatch(/nested/);
+    expect(s.count('inbox')).toBe(0);
+  });
+
+  it('a signed status whose errors are nested thousands of levels deep is refused with 400', async () => {
+    const s = await stack({ bots: [orderBot] });
+    const payload = webhookPayload({ statuses: [{ id: 'wamid.x', status: 'failed', timestamp: '1700000000', recipient_id: USER, errors: [{ code: 1, extra: 'NEST' }] }] } as never);
+    refused(await s.post('/webhook', withNest(payload, 5_000)), 400, 'too_deep');
+    expect(s.count('statuses')).toBe(0);
+  });
+
+  it('an inbound SMS nested thousands of levels deep is refused with 400', async () => {
+    const s = await stack({ bots: [orderBot] });
+    refused(await s.post('/webhook/sms', withNest({ ...inboundSms({ from: USER, text: 'hola' }), extra: 'NEST' }, 5_000)), 400, 'too_deep');
+    expect(s.count('inbox')).toBe(0);
+  });
+
+  it('ordinary nesting (a few dozen levels, brackets inside strings ignored) is still accepted and stored', async () => {
+    const s = await stack({ bots: [orderBot] });
+    const message = { ...textMessage({ from: USER, text: '[[[[{{{{\\"'.repeat(40) }), extra: 'NEST' } as unknown as CloudMessage;
+    expect((await s.post('/webhook', withNest(envelope(message), 40))).status).toBe(200);
+    expect(s.count('inbox')).toBe(1);
+    await s.runtime.idle();
+  });
+});

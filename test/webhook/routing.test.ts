@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { Runtime, defineBot } from '../../src/conversation/index.js';
 import { ConfigError } from '../../src/errors.js';
-import { SANDBOX_SENDER, inboundSms, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import { SANDBOX_SENDER, inboundSms, statusUpdate, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { SendAdapter } from '../../src/transport/index.js';
-import { createWebhookRouter } from '../../src/webhook/index.js';
+import { BotNumbers, createWebhookRouter } from '../../src/webhook/index.js';
 import orderBot, { machine } from '../fixtures/order-bot.js';
 import { USER, codeOf, stack } from './helpers.js';
 
@@ -45,12 +45,58 @@ describe('routing by number', () => {
     expect(s.count('inbox')).toBe(0);
   });
 
-  it('with one bot, sends everything to it whatever the number', async () => {
+  it('with one bot, still refuses a number it does not serve: 422, nothing stored, no answer', async () => {
     const s = await stack({ bots: [orderBot] });
-    const r = await s.post('/webhook', webhookPayload({ displayPhoneNumber: '15559999999', messages: [textMessage({ from: USER, text: 'hi' })] }));
-    expect(r.status).toBe(200);
+    const r = await s.post('/webhook', webhookPayload({ displayPhoneNumber: '19998887777', messages: [textMessage({ from: USER, text: 'hi' })] }));
+    expect(r.status).toBe(422);
+    expect(codeOf(r)).toBe('unknown_number');
+    expect(r.text).toContain('19998887777');
+    expect(r.text).toContain(SANDBOX_SENDER);
+    const sms = await s.post('/webhook/sms', inboundSms({ from: USER, to: '19998887777', text: 'hi' }));
+    expect(sms.status).toBe(422);
+    expect(codeOf(sms)).toBe('unknown_number');
+    await s.runtime.idle();
+    expect(s.count('inbox')).toBe(0);
+    expect(s.count('conversations')).toBe(0);
+    expect(s.sb.sandbox.messages).toHaveLength(0);
+    const own = await s.post('/webhook', webhookPayload({ displayPhoneNumber: `+${SANDBOX_SENDER}`, messages: [textMessage({ from: USER, text: 'hi' })] }));
+    expect(own.status).toBe(200);
     await s.runtime.idle();
     expect(s.sb.sandbox.messages).toHaveLength(1);
+  });
+
+  it('acknowledges statuses about a number no bot serves without storing them', async () => {
+    const s = await stack({ bots: [orderBot] });
+    const status = statusUpdate({ id: 'wamid.elsewhere', status: 'delivered', recipient: USER });
+    const r = await s.post('/webhook', webhookPayload({ displayPhoneNumber: '19998887777', statuses: [status] }));
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ ok: true, received: 0, duplicates: 0, statuses: 0, ignoredStatuses: 1 });
+    expect(s.count('statuses')).toBe(0);
+    const ours = await s.post('/webhook', webhookPayload({ displayPhoneNumber: SANDBOX_SENDER, statuses: [status] }));
+    expect(ours.json).toEqual({ ok: true, received: 0, duplicates: 0, statuses: 1 });
+    expect(s.count('statuses')).toBe(1);
+  });
+
+  it('the sandbox writes to the number a tap answers and reports statuses about the sending number', async () => {
+    const s = await stack({ bots: [otherBot] });
+    expect((await s.sb.sandbox.deliver.text(USER, 'hi')).status).toBe(422); // the sandbox's own number is not served
+    expect((await s.sb.sandbox.deliver.text(USER, 'hi', { to: OTHER })).status).toBe(200);
+    await s.runtime.idle();
+    const menu = s.sb.sandbox.messages.at(-1);
+    expect(menu?.channel === 'interactive' && menu.from).toBe(OTHER);
+    const tap = await s.sb.sandbox.deliver.listReply(USER, { id: 'margherita', title: 'Margherita' });
+    expect(tap.status).toBe(200);
+    const status = await s.sb.sandbox.deliver.status(menu!.providerId, 'read');
+    expect(JSON.parse(status.body)).toEqual({ ok: true, received: 0, duplicates: 0, statuses: 1 });
+    await s.runtime.idle();
+    expect(s.sb.sandbox.messages).toHaveLength(2);
+  });
+
+  it('routes two versions of one bot (same id, same sender) without calling it a clash', async () => {
+    const again = defineBot({ id: 'order', machine, options: { sender: SANDBOX_SENDER } });
+    const numbers = new BotNumbers([orderBot, again], SANDBOX_SENDER);
+    expect(numbers.botIdFor(`+${SANDBOX_SENDER}`)).toBe('order');
+    expect(numbers.botIdFor('19998887777')).toBeUndefined();
   });
 
   it('throws ConfigError when two bots share a number', async () => {

@@ -72,6 +72,6 @@ describe('signature', () => {
     const m = s.runtime.metrics;
     expect(m.value('colloquy_webhook_requests_total', { route: 'webhook', outcome: 'signature_missing' })).toBe(1);
     expect(m.value('colloquy_webhook_requests_total', { route: 'webhook', outcome: 'ok' })).toBe(1);
-    expect(m.render()).toContain('colloquy_webhook_seconds_count{route="webhook"} 2');
+    expect(await m.render()).toContain('colloquy_webhook_seconds_count{route="webhook"} 2');
   });
 });

@@ -27,6 +27,7 @@ export const simulatorExtension: ServerExtension = (server, http) => {
     server.runtime.logger.warn({}, 'web simulator not mounted: it needs the sandbox provider (COLLOQUY_BASE_URL is set)');
     return;
   }
+  if (!server.sandboxControls) return; // the server said why at start (a non-loopback HOST)
   const defaultSender = server.config.sender ?? SANDBOX_SENDER;
   http.mount('/simulator', createSimulatorRouter({ sandbox: server.sandbox, runtime: server.runtime, store: server.store, defaultSender }));
 };

@@ -10,7 +10,7 @@ import type { Sandbox } from '../../sandbox/api.js';
 import type { Store } from '../../store/types.js';
 import { botInfos, type BotInfo } from './bots.js';
 import { ViewHub } from './hub.js';
-import { ASSETS, pageHtml } from './page/assets.js';
+import { checkPageDir, PAGE_DIR, pageHtml } from './page.js';
 import { FlowInput, SmsInput, TapInput, TextInput, UserSender, type Sent } from './send.js';
 import { buildView, usersOf } from './view.js';
 
@@ -36,6 +36,7 @@ const KeyQuery = z.object({ bot: z.string().min(1), user: z.string().regex(/^[0-
 
 /** Creates the simulator's router; it listens to the sandbox for as long as the process lives. */
 export function createSimulatorRouter(o: SimulatorOptions): Router {
+  checkPageDir();
   const bots = botInfos(o.runtime.botList, o.defaultSender);
   const botOf = (id: string): BotInfo => bots.find((b) => b.id === id) ?? fail(404, 'unknown_bot', `no bot "${id}" is served (served: ${bots.map((b) => b.id).join(', ')})`);
   const hub = new ViewHub((bot, user) => buildView(o.store, o.sandbox, botOf(bot), user), o.tickMs);
@@ -47,13 +48,12 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
   router.get('/', (req, res) => {
     page(res).type('html').send(pageHtml(req.baseUrl));
   });
-  router.get('/assets/:name', (req, res) => {
-    const name = String(req.params['name']);
-    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-    if (!asset) return void res.status(404).type('text/plain').send('not found');
-    res.set('Cache-Control', 'no-cache').set('X-Content-Type-Options', 'nosniff').type(asset.type).send(asset.body);
-  });
-  router.get('/api/bots', (_req, res) => void api(res).json({ bots }));
+  router.use('/assets', express.static(PAGE_DIR, {
+    index: false, dotfiles: 'ignore', redirect: false,
+    setHeaders: (res) => void res.set('Cache-Control', 'no-cache').set('X-Content-Type-Options', 'nosniff'),
+  }));
+  // `signed`: whether the sandbox signs what it posts to the webhook (COLLOQUY_WEBHOOK_SECRET is set).
+  router.get('/api/bots', (_req, res) => void api(res).json({ bots, signed: Boolean(o.sandbox.webhook?.secret) }));
   router.get('/api/state', handle(async (req, res) => {
     const q = parse(KeyQuery, req.query);
     api(res).json(await buildView(o.store, o.sandbox, botOf(q.bot), q.user));

@@ -11,6 +11,7 @@ import { timelineOf, type ChatItem } from './timeline.js';
 /** The conversation panel. */
 export interface ConversationView {
   readonly id: number;
+  /** The state as `expectState` writes it: a dotted path (`ordering.menu`), parallel regions joined by `, `. */
   readonly state: string | null;
   readonly status: ConversationRecord['status'];
   readonly version: number;
@@ -65,9 +66,30 @@ export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, us
 function conversationView(c: ConversationRecord): ConversationView {
   const snapshot = c.snapshot as { context?: unknown } | null;
   return {
-    id: c.id, state: c.state, status: c.status, version: c.version, channel: c.channel, flowToken: c.flowToken,
+    id: c.id, state: c.state === null ? null : dottedState(c.state), status: c.status, version: c.version, channel: c.channel, flowToken: c.flowToken,
     context: snapshot?.context ?? null, updatedAt: c.updatedAt,
   };
+}
+
+/** A stored state value (`menu`, or JSON such as `{"ordering":"menu"}`) as dotted leaf paths. */
+export function dottedState(state: string): string {
+  let value: unknown;
+  try {
+    value = state.startsWith('{') ? JSON.parse(state) : state;
+  } catch {
+    return state;
+  }
+  const leaves: string[] = [];
+  const walk = (v: unknown, prefix: string): void => {
+    if (typeof v === 'string') leaves.push(prefix ? `${prefix}.${v}` : v);
+    else if (typeof v === 'object' && v !== null) {
+      const entries = Object.entries(v);
+      if (entries.length === 0 && prefix) leaves.push(prefix);
+      for (const [k, child] of entries) walk(child, prefix ? `${prefix}.${k}` : k);
+    }
+  };
+  walk(value, '');
+  return leaves.length ? leaves.join(', ') : state;
 }
 
 /**

@@ -1,0 +1,180 @@
+/**
+ * The chat's bubbles: the bot's lists, reply buttons with their
+ * image, video or document header, flows and SMS, and the user's messages with their ticks.
+ */
+import { h, icon, safeUrl, clock, extensionOf } from './dom.js';
+
+// Media headers by message and link, reused across renders so an image is not fetched again
+// (nor a playing video reset) each time the chat is rebuilt.
+const mediaNodes = new Map();
+let mediaUsed = new Set();
+
+export function renderChat(chat, timeline, pending, ctx) {
+  mediaUsed = new Set();
+  const nodes = [h('div', { class: 'note day' }, dayOf(timeline)), h('div', { class: 'note secure', id: 'webhook-note' }, banner(ctx.signed))];
+  let side = null;
+  timeline.forEach((item, i) => {
+    const node = renderItem(item, side !== sideOf(item), timeline.slice(0, i), ctx);
+    side = sideOf(item);
+    if (node) nodes.push(node);
+  });
+  for (const p of pending) {
+    nodes.push(userBubble({ text: p.text, via: p.via, at: p.at, state: p.id === null ? 'sending' : 'pending', error: null }, side !== 'out', []));
+    side = 'out';
+  }
+  chat.replaceChildren(...nodes);
+  for (const key of mediaNodes.keys()) if (!mediaUsed.has(key)) mediaNodes.delete(key);
+}
+
+function banner(signed) {
+  return signed
+    ? 'Simulated chat: your taps go through the real webhook to the bot, signed with COLLOQUY_WEBHOOK_SECRET.'
+    : 'Simulated chat: your taps go through the real webhook to the bot, unsigned (COLLOQUY_WEBHOOK_SECRET is not set).';
+}
+
+function dayOf(timeline) {
+  const first = timeline[0];
+  if (!first) return 'Today';
+  const d = new Date(first.at);
+  return d.toDateString() === new Date().toDateString() ? 'Today' : d.toLocaleDateString();
+}
+
+function sideOf(item) {
+  return item.kind === 'user' ? 'out' : item.kind === 'bot' ? 'in' : 'note';
+}
+
+function renderItem(item, tail, before, ctx) {
+  if (item.kind === 'note') return h('div', { class: 'note' }, item.text);
+  if (item.kind === 'user') return userBubble(item, tail, before);
+  return botBubble(item, tail, ctx);
+}
+
+function meta(item, ticks) {
+  const parts = [h('span', { class: 'time' }, clock(item.at))];
+  if (ticks) parts.push(ticks);
+  return h('span', { class: 'meta' }, parts);
+}
+
+function userTicks(item) {
+  if (item.state === 'sending') return h('span', { class: 'ticks sending', title: 'sending' }, icon('clock'));
+  if (item.state === 'failed') return h('span', { class: 'ticks failed', title: item.error || 'failed' }, '!');
+  if (item.state === 'pending') return h('span', { class: 'ticks', title: 'received by the webhook' }, '\u2713');
+  return h('span', { class: 'ticks read', title: 'processed by the bot' }, '\u2713\u2713');
+}
+
+function userBubble(item, tail, before) {
+  const sms = item.via === 'sms';
+  const content = [];
+  if (sms) content.push(h('span', { class: 'sms-label' }, 'SMS'));
+  const quoted = item.via === 'button' || item.via === 'list' ? quoteFor(item.text, before) : null;
+  if (quoted) content.push(h('div', { class: 'quote' }, quoted));
+  if (item.via === 'flow') {
+    content.push(h('div', { class: 'flow-sent' }, h('span', { class: 'flow-icon' }, '\u2714'), ' ', h('span', { class: 'text' }, item.text)));
+    const rows = Object.entries(item.data || {}).filter(([k]) => k !== 'flow_token');
+    if (rows.length) content.push(h('dl', { class: 'answers' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'string' ? v : JSON.stringify(v))])));
+  } else content.push(h('span', { class: 'text' }, item.text));
+  content.push(meta(item, userTicks(item)));
+  const cls = 'bubble out' + (tail ? ' tail' : '') + (sms ? ' sms' : '');
+  return h('div', { class: 'msg out' }, h('div', { class: cls, dataset: { kind: 'user', via: item.via || 'text' } }, content));
+}
+
+function quoteFor(title, before) {
+  for (let i = before.length - 1; i >= 0; i--) {
+    const it = before[i];
+    const r = it.kind === 'bot' ? it.request || {} : {};
+    const rows = r.listMessages ? r.listMessages.sections.flatMap((s) => s.messages) : r.replyButtons ? r.replyButtons.buttons : [];
+    if (rows.some((row) => row.title === title)) {
+      const body = r.listMessages ? r.listMessages.body : r.replyButtons.body;
+      return body.length > 70 ? body.slice(0, 69) + '\u2026' : body;
+    }
+  }
+  return null;
+}
+
+function botMeta(item) {
+  if (item.state === 'failed') return meta(item, h('span', { class: 'ticks failed', title: item.error || 'failed' }, 'not delivered'));
+  if (item.state !== 'sent') return meta(item, h('span', { class: 'ticks sending' }, 'sending\u2026'));
+  return meta(item, null);
+}
+
+function shell(item, tail, kind, content, below) {
+  const cls = 'bubble in' + (tail ? ' tail' : '') + (kind === 'sms' ? ' sms' : '') + (item.state === 'sent' ? '' : ' ' + item.state);
+  const data = { kind, outboxId: String(item.id), providerId: item.providerId || '' };
+  return h('div', { class: 'msg in' }, h('div', { class: cls, dataset: data }, content, botMeta(item)), below || null);
+}
+
+function botBubble(item, tail, ctx) {
+  const r = item.request || {};
+  if (item.channel === 'sms') {
+    const label = item.fallbackOf !== null ? 'SMS \u00b7 instead of a WhatsApp message' : 'SMS';
+    return shell(item, tail, 'sms', [h('span', { class: 'sms-label' }, label), h('span', { class: 'text' }, r.message || '')]);
+  }
+  if (r.listMessages) return listBubble(item, r.listMessages, tail, ctx);
+  if (r.replyButtons) return buttonsBubble(item, r.replyButtons, tail, ctx);
+  if (r.flow) return flowBubble(item, r.flow, tail, ctx);
+  return shell(item, tail, 'unknown', [h('pre', { class: 'text' }, JSON.stringify(r, null, 2))]);
+}
+
+function texts(header, body, footer) {
+  return [header ? h('div', { class: 'header-text' }, header) : null, h('div', { class: 'text' }, body), footer ? h('div', { class: 'footer' }, footer) : null];
+}
+
+function listBubble(item, list, tail, ctx) {
+  const open = h('button', { type: 'button', class: 'action list-open', onclick: () => ctx.openList(item, list) },
+    icon('list', 'action-icon'), list.buttonText);
+  return shell(item, tail, 'list', [texts(list.headerText, list.body, list.footer), h('div', { class: 'actions' }, open)]);
+}
+
+function buttonsBubble(item, rb, tail, ctx) {
+  const media = mediaOf(item, rb);
+  const buttons = h('div', { class: 'reply-buttons' }, rb.buttons.map((b) =>
+    h('button', { type: 'button', class: 'reply-button', dataset: { id: b.id }, onclick: () => ctx.tap(item, 'button', b) }, b.title)));
+  return shell(item, tail, 'buttons', [media, texts(undefined, rb.body, rb.footer)], buttons);
+}
+
+function flowBubble(item, flow, tail, ctx) {
+  const p = flow.action.parameters;
+  const cta = h('button', { type: 'button', class: 'action flow-open', onclick: () => ctx.openFlow(item, p) },
+    icon('form', 'action-icon'), p.flow_cta);
+  return shell(item, tail, 'flow', [texts(undefined, flow.body, undefined), h('div', { class: 'actions' }, cta)]);
+}
+
+function mediaOf(item, rb) {
+  const header = rb.headerImage || rb.headerVideo || rb.headerDocument;
+  if (!header) return null;
+  const key = item.id + ' ' + JSON.stringify(header);
+  mediaUsed.add(key);
+  let node = mediaNodes.get(key);
+  if (!node) {
+    node = rb.headerImage ? image(rb.headerImage.link) : rb.headerVideo ? video(rb.headerVideo.link) : documentCard(rb.headerDocument);
+    mediaNodes.set(key, node);
+  }
+  return node;
+}
+
+function image(link) {
+  const url = safeUrl(link);
+  const box = h('div', { class: 'media image' });
+  const missing = () => box.replaceChildren(h('div', { class: 'media-missing' }, icon('image', 'media-icon'), h('span', {}, 'Image'), h('small', {}, link)));
+  if (!url) missing();
+  else box.append(h('img', { src: url, alt: 'Image header', referrerpolicy: 'no-referrer', onerror: missing }));
+  return box;
+}
+
+function video(link) {
+  const url = safeUrl(link);
+  return h('div', { class: 'media video' },
+    url ? h('video', { src: url, controls: true, preload: 'none', playsinline: true }) : null,
+    h('a', { class: 'video-link', href: url || '#', target: '_blank', rel: 'noopener noreferrer' }, icon('play', 'play-icon'), fileOf(link)));
+}
+
+function documentCard(doc) {
+  const url = safeUrl(doc.link);
+  return h('a', { class: 'media document', href: url || '#', target: '_blank', rel: 'noopener noreferrer', title: doc.link },
+    h('span', { class: 'doc-badge' }, extensionOf(doc.fileName)),
+    h('span', { class: 'doc-text' }, h('span', { class: 'doc-name' }, doc.fileName), h('small', {}, extensionOf(doc.fileName) + ' \u00b7 document')));
+}
+
+function fileOf(link) {
+  return String(link).split(/[?#]/)[0].split('/').pop() || 'video';
+}

@@ -1,0 +1,17 @@
+/**
+ * What a custom SMS fallback policy is asked. A leaf module: a bot's options name it and the
+ * fallback decides with it, so neither has to import the other.
+ */
+import type { Message } from '../messages/message.js';
+
+/** Why a message is falling back. */
+export type FallbackTrigger = 'permanent' | 'retries-exhausted' | 'failed-status';
+
+/** What a custom policy is asked. */
+export interface FallbackInfo {
+  readonly trigger: FallbackTrigger;
+  readonly status?: number | undefined;
+  readonly code?: string | number | undefined;
+  readonly reason: string;
+  readonly message: Message;
+}

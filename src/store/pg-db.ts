@@ -1,0 +1,140 @@
+/**
+ * A node-postgres pool as the PostgreSQL store uses it: BIGINT read as numbers, one call for a
+ * statement and one for a transaction, and every failure that passes (a refused or dropped
+ * connection, a failover, a serialization failure) turned into a {@link StoreUnavailableError}.
+ */
+import pg from 'pg';
+import { StoreError, StoreUnavailableError } from '../errors.js';
+
+/** Something that runs a statement: the pool, or a transaction's client. */
+export interface Queryable {
+  query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+/** Options of {@link PgDb}. */
+export interface PgPoolOptions {
+  /** A `postgres://` or `postgresql://` URL. */
+  readonly url: string;
+  /** Connections in the pool (default 10). */
+  readonly max?: number;
+  /** Application name shown in `pg_stat_activity` (default `colloquy`). */
+  readonly applicationName?: string;
+  /**
+   * How long a statement waits for a lock another session holds before it fails with
+   * StoreUnavailableError (`lock_timeout`, default 3 s, like the SQLite store's busy budget; 0 waits
+   * forever). Claims never wait: they skip locked rows.
+   */
+  readonly lockTimeoutMs?: number;
+}
+
+const INT8 = 20;
+
+/** BIGINT as a number: ids and epoch milliseconds fit easily; a value that does not is an error, not a silent rounding. */
+function parseBigint(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new StoreError('bigint_range', `A BIGINT value ${text} is beyond JavaScript's safe integers`);
+  return n;
+}
+
+// Per pool, not pg.types.setTypeParser: other users of pg in the same process keep their parsers.
+const types = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8 && format !== 'binary' ? parseBigint : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** SQLSTATE classes and codes that mean "try again later", not "this statement is wrong". */
+const TRANSIENT_STATES = new Set(['40001', '40P01', '55P03', '57P01', '57P02', '57P03', '53300', '53400', '25006']);
+const TRANSIENT_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Whether a pg error is one that passes. */
+export function isTransient(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (code.startsWith('08') || TRANSIENT_STATES.has(code) || TRANSIENT_ERRNOS.has(code)) return true;
+  const msg = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error|Cannot use a pool after calling end/i.test(msg);
+}
+
+/** Turns a transient pg error into a StoreUnavailableError; other errors pass through. */
+export function mapError(err: unknown): unknown {
+  if (err instanceof StoreError || !isTransient(err)) return err;
+  const code = (err as { code?: unknown }).code;
+  return new StoreUnavailableError(typeof code === 'string' ? code : 'connection', `PostgreSQL is unavailable: ${(err as Error).message}`, { cause: err });
+}
+
+/** The pool and its two ways of running SQL. */
+export class PgDb implements Queryable {
+  readonly pool: pg.Pool;
+  /** The database's URL, for a dedicated connection beside the pool (LISTEN needs one that stays open). */
+  readonly url: string;
+
+  constructor(o: PgPoolOptions) {
+    this.url = o.url;
+    this.pool = new pg.Pool({
+      connectionString: o.url, max: o.max ?? 10, application_name: o.applicationName ?? 'colloquy', types,
+      options: `-c lock_timeout=${Math.max(0, Math.round(o.lockTimeoutMs ?? 3_000))}`,
+    });
+    // An idle client losing its connection (a server restart) must not crash the process: the pool
+    // drops it and the next query opens a new one.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Runs one statement (autocommit). */
+  async query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<{ rows: R[]; rowCount: number | null }> {
+    try {
+      return await this.pool.query<R>(sql, params as unknown[]);
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  /** Runs `fn` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw mapError(err);
+    }
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client as unknown as Queryable);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: unknown) => { broken = e; });
+      throw mapError(err);
+    } finally {
+      // A connection that failed to roll back is not returned to the pool for reuse.
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  /** Ends the pool (idempotent). */
+  async end(): Promise<void> {
+    if (!this.pool.ended && !this.pool.ending) await this.pool.end();
+  }
+}
+
+/** Whether an error is a unique-constraint violation. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === '23505';
+}
+
+/** Whether a location names a PostgreSQL database. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** A URL with its password hidden, for logs and messages. */
+export function redactUrl(location: string): string {
+  if (!isPostgresUrl(location)) return location;
+  try {
+    const u = new URL(location);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return location.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}

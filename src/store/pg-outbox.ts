@@ -1,0 +1,68 @@
+/** The PostgreSQL store's multi-statement work on the outbox, timers and statuses, each inside the caller's transaction. */
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from './pg-db.js';
+import { PG } from './pg-sql.js';
+import { j } from './pg-turns.js';
+import { mergeTranscript, toOutbox } from './rows.js';
+import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from './types.js';
+
+/** Claims due conversation heads; rows another process holds locked are skipped, not waited for. */
+export async function claimIn(q: Queryable, now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
+  const token = randomBytes(6).toString('hex');
+  const { rows } = await q.query(PG.claim, [now, limit, now + leaseMs, token]);
+  return rows.map(toOutbox).sort((a, b) => a.id - b.id);
+}
+
+/** Records a send's result; false (and nothing recorded) when `claim` no longer holds the row. */
+export async function finishIn(q: Queryable, id: number, s: SendRecord, now: number, claim: string | undefined): Promise<boolean> {
+  const r = await q.query(PG.finish, [
+    id, s.state, s.providerId ?? null, s.httpStatus ?? null, j(s.response), s.smsCode ?? null, s.smsMailingId ?? null, s.smsResult ?? null,
+    s.error ?? null, s.errorCode ?? null, now, claim ?? null,
+  ]);
+  return r.rowCount === 1;
+}
+
+/** Adds an inbound unless its provider id is known; the id, and whether it was known. */
+export async function addInboundIn(q: Queryable, i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
+  const r = await q.query<{ id: number }>(PG.insertInbox, [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt]);
+  if (r.rows[0]) return { id: r.rows[0].id, duplicate: false };
+  const known = await q.query<{ id: number }>(PG.inboxByProvider, [i.providerId]);
+  return { id: known.rows[0]!.id, duplicate: true };
+}
+
+/** A row's final failure and what follows it; see `Store.failOutbound`. */
+export async function failIn(q: Queryable, id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim: string | undefined): Promise<boolean> {
+  if (record && !(await finishIn(q, id, record, now, claim))) return false;
+  const row = (await q.query(PG.outbox, [id])).rows[0];
+  if (!row) return false;
+  const conversationId = Number(row['conversation_id']);
+  const f = follow.fallback;
+  if (f) {
+    await q.query(PG.insertFallback, [
+      conversationId, row['bot_id'], row['user_number'], row['inbox_id'], f.kind, JSON.stringify(f.message), f.channel, JSON.stringify(f.request), now, id,
+    ]);
+  }
+  if (follow.inbound) await addInboundIn(q, follow.inbound);
+  if (follow.channel) await q.query(PG.setChannel, [follow.channel, now, conversationId]);
+  return true;
+}
+
+/** Moves due timers no other process holds into the inbox; the conversations touched, in firing order. */
+export async function fireDueTimersIn(q: Queryable, now: number, limit: number): Promise<ConversationKey[]> {
+  const { rows } = await q.query(PG.takeDueTimers, [now, limit]);
+  const due = rows.sort((a, b) => Number(a['fire_at']) - Number(b['fire_at']) || Number(a['id']) - Number(b['id']));
+  for (const t of due) {
+    await q.query(PG.insertInbox, [
+      `timer:${t['conversation_id']}:${t['id']}`, t['bot_id'], t['user_number'], 'timer', t['event'],
+      JSON.stringify({ key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }), now,
+    ]);
+  }
+  return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));
+}
+
+/** Both directions of a conversation, in order. */
+export async function transcriptIn(q: Queryable, conversationId: number): Promise<TranscriptEntry[]> {
+  const inbox = (await q.query(PG.convInbox, [conversationId])).rows;
+  const outbox = (await q.query(PG.convOutbox, [conversationId])).rows.map(toOutbox);
+  return mergeTranscript(inbox, outbox);
+}

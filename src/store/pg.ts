@@ -1,0 +1,194 @@
+/**
+ * The PostgreSQL store (node-postgres, a pool): the {@link Store} port with the SQLite store's
+ * guarantees, for several processes on one database. Turns are exactly-once by the version check
+ * and the inbound's `pending` guard; outbox claims and due timers are taken with
+ * `FOR UPDATE SKIP LOCKED`; a status's rank and idle expiry are decided inside one statement.
+ * Transient failures surface as `StoreUnavailableError`, conflicts as `VersionConflictError`.
+ */
+import { isStoreUnavailable } from '../errors.js';
+import { migratePg, readPgMigrations } from './migrate-pg.js';
+import { PgDb, type PgPoolOptions } from './pg-db.js';
+import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
+import { PG } from './pg-sql.js';
+import { commitTurnIn, j } from './pg-turns.js';
+import { toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
+import type {
+  CommitResult, ConversationKey, ConversationRecord, ConversationStatus, FailureFollowUp, InboxRecord, NewInbound, NewStatus,
+  OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
+} from './types.js';
+
+type Row = Record<string, unknown>;
+
+/** Options of {@link openPgStore}. */
+export interface PgStoreOptions extends PgPoolOptions {
+  /** Apply pending migrations on open (default true). */
+  readonly migrate?: boolean;
+  readonly migrationsDir?: string;
+}
+
+/** Opens (and migrates) a PostgreSQL store. */
+export async function openPgStore(options: PgStoreOptions | string): Promise<PgStore> {
+  const o = typeof options === 'string' ? { url: options } : options;
+  const db = new PgDb(o);
+  try {
+    if (o.migrate !== false) await migratePg(db, readPgMigrations(o.migrationsDir));
+    else await db.query('SELECT 1'); // fail now, with a clear error, rather than on the first turn
+  } catch (err) {
+    await db.end();
+    throw err;
+  }
+  return new PgStore(db);
+}
+
+const one = async <T>(p: Promise<{ rows: Row[] }>, map: (r: Row) => T): Promise<T | undefined> => {
+  const r = (await p).rows[0];
+  return r && map(r);
+};
+const optionalNumber = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
+
+/** The PostgreSQL implementation of {@link Store}. */
+export class PgStore implements Store {
+  constructor(readonly db: PgDb) {}
+
+  async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
+    return addInboundIn(this.db, i);
+  }
+
+  async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
+    return one(this.db.query(PG.nextInbox, [key.botId, key.user]), toInbox);
+  }
+
+  async pendingKeys(): Promise<ConversationKey[]> {
+    return (await this.db.query(PG.pendingKeys)).rows.map((r) => ({ botId: String(r['bot_id']), user: String(r['user_number']) }));
+  }
+
+  async failInbound(id: number, error: string, now: number): Promise<void> {
+    await this.db.query(PG.failInbox, [error, now, id]);
+  }
+
+  async skipInbound(id: number, note: string, now: number): Promise<void> {
+    await this.db.query(PG.skipInbox, [note, now, id]);
+  }
+
+  async inbound(id: number): Promise<InboxRecord | undefined> {
+    return one(this.db.query(PG.inbox, [id]), toInbox);
+  }
+
+  async activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined> {
+    return one(this.db.query(PG.active, [key.botId, key.user]), toConversation);
+  }
+
+  async conversation(id: number): Promise<ConversationRecord | undefined> {
+    return one(this.db.query(PG.conv, [id]), toConversation);
+  }
+
+  async conversationByFlowToken(token: string): Promise<ConversationRecord | undefined> {
+    return one(this.db.query(PG.convByToken, [token]), toConversation);
+  }
+
+  async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    for (const [col, v] of [['bot_id', filter.botId], ['user_number', filter.user], ['status', filter.status]] as const) {
+      if (v !== undefined) { args.push(v); where.push(`${col} = $${args.length}`); }
+    }
+    const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
+    return (await this.db.query(sql, args)).rows.map(toConversation);
+  }
+
+  async activeConversationIds(): Promise<number[]> {
+    return (await this.db.query(PG.activeIds)).rows.map((r) => Number(r['id']));
+  }
+
+  async commitTurn(c: TurnCommit): Promise<CommitResult> {
+    return this.db.tx((q) => commitTurnIn(q, c));
+  }
+
+  async expireIdle(botId: string, before: number, now: number): Promise<number> {
+    return Number((await this.db.query(PG.expireIdle, [botId, before, now])).rows[0]!['n']);
+  }
+
+  async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
+    return claimIn(this.db, now, limit, leaseMs);
+  }
+
+  async finishOutbound(id: number, result: SendRecord, now: number, claim?: string): Promise<boolean> {
+    return finishIn(this.db, id, result, now, claim);
+  }
+
+  async renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
+    return (await this.db.query(PG.renewLease, [leaseUntil, id, claim])).rowCount === 1;
+  }
+
+  async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
+    return this.db.tx((q) => failIn(q, id, record, now, follow, claim));
+  }
+
+  async unfollowedFailures(): Promise<OutboxRecord[]> {
+    return (await this.db.query(PG.unfollowedFailures)).rows.map(toOutbox);
+  }
+
+  async lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined> {
+    return one(this.db.query(PG.lastInteractive, [conversationId]), (r) => ({ record: toOutbox(r), bySms: r['by_sms'] === true }));
+  }
+
+  async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
+    return (await this.db.query(PG.retry, [id, nextAttemptAt, error, errorCode ?? null, claim ?? null])).rowCount === 1;
+  }
+
+  async outbound(id: number): Promise<OutboxRecord | undefined> {
+    return one(this.db.query(PG.outbox, [id]), toOutbox);
+  }
+
+  async outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined> {
+    return one(this.db.query(PG.outboxByProvider, [providerId]), toOutbox);
+  }
+
+  async nextOutboundAt(after?: number): Promise<number | undefined> {
+    const r = after === undefined ? await this.db.query(PG.nextOutboxAt) : await this.db.query(PG.nextOutboxAfter, [after]);
+    return optionalNumber(r.rows[0]?.['t']);
+  }
+
+  async nextTimerAt(): Promise<number | undefined> {
+    return optionalNumber((await this.db.query(PG.nextTimer)).rows[0]?.['t']);
+  }
+
+  async fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
+    return this.db.tx((q) => fireDueTimersIn(q, now, limit));
+  }
+
+  async timers(conversationId: number): Promise<TimerSpec[]> {
+    return (await this.db.query(PG.timersOf, [conversationId])).rows.map(toTimer);
+  }
+
+  async addStatus(s: NewStatus): Promise<{ duplicate: boolean; outbound: OutboxRecord | undefined }> {
+    return this.db.tx(async (q) => {
+      const r = (await q.query(PG.addStatus, [s.providerMessageId, s.status, s.timestamp ?? null, s.recipient ?? null, j(s.errors), j(s.raw), s.receivedAt])).rows[0]!;
+      const outboxId = r['outbox_id'];
+      const outbound = outboxId === null ? undefined : await one(q.query(PG.outbox, [outboxId]), toOutbox);
+      return { duplicate: Number(r['inserted']) === 0, outbound };
+    });
+  }
+
+  async statuses(providerMessageId: string): Promise<NewStatus[]> {
+    return (await this.db.query(PG.statusesOf, [providerMessageId])).rows.map(toStatus);
+  }
+
+  async transcript(conversationId: number): Promise<TranscriptEntry[]> {
+    return this.db.tx((q) => transcriptIn(q, conversationId));
+  }
+
+  /** Whether the database answers now; unreachable (or failing over) is `busy`: work waits and is retried. */
+  async health(): Promise<StoreHealth> {
+    try {
+      await this.db.query('SELECT 1');
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, busy: isStoreUnavailable(err), reason: (err as Error).message };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.end();
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * A database locked by another connection (SQLITE_BUSY) is never the bot's failure: turns,
+ * invocation results, due timers and sends wait it out with backoff and go through once it is
+ * free, without waiting for an unrelated event.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fromPromise, setup } from 'xstate';
+import { Runtime, defineBot, openSqliteStore, say, text } from '../../src/index.js';
+import { ManualClock } from '../../src/conversation/clock.js';
+import { SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
+import type { SqliteStore } from '../../src/store/sqlite.js';
+import counterBot from '../fixtures/counter-bot.js';
+import { USER, adapterFor, sandbox, tempDir, world, type World } from './helpers.js';
+
+/** The store gives up at once on a locked database, so the runtime's own retries are what is tested. */
+const impatient = { busyTimeoutMs: 1, busyRetryMs: 0 };
+
+const tmp = tempDir();
+let w: World | undefined;
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await w?.close();
+  w = undefined;
+  for (const c of cleanup.splice(0)) await c();
+});
+
+/** Another connection holding the write lock, as another process would. */
+function lock(path: string): { release: () => void } {
+  const other = new Database(path);
+  other.exec('BEGIN IMMEDIATE');
+  return { release: () => { other.exec('COMMIT'); other.close(); } };
+}
+
+/** The counter bot's runtime on `store`, started (and stopped after the test). */
+async function startCounter(store: SqliteStore, clock: ManualClock): Promise<{ sb: RunningSandbox; runtime: Runtime }> {
+  const sb = await sandbox();
+  const adapter = adapterFor(sb);
+  const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, clock });
+  cleanup.push(async () => { await runtime.stop(); await adapter.close(); await store.close(); await sb.close(); });
+  await runtime.start();
+  return { sb, runtime };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+let n = 0;
+const dbPath = () => join(tmp.dir, `busy-${++n}.db`);
+const textsTo = (sb: RunningSandbox, user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'interactive' ? (m.request as { text?: { body?: string } }).text?.body : m.text));
+
+describe('a locked database', () => {
+  it('an invocation result that meets a locked database is committed once it is free; the conversation lives on', async () => {
+    let finish: (v: string) => void = () => undefined;
+    const machine = setup({ actors: { lookup: fromPromise(() => new Promise<string>((r) => { finish = r; })) } }).createMachine({
+      id: 'slow', initial: 'idle',
+      states: {
+        idle: { on: { text: 'looking' } },
+        looking: { entry: say(text('looking')), invoke: { src: 'lookup', onDone: 'found' } },
+        found: { entry: say(text('found it')) },
+      },
+    });
+    const path = dbPath();
+    w = await world([defineBot({ id: 'slow', machine, options: { onUnhandled: 'ignore' } })], { path, store: impatient });
+    await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'slow');
+    const held = lock(path);
+    finish('ok');
+    await tick();
+    const during = await w.store.activeConversation({ botId: 'slow', user: USER });
+    expect(during?.status).toBe('active');
+    held.release();
+    w.clock.advance(10_000);
+    await tick();
+    await w.runtime.idle();
+    const conv = (await w.store.conversations({ botId: 'slow', user: USER }))[0]!;
+    expect(conv).toMatchObject({ status: 'active', state: 'found' });
+    expect(textsTo(w.sb, USER)).toEqual(['looking', 'found it']);
+  });
+
+  it('a timer falling due while the database is locked fires once it is free, with no other event', async () => {
+    const machine = setup({}).createMachine({
+      id: 'remind', initial: 'idle',
+      states: {
+        idle: { on: { text: 'ask' } },
+        ask: { entry: say(text('question')), after: { 1000: 'reminded' } },
+        reminded: { entry: say(text('reminder')) },
+      },
+    });
+    const path = dbPath();
+    w = await world([defineBot({ id: 'remind', machine, options: { onUnhandled: 'ignore' } })], { path, store: impatient });
+    await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'remind');
+    const held = lock(path);
+    w.clock.advance(1_000);
+    await tick();
+    await w.runtime.idle();
+    expect(await w.store.timers((await w.store.activeConversation({ botId: 'remind', user: USER }))!.id)).toHaveLength(1);
+    held.release();
+    w.clock.advance(10_000);
+    await tick();
+    await w.runtime.idle();
+    expect(textsTo(w.sb, USER)).toEqual(['question', 'reminder']);
+  });
+
+  it('an inbound whose turn meets a locked database is run once it is free, not failed', async () => {
+    const path = dbPath();
+    const store = openSqliteStore({ path, ...impatient });
+    await store.addInbound({ providerId: 'wamid.busy1', botId: 'counter', user: USER, source: 'whatsapp', event: { type: 'text', text: 'hi' }, receivedAt: 1 });
+    const held = lock(path);
+    const clock = new ManualClock();
+    const { sb, runtime } = await startCounter(store, clock);
+    await tick();
+    expect((await store.inbound(1))?.state).toBe('pending');
+    held.release();
+    clock.advance(10_000);
+    await tick();
+    await runtime.idle();
+    expect((await store.inbound(1))).toMatchObject({ state: 'done', error: null });
+    expect(textsTo(sb, USER)).toEqual(['#1']);
+  });
+
+  it('a claim that meets a locked database is tried again, with no other event', async () => {
+    const path = dbPath();
+    const store = openSqliteStore({ path, ...impatient });
+    const clock = new ManualClock();
+    const key = { botId: 'counter', user: USER };
+    await store.commitTurn({ key, conversationId: undefined, expectedVersion: 0, snapshot: {}, state: 's', status: 'active', flowToken: 'ft_busy', userActivity: true, outbox: [{ kind: 'text', message: { kind: 'text', text: 'queued' }, channel: 'sms', request: { msisdns: [USER], message: 'queued' } }], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: clock.now() });
+    const held = lock(path);
+    const { sb, runtime } = await startCounter(store, clock);
+    await tick();
+    expect(textsTo(sb, USER)).toEqual([]);
+    held.release();
+    clock.advance(10_000);
+    await tick();
+    await runtime.idle();
+    expect(textsTo(sb, USER)).toEqual(['queued']);
+  });
+});
+
+describe('the dispatcher wakes for the earliest due row', () => {
+  it('a row that falls due while a claim runs is claimed without another event', async () => {
+    /** Time passes while the store claims (a slow disk), without any timer running meanwhile. */
+    class SlowClaims extends ManualClock {
+      drift = 0;
+      override now(): number { return super.now() + this.drift; }
+    }
+    const clock = new SlowClaims();
+    const path = dbPath();
+    const store = openSqliteStore({ path });
+    const key = { botId: 'counter', user: USER };
+    await store.commitTurn({ key, conversationId: undefined, expectedVersion: 0, snapshot: {}, state: 's', status: 'active', flowToken: 'ft_due', userActivity: true, outbox: [{ kind: 'text', message: { kind: 'text', text: 'due soon' }, channel: 'sms', request: { msisdns: [USER], message: 'due soon' } }], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: clock.now() + 3 });
+    const claim = store.claimOutbound.bind(store);
+    store.claimOutbound = async (...args) => { const rows = await claim(...args); clock.drift += 5; return rows; };
+    const { sb, runtime } = await startCounter(store, clock);
+    await tick();
+    clock.advance(60_000);
+    await tick();
+    await runtime.idle();
+    expect(textsTo(sb, USER)).toEqual(['due soon']);
+  });
+});

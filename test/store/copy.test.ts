@@ -1,0 +1,79 @@
+/** copySqliteToPostgres: every table and row, ids kept, sequences moved on, a non-empty target refused. */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/errors.js';
+import { copySqliteToPostgres } from '../../src/store/copy.js';
+import type { Store } from '../../src/store/types.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
+import { ALICE, BOB, NO_TIMERS, T0, allInbound, allOutbound, inbound, postgres, sqlite, tempDir, text, turn } from './helpers.js';
+
+/** A SQLite file with a bit of everything: two conversations (one ended), a fallback, statuses, a timer, a failed inbound. */
+async function filled(): Promise<string> {
+  const file = join(tempDir(), 'source.db');
+  const s = await sqlite.open(file);
+  const a = await s.addInbound(inbound({ providerId: 'w1' }));
+  await s.commitTurn(turn({ inboxId: a.id, outbox: [text('one'), text('two')], timers: { ...NO_TIMERS, upsert: [{ key: 'remind', stateNode: null, event: { type: 'remind' }, fireAt: T0 + 9 }] }, now: T0 }));
+  const [row] = await s.claimOutbound(T0, 1, 60_000);
+  await s.finishOutbound(row!.id, { state: 'failed', error: 'not on WhatsApp', errorCode: '131026' }, T0 + 1, row!.claim!);
+  await s.failOutbound(row!.id, undefined, T0 + 1, { fallback: text('one by sms', { kind: 'sms', channel: 'sms' }), channel: 'sms' });
+  await s.commitTurn(turn({ key: BOB, status: 'done', outbox: [text('bye')], now: T0 + 2 }));
+  const [bye] = (await s.claimOutbound(T0 + 2, 10, 60_000)).filter((r) => r.user === BOB.user);
+  await s.finishOutbound(bye!.id, { state: 'sent', providerId: 'wamid.bye', response: { ok: true } }, T0 + 3, bye!.claim!);
+  await s.addStatus({ providerMessageId: 'wamid.bye', status: 'read', receivedAt: T0 + 4, raw: { x: 1 } });
+  const bad = await s.addInbound(inbound({ ...BOB, providerId: 'w-bad' }));
+  await s.failInbound(bad.id, 'the bot threw', T0 + 5);
+  await s.addInbound(inbound({ providerId: 'w-pending', receivedAt: T0 + 6 }));
+  await s.close();
+  return file;
+}
+
+async function contents(store: Store) {
+  const conversations = await store.conversations();
+  return {
+    conversations, inbox: await allInbound(store), outbox: await allOutbound(store), statuses: await store.statuses('wamid.bye'),
+    transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))), timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
+    pending: await store.pendingKeys(), nextTimerAt: await store.nextTimerAt(), nextOutboundAt: await store.nextOutboundAt(),
+  };
+}
+
+describe('copySqliteToPostgres', () => {
+  it('copies every table in batches with its ids; the copy reads back the same through the port', async () => {
+    const file = await filled();
+    const url = await freshDatabaseUrl();
+    const report = await copySqliteToPostgres(file, url, { batchSize: 2 });
+    expect(report.tables).toEqual([
+      { name: 'conversations', rows: 2 }, { name: 'inbox', rows: 3 }, { name: 'outbox', rows: 4 }, { name: 'statuses', rows: 1 }, { name: 'timers', rows: 1 },
+    ]);
+    expect(await contents(await postgres.open(url))).toEqual(await contents(await sqlite.open(file)));
+  });
+
+  it('moves the id sequences past the copied ids', async () => {
+    const url = await freshDatabaseUrl();
+    await copySqliteToPostgres(await filled(), url);
+    const pg = await postgres.open(url);
+    expect((await pg.addInbound(inbound({ providerId: 'after' }))).id).toBe(4);
+    const r = await pg.commitTurn(turn({ key: { botId: 'quiz', user: ALICE.user }, outbox: [text('new')], now: T0 + 10 }));
+    expect(r).toEqual({ conversationId: 3, version: 1, outboxIds: [5] });
+  });
+
+  it('refuses a target with rows, adding nothing', async () => {
+    const url = await freshDatabaseUrl();
+    const target = await postgres.open(url);
+    await target.commitTurn(turn({ now: T0 }));
+    const err = await copySqliteToPostgres(await filled(), url).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect(err).toMatchObject({ code: 'copy_target_not_empty' });
+    expect((err as Error).message).toContain('(rows in conversations)');
+    expect(await target.conversations()).toHaveLength(1);
+    expect(await allInbound(target)).toEqual([]);
+  });
+
+  it('refuses a source that is not fully migrated', async () => {
+    const Database = (await import('better-sqlite3')).default;
+    const file = join(tempDir(), 'old.db');
+    new Database(file).close();
+    const err = await copySqliteToPostgres(file, await freshDatabaseUrl()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'copy_source' });
+    expect((err as Error).message).toContain('is missing migrations 0001_initial.sql');
+  });
+});
