@@ -107,7 +107,10 @@ export async function benchE2e(ctx: BenchContext, opts: BenchE2eOptions = {}): P
       colloquy_peak_rss_mb: cs!.peakRssMb,
       baseline_peak_rss_mb: bs!.peakRssMb,
       sqlite_journal_mode: cs!.journalMode,
-      users, concurrency, rounds, warmup_users: warmupUsers,
+      users,
+      concurrency,
+      rounds,
+      warmup_users: warmupUsers,
       seconds: r1((performance.now() - started) / 1000),
       ...(cs!.storeTime && { colloquy_store_ms: cs!.storeTime }),
     };

@@ -11,7 +11,10 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /** Rounding to 0–3 decimals; NaN and infinities become null so that the JSON line stays valid and says "none". */
-const rounder = (digits: number) => (x: number): number => (Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : (null as unknown as number));
+const rounder =
+  (digits: number) =>
+  (x: number): number =>
+    Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : (null as unknown as number);
 export const r0 = rounder(0);
 export const r1 = rounder(1);
 export const r2 = rounder(2);
@@ -32,12 +35,70 @@ export function summarize(rounds: readonly RoundResult[]) {
     existingPerS: Math.max(...rounds.map((r) => rate(r.existing))),
     answersPerS: Math.max(...rounds.map((r) => (r.fresh.users + r.existing.users) / ((r.fresh.answersMs + r.existing.answersMs) / 1000))),
     perRound: rounds.map((r) => r0(roundRate(r))),
-    webhook: { p50: percentile(all((p) => p.webhookMs), 50), p99: percentile(all((p) => p.webhookMs), 99), max: percentile(all((p) => p.webhookMs), 100) },
-    webhookFresh: { p50: percentile(all((p) => p.webhookMs, 'fresh'), 50), p99: percentile(all((p) => p.webhookMs, 'fresh'), 99) },
-    webhookExisting: { p50: percentile(all((p) => p.webhookMs, 'existing'), 50), p99: percentile(all((p) => p.webhookMs, 'existing'), 99) },
-    turn: { p50: percentile(all((p) => p.turnMs), 50), p99: percentile(all((p) => p.turnMs), 99) },
-    turnFresh: { p50: percentile(all((p) => p.turnMs, 'fresh'), 50), p99: percentile(all((p) => p.turnMs, 'fresh'), 99) },
-    turnExisting: { p50: percentile(all((p) => p.turnMs, 'existing'), 50), p99: percentile(all((p) => p.turnMs, 'existing'), 99) },
+    webhook: {
+      p50: percentile(
+        all((p) => p.webhookMs),
+        50,
+      ),
+      p99: percentile(
+        all((p) => p.webhookMs),
+        99,
+      ),
+      max: percentile(
+        all((p) => p.webhookMs),
+        100,
+      ),
+    },
+    webhookFresh: {
+      p50: percentile(
+        all((p) => p.webhookMs, 'fresh'),
+        50,
+      ),
+      p99: percentile(
+        all((p) => p.webhookMs, 'fresh'),
+        99,
+      ),
+    },
+    webhookExisting: {
+      p50: percentile(
+        all((p) => p.webhookMs, 'existing'),
+        50,
+      ),
+      p99: percentile(
+        all((p) => p.webhookMs, 'existing'),
+        99,
+      ),
+    },
+    turn: {
+      p50: percentile(
+        all((p) => p.turnMs),
+        50,
+      ),
+      p99: percentile(
+        all((p) => p.turnMs),
+        99,
+      ),
+    },
+    turnFresh: {
+      p50: percentile(
+        all((p) => p.turnMs, 'fresh'),
+        50,
+      ),
+      p99: percentile(
+        all((p) => p.turnMs, 'fresh'),
+        99,
+      ),
+    },
+    turnExisting: {
+      p50: percentile(
+        all((p) => p.turnMs, 'existing'),
+        50,
+      ),
+      p99: percentile(
+        all((p) => p.turnMs, 'existing'),
+        99,
+      ),
+    },
     redeliveries: rounds.reduce((n, r) => n + r.fresh.redeliveries + r.existing.redeliveries, 0),
     /** The best round's lag: last webhook answered → last outbound accepted, ms (new + existing). */
     drainMs: best.fresh.acceptedMs - best.fresh.answersMs + best.existing.acceptedMs - best.existing.answersMs,

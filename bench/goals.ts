@@ -5,7 +5,11 @@
 type Json = Record<string, unknown>;
 
 /** One goal: `met` is null when `value` was not measured. */
-export interface Goal { readonly value: number | null; readonly target: string; readonly met: boolean | null }
+export interface Goal {
+  readonly value: number | null;
+  readonly target: string;
+  readonly met: boolean | null;
+}
 
 const at = (o: unknown, ...path: string[]): unknown => path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Json)[k] : undefined), o);
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);

@@ -20,13 +20,28 @@ export const SECRET = 'bench-webhook-secret';
 export const SENDER = '15550000001';
 
 /** A call from the orchestrator to a child. */
-export interface Call { readonly id: number; readonly cmd: string; readonly arg?: unknown }
+export interface Call {
+  readonly id: number;
+  readonly cmd: string;
+  readonly arg?: unknown;
+}
 /** A child's answer to a {@link Call}. */
-export interface Answer { readonly id: number; readonly ok: boolean; readonly result?: unknown; readonly error?: string }
+export interface Answer {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly result?: unknown;
+  readonly error?: string;
+}
 /** A child's first message: it serves at `url`. */
-export interface Ready { readonly ready: true; readonly url: string }
+export interface Ready {
+  readonly ready: true;
+  readonly url: string;
+}
 /** A child's first message when it could not start (the orchestrator decides whether that is fatal). */
-export interface Failed { readonly failed: true; readonly error: string }
+export interface Failed {
+  readonly failed: true;
+  readonly error: string;
+}
 
 /** Thrown by {@link Child.ready} when the child reported it could not start. */
 export class StartFailed extends Error {}
@@ -45,34 +60,50 @@ export class Child {
   /** The child's URL once it serves; rejects with {@link StartFailed} or when it exits first. */
   readonly ready: Promise<string>;
 
-  constructor(readonly name: string, readonly proc: ChildProcess) {
+  constructor(
+    readonly name: string,
+    readonly proc: ChildProcess,
+  ) {
     let onReady: (url: string) => void = () => undefined;
     let failReady: (e: Error) => void = () => undefined;
-    this.ready = new Promise((resolve, reject) => { onReady = resolve; failReady = reject; });
+    this.ready = new Promise((resolve, reject) => {
+      onReady = resolve;
+      failReady = reject;
+    });
     this.ready.catch(() => undefined); // observed by whoever awaits it
     proc.on('message', (m: Answer | Ready | Failed) => {
-      if ('ready' in m) { onReady(m.url); return; }
-      if ('failed' in m) { failReady(new StartFailed(m.error)); return; }
+      if ('ready' in m) {
+        onReady(m.url);
+        return;
+      }
+      if ('failed' in m) {
+        failReady(new StartFailed(m.error));
+        return;
+      }
       const p = this.#pending.get(m.id);
       if (!p) return;
       this.#pending.delete(m.id);
       if (m.ok) p.resolve(m.result);
       else p.reject(new Error(`${name}: ${m.error ?? 'failed'}`));
     });
-    this.#exited = new Promise((resolve) => proc.once('exit', (code, signal) => {
-      alive.delete(proc);
-      const e = new Error(`${name} exited (${signal ?? code})`);
-      failReady(e);
-      for (const p of this.#pending.values()) p.reject(e);
-      this.#pending.clear();
-      resolve(code);
-    }));
+    this.#exited = new Promise((resolve) =>
+      proc.once('exit', (code, signal) => {
+        alive.delete(proc);
+        const e = new Error(`${name} exited (${signal ?? code})`);
+        failReady(e);
+        for (const p of this.#pending.values()) p.reject(e);
+        this.#pending.clear();
+        resolve(code);
+      }),
+    );
   }
 
   /** {@link ready}, or a {@link StartFailed} after `ms` (a store that never connects must not hang the bench). */
   async readyWithin(ms: number): Promise<string> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new StartFailed(`${this.name} did not start within ${Math.round(ms / 1000)} s`)), ms); });
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StartFailed(`${this.name} did not start within ${Math.round(ms / 1000)} s`)), ms);
+    });
     try {
       return await Promise.race([this.ready, late]);
     } finally {
@@ -81,17 +112,31 @@ export class Child {
   }
 
   /** The child's process id. */
-  get pid(): number { return this.proc.pid ?? -1; }
+  get pid(): number {
+    return this.proc.pid ?? -1;
+  }
 
   /** Calls `cmd` in the child; rejects after `timeoutMs`. */
   call<T>(cmd: string, arg?: unknown, timeoutMs = 120_000): Promise<T> {
     const id = this.#next++;
     return new Promise<T>((resolve, reject) => {
-      if (!this.proc.connected) { reject(new Error(`${this.name}: not running (${cmd})`)); return; }
-      const timer = setTimeout(() => { this.#pending.delete(id); reject(new Error(`${this.name}: ${cmd} timed out after ${timeoutMs} ms`)); }, timeoutMs);
+      if (!this.proc.connected) {
+        reject(new Error(`${this.name}: not running (${cmd})`));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new Error(`${this.name}: ${cmd} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
       this.#pending.set(id, {
-        resolve: (v) => { clearTimeout(timer); resolve(v as T); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       });
       this.proc.send({ id, cmd, arg } satisfies Call);
     });
@@ -135,16 +180,28 @@ export async function closeAll(children: readonly Child[]): Promise<void> {
 export function onExit(fn: () => void): () => void {
   const id = nextCleanup++;
   cleanups.set(id, fn);
-  return () => { cleanups.delete(id); };
+  return () => {
+    cleanups.delete(id);
+  };
 }
 
 /** Kills every child still alive and runs every registered cleanup, synchronously. */
 export function cleanupNow(): void {
-  for (const proc of alive) { try { proc.kill('SIGKILL'); } catch { /* already gone */ } }
+  for (const proc of alive) {
+    try {
+      proc.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
   alive.clear();
   for (const [id, fn] of [...cleanups.entries()].reverse()) {
     cleanups.delete(id);
-    try { fn(); } catch { /* keep cleaning */ }
+    try {
+      fn();
+    } catch {
+      /* keep cleaning */
+    }
   }
 }
 
@@ -170,7 +227,7 @@ export function serveCalls(handlers: Record<string, (arg: never) => unknown>): v
         const result = await h(m.arg as never);
         process.send!({ id: m.id, ok: true, result } satisfies Answer);
       } catch (err) {
-        process.send!({ id: m.id, ok: false, error: err instanceof Error ? err.stack ?? err.message : String(err) } satisfies Answer);
+        process.send!({ id: m.id, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies Answer);
       }
     })();
   });
@@ -187,8 +244,12 @@ export function watchEgress(): () => { hosts: string[]; lookups: string[] } {
   const lookups = new Set<string>();
   dc.subscribe('net.client.socket', (message) => {
     const socket = (message as { socket: Socket }).socket;
-    socket.once('lookup', (_err: Error | null, address: string, _family: unknown, host: string) => { lookups.add(`${host}→${address}`); });
-    socket.once('connect', () => { hosts.add(socket.remoteAddress ?? '?'); });
+    socket.once('lookup', (_err: Error | null, address: string, _family: unknown, host: string) => {
+      lookups.add(`${host}→${address}`);
+    });
+    socket.once('connect', () => {
+      hosts.add(socket.remoteAddress ?? '?');
+    });
   });
   return () => ({ hosts: [...hosts].sort(), lookups: [...lookups].sort() });
 }

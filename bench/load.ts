@@ -11,7 +11,11 @@ import { SECRET, SENDER, type Child } from './ipc.js';
 import type { Collected } from './roles.js';
 
 /** A signed webhook body from one user. */
-export interface Signed { readonly user: string; readonly body: string; readonly signature: string }
+export interface Signed {
+  readonly user: string;
+  readonly body: string;
+  readonly signature: string;
+}
 
 /** The servers webhooks go to: one, or several picked at random per webhook. */
 export interface Target {
@@ -36,7 +40,10 @@ export interface PhaseResult {
 }
 
 /** A closed-loop round: new conversations, then a second turn on each. */
-export interface RoundResult { readonly fresh: PhaseResult; readonly existing: PhaseResult }
+export interface RoundResult {
+  readonly fresh: PhaseResult;
+  readonly existing: PhaseResult;
+}
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
@@ -85,7 +92,10 @@ async function post(agent: Agent, target: Target, b: Signed): Promise<{ failure:
     if (attempt > 0) await new Promise((r) => setTimeout(r, REDELIVERY_PAUSE_MS * 2 ** (attempt - 1)));
     try {
       const res = await agent.request({
-        origin: pick(target), path: '/webhook', method: 'POST', body: b.body,
+        origin: pick(target),
+        path: '/webhook',
+        method: 'POST',
+        body: b.body,
         headers: { 'content-type': 'application/json', 'x-hub-signature-256': b.signature },
       });
       const text = await res.body.text();
@@ -127,7 +137,9 @@ async function idle(target: Target): Promise<void> {
 /** Checks that the sandbox accepted exactly one `kind` message per user of `bodies`. */
 function checkCollected(target: Target, bodies: readonly Signed[], seen: Collected, kind: string): void {
   if (seen.count !== bodies.length || seen.kinds[kind] !== bodies.length || Object.keys(seen.at).length !== bodies.length) {
-    throw new Error(`${target.name}: expected ${bodies.length} ${kind} messages to ${bodies.length} users, the sandbox accepted ${seen.count} (${JSON.stringify(seen.kinds)}) to ${Object.keys(seen.at).length} users`);
+    throw new Error(
+      `${target.name}: expected ${bodies.length} ${kind} messages to ${bodies.length} users, the sandbox accepted ${seen.count} (${JSON.stringify(seen.kinds)}) to ${Object.keys(seen.at).length} users`,
+    );
   }
 }
 
@@ -147,15 +159,24 @@ async function settle(target: Target, sandbox: Child, maxMs: number): Promise<vo
   let since = performance.now();
   while (performance.now() < until) {
     const n = await sandbox.call<number>('count');
-    if (n !== last) { last = n; since = performance.now(); }
-    else if (performance.now() - since >= 1_500) break;
+    if (n !== last) {
+      last = n;
+      since = performance.now();
+    } else if (performance.now() - since >= 1_500) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   await Promise.race([idle(target), new Promise((r) => setTimeout(r, Math.max(0, until - performance.now())).unref())]).catch(() => undefined);
 }
 
 /** One closed-loop phase: arm the sandbox, fire the webhooks, wait for every reply to be accepted, check. */
-async function phase(agent: Agent, target: Target, sandbox: Child, bodies: readonly Signed[], kind: 'list' | 'buttons', concurrency: number): Promise<{ result: PhaseResult; ids: Record<string, string> }> {
+async function phase(
+  agent: Agent,
+  target: Target,
+  sandbox: Child,
+  bodies: readonly Signed[],
+  kind: 'list' | 'buttons',
+  concurrency: number,
+): Promise<{ result: PhaseResult; ids: Record<string, string> }> {
   await arm(sandbox, bodies);
   const accepted = sandbox.call<number>('wait', undefined, 60_000);
   accepted.catch(() => undefined); // awaited below unless the webhooks failed first
@@ -224,7 +245,7 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
   const inflight: Promise<void>[] = [];
   const start = performance.now() + 5;
   let lastSent = start;
-  for (let i = 0; i < n;) {
+  for (let i = 0; i < n; ) {
     const now = performance.now();
     // Send everything whose time has come (catching up after a late timer), then sleep to the next.
     while (i < n && start + i * interval <= now) {
@@ -232,28 +253,53 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
       maxLag = Math.max(maxLag, now - due);
       scheduled[i] = performance.timeOrigin + due;
       const k = i;
-      inflight.push(post(agent, target, bodies[k]!).then((r) => {
-        ackMs[k] = performance.now() - due;
-        redeliveries += r.redeliveries;
-        if (r.failure !== undefined) { failed++; if (failures.length < 3) failures.push(r.failure); }
-      }));
+      inflight.push(
+        post(agent, target, bodies[k]!).then((r) => {
+          ackMs[k] = performance.now() - due;
+          redeliveries += r.redeliveries;
+          if (r.failure !== undefined) {
+            failed++;
+            if (failures.length < 3) failures.push(r.failure);
+          }
+        }),
+      );
       lastSent = now;
       i++;
     }
     if (i < n) await new Promise((r) => setTimeout(r, Math.max(0, start + i * interval - performance.now())));
   }
   let drained: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.all(inflight), new Promise((r) => { drained = setTimeout(r, drainMs); })]);
+  await Promise.race([
+    Promise.all(inflight),
+    new Promise((r) => {
+      drained = setTimeout(r, drainMs);
+    }),
+  ]);
   clearTimeout(drained);
-  const complete = await accepted.then(() => true, () => false); // every reply came, or the time limit passed
+  const complete = await accepted.then(
+    () => true,
+    () => false,
+  ); // every reply came, or the time limit passed
   // Every webhook answered and every reply in: nothing of this phase is left in the server.
   if (!complete || ackMs.some((x) => Number.isNaN(x))) await settle(target, sandbox, 30_000);
   else await idle(target);
   const seen = await sandbox.call<Collected>('collect');
   const replyMs: number[] = [];
-  bodies.forEach((b, i) => { const at = seen.at[b.user]; if (at !== undefined) replyMs.push(at - scheduled[i]!); });
+  bodies.forEach((b, i) => {
+    const at = seen.at[b.user];
+    if (at !== undefined) replyMs.push(at - scheduled[i]!);
+  });
   return {
-    rate, sent: n, achievedRate: n / Math.max(0.001, (lastSent - start) / 1000 + interval / 1000),
-    ackMs: ackMs.filter((x) => !Number.isNaN(x)), replyMs, failed, unanswered: ackMs.filter((x) => Number.isNaN(x)).length, missing: n - replyMs.length, redeliveries, failures, maxSendLagMs: maxLag,
+    rate,
+    sent: n,
+    achievedRate: n / Math.max(0.001, (lastSent - start) / 1000 + interval / 1000),
+    ackMs: ackMs.filter((x) => !Number.isNaN(x)),
+    replyMs,
+    failed,
+    unanswered: ackMs.filter((x) => Number.isNaN(x)).length,
+    missing: n - replyMs.length,
+    redeliveries,
+    failures,
+    maxSendLagMs: maxLag,
   };
 }

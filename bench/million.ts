@@ -93,7 +93,10 @@ export async function benchMillion(ctx: BenchContext, opts: BenchMillionOptions 
       ratio_turn_p99: r3(sum.large.turn.p99 / sum.small.turn.p99),
       ratio_turns_per_s: r3(sum.large.turnsPerS / sum.small.turnsPerS),
       ...out,
-      users, rounds, concurrency, warmup_users: warmupUsers,
+      users,
+      rounds,
+      concurrency,
+      warmup_users: warmupUsers,
       seconds: r1((performance.now() - started) / 1000),
     };
   } finally {

@@ -45,7 +45,9 @@ function findBin(): string | undefined {
   if (given) return existsSync(join(given, 'pg_ctl')) ? given : undefined;
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? undefined : join(root, versions[0], 'bin');
 }
 
@@ -97,7 +99,15 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
   let started = false;
   const stop = () => {
     if (started) {
-      try { run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w', '-t', '20']); } catch { try { run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']); } catch { /* gone */ } }
+      try {
+        run('pg_ctl', ['stop', '-D', data, '-m', 'fast', '-w', '-t', '20']);
+      } catch {
+        try {
+          run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']);
+        } catch {
+          /* gone */
+        }
+      }
       started = false;
     }
     rmSync(dir, { recursive: true, force: true });
@@ -118,21 +128,33 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
         if (attempt >= 3) throw err; // the port was taken between the probe and the start, three times
       }
     }
-    const version = String(run('pg_ctl', ['--version'])).trim().replace(/^.*?(\d+)(\.\d+)*\s*.*$/, '$1');
+    const version = String(run('pg_ctl', ['--version']))
+      .trim()
+      .replace(/^.*?(\d+)(\.\d+)*\s*.*$/, '$1');
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     return {
-      url, port, version, options: extra,
+      url,
+      port,
+      version,
+      options: extra,
       createDatabase: (name) => {
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: "${name}"`);
         execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
         return `postgres://postgres@127.0.0.1:${port}/${name}`;
       },
-      stop: () => { stop(); removeCleanup(); },
+      stop: () => {
+        stop();
+        removeCleanup();
+      },
     };
   } catch (err) {
     stop();
     removeCleanup();
     const e = err as { stderr?: Buffer; message?: string };
-    throw new Error(`could not start PostgreSQL: ${String(e.stderr ?? e.message ?? err).trim().slice(0, 500)}`);
+    throw new Error(
+      `could not start PostgreSQL: ${String(e.stderr ?? e.message ?? err)
+        .trim()
+        .slice(0, 500)}`,
+    );
   }
 }

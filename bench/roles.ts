@@ -42,7 +42,12 @@ export interface Collected {
 }
 
 /** Event-loop delay of a server process since the last reset, ms (the sampling resolution taken off). */
-export interface LoopDelay { readonly p50: number; readonly p99: number; readonly max: number; readonly samples: number }
+export interface LoopDelay {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly samples: number;
+}
 
 /** What a server child (Colloquy or the baseline) reports. */
 export interface ServerStats {
@@ -115,7 +120,17 @@ async function sandboxRole(): Promise<void> {
   // A phase arms the sandbox for its users (a contiguous range of numbers). A reply to a user of an
   // earlier phase (a server still working through a backlog) is late, not counted; a reply to
   // anyone else is stray, which the bench reports as a failure.
-  interface Armed { n: number; lo: number; hi: number; count: number; kinds: Record<string, number>; at: Record<string, number>; ids: Record<string, string>; done: Promise<void>; resolve: () => void }
+  interface Armed {
+    n: number;
+    lo: number;
+    hi: number;
+    count: number;
+    kinds: Record<string, number>;
+    at: Record<string, number>;
+    ids: Record<string, string>;
+    done: Promise<void>;
+    resolve: () => void;
+  }
   let armed: Armed | undefined;
   let late = 0;
   const ranges: [number, number][] = [];
@@ -139,7 +154,9 @@ async function sandboxRole(): Promise<void> {
       sb.reset(); // keep the recorder small between phases (tokens stay valid)
       ranges.push([lo, hi]);
       let resolve: () => void = () => undefined;
-      const done = new Promise<void>((r) => { resolve = r; });
+      const done = new Promise<void>((r) => {
+        resolve = r;
+      });
       armed = { n, lo, hi, count: 0, kinds: {}, at: {}, ids: {}, done, resolve };
     },
     /** How many messages the armed phase has counted so far. */
@@ -182,11 +199,22 @@ function traceStore(store: object): () => Record<string, { calls: number; ms: nu
       // The SQLite store does its work synchronously; the promise only carries the result.
       t.calls++;
       t.ms += performance.now() - started;
-      if (out instanceof Promise) void out.then((v) => { if (Array.isArray(v)) t.rows += v.length; }, () => undefined);
+      if (out instanceof Promise)
+        void out.then(
+          (v) => {
+            if (Array.isArray(v)) t.rows += v.length;
+          },
+          () => undefined,
+        );
       return out;
     };
   }
-  return () => Object.fromEntries(Object.entries(times).filter(([, t]) => t.calls > 0).map(([k, t]) => [k, { calls: t.calls, ms: Math.round(t.ms), rows: t.rows }]));
+  return () =>
+    Object.fromEntries(
+      Object.entries(times)
+        .filter(([, t]) => t.calls > 0)
+        .map(([k, t]) => [k, { calls: t.calls, ms: Math.round(t.ms), rows: t.rows }]),
+    );
 }
 
 /** What the `colloquy` role takes. */
@@ -222,12 +250,20 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
   let warnings = 0;
   let errors = 0;
   const logged: string[] = [];
-  const keep = (level: string, obj: object, msg?: string) => { if (logged.length < 5) logged.push(`${level}: ${msg ?? ''} ${JSON.stringify(obj).slice(0, 300)}`); };
+  const keep = (level: string, obj: object, msg?: string) => {
+    if (logged.length < 5) logged.push(`${level}: ${msg ?? ''} ${JSON.stringify(obj).slice(0, 300)}`);
+  };
   const logger = {
     debug: () => undefined,
     info: () => undefined,
-    warn: (obj: object, msg?: string) => { warnings++; keep('warn', obj, msg); },
-    error: (obj: object, msg?: string) => { errors++; keep('error', obj, msg); },
+    warn: (obj: object, msg?: string) => {
+      warnings++;
+      keep('warn', obj, msg);
+    },
+    error: (obj: object, msg?: string) => {
+      errors++;
+      keep('error', obj, msg);
+    },
   };
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
@@ -265,7 +301,14 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
       turnsError: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'error' }),
       sendsAccepted: m.value('colloquy_sends_total', { channel: 'interactive', outcome: 'accepted' }),
       webhookRequests: m.total('colloquy_webhook_requests_total'),
-      warnings, errors, logged, journalMode, storeClass, egress: egress(), peakRssMb: peakRssMb(), rssMb: rssMb(),
+      warnings,
+      errors,
+      logged,
+      journalMode,
+      storeClass,
+      egress: egress(),
+      peakRssMb: peakRssMb(),
+      rssMb: rssMb(),
       ...(storeTime && { storeTime: storeTime() }),
     }),
     close: async () => {
@@ -279,7 +322,11 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
 // ─────────────────────────────────────── child: baseline ───────────────────────────────────────
 
 /** What the `baseline` role takes: the reply bodies Colloquy sent, to forward the same ones. */
-export interface BaselineArg { readonly sandboxUrl: string; readonly onText: Record<string, unknown>; readonly onTap: Record<string, unknown> }
+export interface BaselineArg {
+  readonly sandboxUrl: string;
+  readonly onText: Record<string, unknown>;
+  readonly onTap: Record<string, unknown>;
+}
 
 async function baselineRole(arg: BaselineArg): Promise<void> {
   const loop = watchLoop();
@@ -287,8 +334,13 @@ async function baselineRole(arg: BaselineArg): Promise<void> {
   const { startBaseline } = await import('./baseline-server.js');
   const { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET } = await import('../src/sandbox/constants.js');
   const server = await startBaseline({
-    secret: SECRET, baseUrl: arg.sandboxUrl, authUrl: arg.sandboxUrl, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET,
-    onText: arg.onText, onTap: arg.onTap,
+    secret: SECRET,
+    baseUrl: arg.sandboxUrl,
+    authUrl: arg.sandboxUrl,
+    clientId: SANDBOX_CLIENT_ID,
+    clientSecret: SANDBOX_CLIENT_SECRET,
+    onText: arg.onText,
+    onTap: arg.onTap,
   });
   serveCalls({
     idle: () => undefined,
@@ -297,9 +349,19 @@ async function baselineRole(arg: BaselineArg): Promise<void> {
     stats: (): ServerStats => {
       const s = server.stats();
       return {
-        tokenRequests: s.tokenRequests, turnsOk: s.forwarded, turnsError: s.failed + s.refused, sendsAccepted: s.forwarded,
-        webhookRequests: s.forwarded + s.failed + s.refused, warnings: 0, errors: s.failed + s.refused, logged: s.errors,
-        journalMode: 'none', storeClass: 'none', egress: egress(), peakRssMb: peakRssMb(), rssMb: rssMb(),
+        tokenRequests: s.tokenRequests,
+        turnsOk: s.forwarded,
+        turnsError: s.failed + s.refused,
+        sendsAccepted: s.forwarded,
+        webhookRequests: s.forwarded + s.failed + s.refused,
+        warnings: 0,
+        errors: s.failed + s.refused,
+        logged: s.errors,
+        journalMode: 'none',
+        storeClass: 'none',
+        egress: egress(),
+        peakRssMb: peakRssMb(),
+        rssMb: rssMb(),
       };
     },
     close: async () => {

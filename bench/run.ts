@@ -44,7 +44,11 @@ function parseArgs(argv: readonly string[]): { quick: boolean; million: boolean;
     if (a === '--quick') quick = true;
     else if (a === '--million') million = true;
     else if (a.startsWith('--only=')) {
-      const parts = a.slice('--only='.length).split(',').map((p) => p.trim()).filter(Boolean);
+      const parts = a
+        .slice('--only='.length)
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
       const bad = parts.filter((p) => !(PARTS as readonly string[]).includes(p));
       if (bad.length > 0) throw new Error(`--only: unknown part ${bad.join(', ')} (parts: ${PARTS.join(', ')})`);
       only = new Set(parts as Part[]);
@@ -69,7 +73,8 @@ function settings() {
   const q = args.quick;
   extraOptions();
   return {
-    args, q,
+    args,
+    q,
     e2e: {
       users: num('BENCH_E2E_USERS') ?? (q ? 200 : undefined),
       rounds: num('BENCH_E2E_ROUNDS') ?? (q ? 1 : undefined),
@@ -101,8 +106,14 @@ let pg: ThrowawayPostgres | { skipped: string } = { skipped: 'not started' };
 
 /** Runs one part: its figures, or `{error}` (the other parts still run). */
 async function part(name: Part, run: () => Promise<Record<string, unknown>>, skipped?: string): Promise<void> {
-  if (!wants(name)) { result[name] = { skipped: 'not selected by --only' }; return; }
-  if (skipped !== undefined) { result[name] = { skipped }; return; }
+  if (!wants(name)) {
+    result[name] = { skipped: 'not selected by --only' };
+    return;
+  }
+  if (skipped !== undefined) {
+    result[name] = { skipped };
+    return;
+  }
   const t0 = performance.now();
   try {
     result[name] = await run();
@@ -121,23 +132,33 @@ try {
     const why = postgresUnavailable();
     if (why !== undefined) pg = { skipped: why };
     else {
-      try { pg = await startPostgres(); } catch (err) { pg = { skipped: message(err) }; }
+      try {
+        pg = await startPostgres();
+      } catch (err) {
+        pg = { skipped: message(err) };
+      }
     }
   }
-  await part('open_loop', () => benchOpenLoop(ctx, {
-    seconds: config.openSeconds,
-    drainMs: q ? 10_000 : undefined,
-    warmupUsers: q ? 30 : undefined,
-    postgres: pg,
-  }));
+  await part('open_loop', () =>
+    benchOpenLoop(ctx, {
+      seconds: config.openSeconds,
+      drainMs: q ? 10_000 : undefined,
+      warmupUsers: q ? 30 : undefined,
+      postgres: pg,
+    }),
+  );
   await part('stores', () => benchStores(ctx, q ? { users: 100, rounds: 1, warmupUsers: 20, processes: [1, 2], postgres: pg } : { postgres: pg }));
   if ('stop' in pg) pg.stop();
-  await part('million', () => benchMillion(ctx, q ? { large: 5_000, small: 500, users: 50, rounds: 1, warmupUsers: 20, concurrency: 4 } : {}),
-    q || args.million ? undefined : 'run `npm run bench -- --million` (seeds 1,000,000 conversations; a few minutes more)');
+  await part(
+    'million',
+    () => benchMillion(ctx, q ? { large: 5_000, small: 500, users: 50, rounds: 1, warmupUsers: 20, concurrency: 4 } : {}),
+    q || args.million ? undefined : 'run `npm run bench -- --million` (seeds 1,000,000 conversations; a few minutes more)',
+  );
   try {
     const { sandbox, hosts } = await ctx.finalCheck();
     result['sandbox'] = { token_requests: sandbox.tokens, late_replies: sandbox.late, stray_messages: sandbox.stray, peak_rss_mb: sandbox.peakRssMb };
-    if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object)) Object.assign(result['e2e'] as object, { sandbox_token_requests: sandbox.tokens, sandbox_peak_rss_mb: sandbox.peakRssMb, outbound_hosts: hosts });
+    if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object))
+      Object.assign(result['e2e'] as object, { sandbox_token_requests: sandbox.tokens, sandbox_peak_rss_mb: sandbox.peakRssMb, outbound_hosts: hosts });
   } catch (err) {
     failed = true;
     result['check'] = { error: message(err) };
@@ -162,7 +183,8 @@ Object.assign(result, {
 });
 console.log('');
 console.log("Issue 12's goals (null: not measured in this run)");
-for (const [name, g] of Object.entries(result['goals'] as ReturnType<typeof goals>)) console.log(`  ${name.padEnd(30)} ${String(g.value).padStart(9)}  (${g.target})  ${g.met === null ? '–' : g.met ? 'met' : 'not met'}`);
+for (const [name, g] of Object.entries(result['goals'] as ReturnType<typeof goals>))
+  console.log(`  ${name.padEnd(30)} ${String(g.value).padStart(9)}  (${g.target})  ${g.met === null ? '–' : g.met ? 'met' : 'not met'}`);
 console.log(`total ${String(result['seconds'])} s · load average at start ${loadStart.join(' ')}, at end ${loadEnd.join(' ')}`);
 console.log(JSON.stringify(result));
 process.exitCode = failed ? 1 : 0;

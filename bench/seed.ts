@@ -34,7 +34,12 @@ const UNIQUE: Record<Table, readonly string[]> = {
 };
 
 /** What {@link seedConversations} did. */
-export interface SeedReport { readonly conversations: number; readonly active: number; readonly rows: Record<string, number>; readonly ms: number }
+export interface SeedReport {
+  readonly conversations: number;
+  readonly active: number;
+  readonly rows: Record<string, number>;
+  readonly ms: number;
+}
 
 /**
  * Replaces the conversations of the store at `file` (closed by every server) with `n` copies of
@@ -61,7 +66,10 @@ export function seedConversations(file: string, templateId: number, n: number, o
     };
     const user = String(conv['user_number']);
     const created = Number(conv['created_at']);
-    const indexes = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')})`).all(...TABLES) as { name: string; sql: string }[];
+    const indexes = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${TABLES.map(() => '?').join(', ')})`).all(...TABLES) as {
+      name: string;
+      sql: string;
+    }[];
     const counts: Record<string, number> = {};
     db.transaction(() => {
       for (const t of [...TABLES].reverse()) db.prepare(`DELETE FROM ${t}`).run();
@@ -86,7 +94,14 @@ export function seedConversations(file: string, templateId: number, n: number, o
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-interface Ctx { user: string; created: number; every: number; prefix: number; now: number; n: number }
+interface Ctx {
+  user: string;
+  created: number;
+  every: number;
+  prefix: number;
+  now: number;
+  n: number;
+}
 
 /** `INSERT INTO table (…) WITH RECURSIVE seq(i) … SELECT …` making the j-th row of each copy. */
 function copySql(table: Table, row: Row, j: number, rows: Record<Table, Row[]>, c: Ctx): { sql: string; params: Record<string, unknown> } {

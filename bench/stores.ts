@@ -35,7 +35,11 @@ export interface BenchStoresOptions {
   readonly postgres: ThrowawayPostgres | { readonly skipped: string };
 }
 
-interface Config { readonly key: string; readonly store: 'sqlite' | 'postgres' | 'relay'; readonly processes: number }
+interface Config {
+  readonly key: string;
+  readonly store: 'sqlite' | 'postgres' | 'relay';
+  readonly processes: number;
+}
 type Outcome = { target: Target; rounds: RoundResult[] } | { skipped: string } | { error: string };
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 400);
@@ -56,10 +60,12 @@ export async function benchStores(ctx: BenchContext, opts: BenchStoresOptions): 
   let pgSkipped = 'skipped' in opts.postgres ? opts.postgres.skipped : undefined;
   try {
     for (const c of configs) {
-      if (c.store === 'postgres' && pgSkipped !== undefined) { outcomes.set(c.key, { skipped: pgSkipped }); continue; }
-      const store: StoreSpec = c.store === 'sqlite'
-        ? { kind: 'sqlite', db: join(ctx.dir, `${c.key}.db`) }
-        : { kind: 'postgres', url: pg!.createDatabase(`bench_${c.key}`), scratch: join(ctx.dir, `scratch-${c.key}`) };
+      if (c.store === 'postgres' && pgSkipped !== undefined) {
+        outcomes.set(c.key, { skipped: pgSkipped });
+        continue;
+      }
+      const store: StoreSpec =
+        c.store === 'sqlite' ? { kind: 'sqlite', db: join(ctx.dir, `${c.key}.db`) } : { kind: 'postgres', url: pg!.createDatabase(`bench_${c.key}`), scratch: join(ctx.dir, `scratch-${c.key}`) };
       try {
         const target = await ctx.colloquy(c.key, store, c.processes);
         outcomes.set(c.key, { target, rounds: [] });
@@ -114,7 +120,10 @@ export async function benchStores(ctx: BenchContext, opts: BenchStoresOptions): 
       ...out,
       postgres_version: pg?.version ?? null,
       postgres_skipped: pgSkipped ?? null,
-      users, rounds, concurrency, warmup_users: warmupUsers,
+      users,
+      rounds,
+      concurrency,
+      warmup_users: warmupUsers,
       seconds: r1((performance.now() - started) / 1000),
     };
   } finally {

@@ -42,11 +42,16 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
     const out = [`  ${v(f['seconds_per_rate'])} s per rate; ms from each webhook's scheduled time; event-loop delay p99 inside the server`];
     for (const side of ['colloquy', 'baseline', 'colloquy_postgres']) {
       const s = (f[side] ?? {}) as Figures;
-      if (s['skipped'] !== undefined) { out.push(`  ${side.padEnd(17)} skipped: ${v(s['skipped'])}`); continue; }
+      if (s['skipped'] !== undefined) {
+        out.push(`  ${side.padEnd(17)} skipped: ${v(s['skipped'])}`);
+        continue;
+      }
       for (const rate of rates) {
         const r = s[String(rate)] as Figures | undefined;
         if (r === undefined) continue;
-        out.push(`  ${side.padEnd(17)} ${String(rate).padStart(5)}/s  ack p50 ${v(r['ack_p50_ms'])} p99 ${v(r['ack_p99_ms'])} · reply p50 ${v(r['reply_p50_ms'])} p99 ${v(r['reply_p99_ms'])} · loop delay p99 ${v(r['event_loop_delay_p99_ms'])} · failed ${v(r['failed'])}, missing ${v(r['missing_replies'])}`);
+        out.push(
+          `  ${side.padEnd(17)} ${String(rate).padStart(5)}/s  ack p50 ${v(r['ack_p50_ms'])} p99 ${v(r['ack_p99_ms'])} · reply p50 ${v(r['reply_p50_ms'])} p99 ${v(r['reply_p99_ms'])} · loop delay p99 ${v(r['event_loop_delay_p99_ms'])} · failed ${v(r['failed'])}, missing ${v(r['missing_replies'])}`,
+        );
       }
       if (s['error'] !== undefined) out.push(`  ${side.padEnd(17)} ERROR: ${v(s['error'])}`);
       else if (s['peak_rss_mb'] !== undefined) out.push(`  ${side.padEnd(17)} peak RSS ${v(s['peak_rss_mb'])} MB`);
@@ -57,7 +62,12 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
     const out: string[] = [];
     for (const [key, perS] of Object.entries((f['turns_per_s'] ?? {}) as Record<string, number | null>)) {
       const c = (f[key] ?? {}) as Figures;
-      const why = c['skipped'] !== undefined ? `skipped: ${v(c['skipped'])}` : c['error'] !== undefined ? `ERROR: ${v(c['error'])}` : `${v(perS)} turns/s (rounds ${v(c['turns_per_s_rounds'])}; ÷ relay ${v(c['ratio_to_baseline'])}) · turn p50 ${v(c['turn_p50_ms'])} p99 ${v(c['turn_p99_ms'])} ms · peak RSS ${v(c['peak_rss_mb'])} MB`;
+      const why =
+        c['skipped'] !== undefined
+          ? `skipped: ${v(c['skipped'])}`
+          : c['error'] !== undefined
+            ? `ERROR: ${v(c['error'])}`
+            : `${v(perS)} turns/s (rounds ${v(c['turns_per_s_rounds'])}; ÷ relay ${v(c['ratio_to_baseline'])}) · turn p50 ${v(c['turn_p50_ms'])} p99 ${v(c['turn_p99_ms'])} ms · peak RSS ${v(c['peak_rss_mb'])} MB`;
       out.push(`  ${key.padEnd(11)} ${why}`);
     }
     out.push(`  baseline    ${v(f['baseline_req_per_s'])} req/s (the relay, alternated with the configurations above)`);

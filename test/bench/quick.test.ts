@@ -19,23 +19,39 @@ function runQuick(): Promise<{ code: number | null; stdout: string; stderr: stri
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     const timer = setTimeout(() => child.kill('SIGINT'), 400_000); // the bench's own Ctrl-C cleanup
     child.once('error', reject);
-    child.once('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
 const alive = (pid: number): boolean => {
-  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 };
 
-const refused = (port: number): Promise<boolean> => new Promise((resolve) => {
-  const s = connect(port, '127.0.0.1');
-  s.once('connect', () => { s.destroy(); resolve(false); });
-  s.once('error', () => resolve(true));
-});
+const refused = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', () => resolve(true));
+  });
 
 const benchDirs = () => new Set(readdirSync(tmpdir()).filter((d) => d.startsWith('colloquy-bench-')));
 
@@ -61,7 +77,18 @@ describe('npm run bench -- --quick', () => {
     expect(j['ok']).toBe(true);
     expect(j['mode']).toBe('quick');
     for (const k of ['adapter_msgs_per_s', 'baseline_msgs_per_s', 'ratio']) expect(isNum(j['transport']![k]), k).toBe(true);
-    for (const k of ['colloquy_turns_per_s', 'baseline_req_per_s', 'ratio', 'colloquy_turn_p50_ms', 'colloquy_turn_p99_ms', 'colloquy_webhook_p99_ms', 'colloquy_peak_rss_mb', 'baseline_peak_rss_mb', 'sandbox_peak_rss_mb', 'load_avg_1m']) {
+    for (const k of [
+      'colloquy_turns_per_s',
+      'baseline_req_per_s',
+      'ratio',
+      'colloquy_turn_p50_ms',
+      'colloquy_turn_p99_ms',
+      'colloquy_webhook_p99_ms',
+      'colloquy_peak_rss_mb',
+      'baseline_peak_rss_mb',
+      'sandbox_peak_rss_mb',
+      'load_avg_1m',
+    ]) {
       expect(isNum(j['e2e']![k]), `e2e.${k}`).toBe(true);
     }
     expect(j['e2e']!['outbound_hosts']).toEqual(['127.0.0.1']);
@@ -94,7 +121,17 @@ describe('npm run bench -- --quick', () => {
     expect(isNum((stores['sqlite_1'] as Json)['ratio_to_baseline'])).toBe(true);
 
     const goals = j['goals']!;
-    expect(Object.keys(goals)).toEqual(['ratio_sqlite', 'ratio_postgres', 'ack_p99_ms_at_500_sqlite', 'reply_p99_ms_at_500_sqlite', 'ack_p99_ms_at_500_postgres', 'reply_p99_ms_at_500_postgres', 'colloquy_peak_rss_mb', 'million_turn_p50_ratio', 'million_turn_p99_ratio']);
+    expect(Object.keys(goals)).toEqual([
+      'ratio_sqlite',
+      'ratio_postgres',
+      'ack_p99_ms_at_500_sqlite',
+      'reply_p99_ms_at_500_sqlite',
+      'ack_p99_ms_at_500_postgres',
+      'reply_p99_ms_at_500_postgres',
+      'colloquy_peak_rss_mb',
+      'million_turn_p50_ratio',
+      'million_turn_p99_ratio',
+    ]);
     for (const g of Object.values(goals) as Json[]) expect(g['met'] === null || typeof g['met'] === 'boolean').toBe(true);
     expect((goals['ratio_sqlite'] as Json)['value']).toBe(j['e2e']!['ratio']);
 
