@@ -208,11 +208,20 @@ export function cleanupNow(): void {
 /** Installs the exit and signal handlers (once, in the orchestrator). */
 export function installCleanup(): void {
   process.once('exit', cleanupNow);
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
+    // `on`, not `once`: a repeated signal (a second Ctrl-C) must not kill the process halfway
+    // through its cleanup. The cleanup is synchronous (pg_ctl stop), so it starts after a short
+    // pause that lets a launcher's signal acknowledgement go out: tsx's CLI SIGKILLs a child that
+    // does not acknowledge within ~30 ms, which is why `npm run bench` runs node directly.
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       process.stderr.write(`\nbench: ${signal}, stopping every child process and PostgreSQL\n`);
-      cleanupNow();
-      process.exit(130);
+      setTimeout(() => {
+        cleanupNow();
+        process.exit(130);
+      }, 100);
     });
   }
 }

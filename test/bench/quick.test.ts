@@ -4,13 +4,14 @@
  * JSON line carrying every key the README documents, and leaves no process, server or temporary
  * folder behind. No timing, rate or ratio is asserted: speed belongs to `npm run bench`.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { postgresUnavailable } from '../../bench/postgres.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -154,4 +155,37 @@ describe('npm run bench -- --quick', () => {
     const left = [...benchDirs()].filter((d) => !before.has(d));
     expect(left).toEqual([]);
   }, 420_000);
+
+  it.skipIf(postgresUnavailable() !== undefined)(
+    'stops every child and PostgreSQL and removes its folders on Ctrl-C',
+    async () => {
+      const before = benchDirs();
+      // A process group of its own, signalled as a terminal's Ctrl-C signals the foreground group.
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--only=stores'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.stdout.resume();
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const pgDir = () => [...benchDirs()].find((d) => !before.has(d) && d.startsWith('colloquy-bench-pg-'));
+      const until = Date.now() + 120_000;
+      while (pgDir() === undefined && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      const dir = pgDir();
+      expect(dir, 'PostgreSQL never started').toBeDefined();
+      await new Promise((r) => setTimeout(r, 3_000)); // the Colloquy processes are starting or running
+      process.kill(-child.pid!, 'SIGINT');
+      await exited;
+      expect(stderr).toContain('bench: SIGINT, stopping every child process and PostgreSQL');
+      // Every process of the group, and the PostgreSQL server, gone (a zombie awaiting its reaper is not running).
+      const ps = execFileSync('ps', ['-eo', 'pgid=,stat=,args='], { encoding: 'utf8' });
+      const running = ps.split('\n').filter((l) => {
+        const [pgid, stat] = l.trim().split(/\s+/);
+        return !stat?.startsWith('Z') && (pgid === String(child.pid) || l.includes(dir!));
+      });
+      expect(running).toEqual([]);
+      expect([...benchDirs()].filter((d) => !before.has(d))).toEqual([]);
+    },
+    180_000,
+  );
 });
