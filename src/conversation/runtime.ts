@@ -251,7 +251,7 @@ export class Runtime {
     const key = { botId: row.botId, user: row.user };
     const userEvent = isUserEvent(row.event);
     let conv = await this.store.activeConversation(key);
-    let bot = conv ? this.bots.choose(key.botId, conv.botVersion, valueOf(conv))?.bot ?? newest : newest;
+    let bot = conv ? this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot ?? newest : newest;
     let expire: number | undefined;
     if (conv && userEvent && isExpired(bot, conv, this.clock.now())) {
       this.logger.info({ bot: bot.id, user: key.user, conversation: conv.id }, 'conversation expired after idling; starting a new one');
@@ -337,7 +337,7 @@ export class Runtime {
   /** After a restart, re-opens a conversation whose invocation was running (it runs again). */
   private async resume(key: ConversationKey): Promise<void> {
     const conv = await this.store.activeConversation(key);
-    const bot = conv && this.bots.choose(key.botId, conv.botVersion, valueOf(conv))?.bot;
+    const bot = conv && this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot;
     if (!bot || !conv || this.live.has(laneKey(key))) return;
     let opened: Opened;
     try {
@@ -392,6 +392,6 @@ export class Runtime {
 }
 
 /** A stored conversation's state value (undefined before its first turn). */
-function valueOf(conv: ConversationRecord): unknown {
+function storedValue(conv: ConversationRecord): unknown {
   return (conv.snapshot as { value?: unknown } | null)?.value;
 }

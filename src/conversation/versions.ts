@@ -71,7 +71,7 @@ export function leavesOf(value: unknown, prefix: string[] = []): Leaf[] {
 }
 
 /** The state value made of these leaves. */
-export function valueOf(leaves: readonly Leaf[]): unknown {
+export function valueFromLeaves(leaves: readonly Leaf[]): unknown {
   const first = leaves[0];
   if (leaves.length === 1 && first && first.asString && first.path.length === 1) return first.path[0];
   const root: Record<string, unknown> = {};
@@ -100,7 +100,7 @@ export function renamedValue(bot: { migrations: Readonly<Record<number, BotMigra
     const renames = bot.migrations[v]?.states;
     if (renames) leaves = leaves.map((l) => ({ ...l, path: renamePath(l.path, renames) }));
   }
-  return valueOf(leaves);
+  return valueFromLeaves(leaves);
 }
 
 /** Renames a path by the longest matching prefix among the renames. */
@@ -201,7 +201,7 @@ export function migrateSnapshot(bot: { id: string; machine: AnyStateMachine; mig
 }
 
 function renameStates(s: PersistedSnapshot, rootId: string, renames: Readonly<Record<string, string>>): PersistedSnapshot {
-  const value = valueOf(leavesOf(s.value).map((l) => ({ ...l, path: renamePath(l.path, renames) })));
+  const value = valueFromLeaves(leavesOf(s.value).map((l) => ({ ...l, path: renamePath(l.path, renames) })));
   const historyValue: Record<string, { id: string }[]> = {};
   for (const [k, nodes] of Object.entries(s.historyValue ?? {})) {
     historyValue[renameId(k, rootId, renames)] = nodes.map((n) => ({ ...n, id: renameId(n.id, rootId, renames) }));

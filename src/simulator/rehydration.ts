@@ -20,7 +20,6 @@ import { SANDBOX_SENDER } from '../sandbox/constants.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
-import type { ConversationStatus } from '../store/types.js';
 import { createHttpAdapter } from '../transport/adapter.js';
 import { parseDuration } from './harness-duration.js';
 import { ExpectationError } from './harness-expect.js';

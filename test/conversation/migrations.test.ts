@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, setup } from 'xstate';
 import { defineBot } from '../../src/index.js';
-import { leavesOf, migrateSnapshot, missingStates, renameDelayKey, statePaths, valueOf } from '../../src/conversation/versions.js';
+import { leavesOf, migrateSnapshot, missingStates, renameDelayKey, statePaths, valueFromLeaves } from '../../src/conversation/versions.js';
 
 const v1 = setup({}).createMachine({
   id: 'm',
@@ -40,7 +40,7 @@ const v2 = setup({}).createMachine({
 describe('state values as leaves', () => {
   it('round-trips strings, nested states and parallel regions with atomic children', () => {
     for (const value of ['a', { order: 'size' }, { p: { left: 'x', right: {} } }, { p: { left: { deep: 'z' }, right: {} } }]) {
-      expect(valueOf(leavesOf(value))).toEqual(value);
+      expect(valueFromLeaves(leavesOf(value))).toEqual(value);
     }
     expect(statePaths({ p: { left: 'x', right: {} } })).toEqual(['p.left.x', 'p.right']);
   });

@@ -19,7 +19,7 @@ const impatient = { busyTimeoutMs: 1, busyRetryMs: 0 };
 
 const tmp = tempDir();
 let w: World | undefined;
-let cleanup: (() => Promise<void>)[] = [];
+const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await w?.close();
   w = undefined;
