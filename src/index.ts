@@ -17,3 +17,10 @@ export { loadConfig, type Config, type ProviderConfig } from './config.js';
 export { createSandbox, startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox, type RunningSandbox } from './sandbox/index.js';
 export { shouldFallBack, UNREACHABLE_CODES, type FallbackInfo, type FallbackTrigger } from './conversation/fallback.js';
 export { webhookPayload, textMessage, buttonReplyMessage, listReplyMessage, flowReplyMessage, statusUpdate, inboundSms, signBody, verifySignature, SIGNATURE_HEADER } from './sandbox/index.js';
+// Handing a conversation to a person (handoffs): the bot action, the agents' desk and HTTP API, the helpdesk connector.
+export { handoff, HANDOFF_EVENT, DEFAULT_HANDOFF_TIMEOUT_MS, type HandoffOptions, type HandoffInput, type HandoffRequestEvent } from './conversation/handoff.js';
+export type { HandoffEndedEvent, HandoffTimeoutEvent } from './conversation/events.js';
+export { HandoffDesk, HandoffError, type QueuedHandoff, type AgentConversation } from './conversation/handoff-desk.js';
+export type { TranscriptLine } from './conversation/handoff-lines.js';
+export { HANDOFF_TIMER_KEY } from './store/handoff-types.js';
+export type { HandoffEventBody, HandoffPayload } from './store/handoff-payload.js';

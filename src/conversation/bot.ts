@@ -62,6 +62,8 @@ export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> 
   readonly sampleContext?: Record<string, unknown> | undefined;
   /** Forms the simulators show for this bot's flows, by `flow_id`. */
   readonly flowForms?: Readonly<Record<string, FlowForm>> | undefined;
+  /** How long a handoff waits for an agent to claim it before `handoff.timeout` (ms; default 10 minutes). */
+  readonly handoffTimeoutMs?: number | undefined;
   /** Called after every committed turn (for logs or analytics); must not throw. */
   readonly onTurn?: ((info: { readonly user: string; readonly snapshot: SnapshotFrom<TMachine> }) => void) | undefined;
 }
@@ -95,6 +97,8 @@ export function defineBot<TMachine extends AnyStateMachine>(def: { id: string; m
   if (def.options?.sender !== undefined && !/^[0-9]{6,20}$/.test(def.options.sender)) {
     throw new BotError(`Bot "${def.id}": sender must be digits only`, { bot: def.id });
   }
+  const timeout = def.options?.handoffTimeoutMs;
+  if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw new BotError(`Bot "${def.id}": handoffTimeoutMs must be a positive whole number of milliseconds`, { bot: def.id });
   return { id: def.id, machine: def.machine, options: def.options ?? {}, [BOT]: true };
 }
 

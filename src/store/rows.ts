@@ -74,6 +74,7 @@ export function toOutbox(r: Row): OutboxRecord {
     claim: str(r['claim']),
     createdAt: Number(r['created_at']),
     sentAt: num(r['sent_at']),
+    agent: str(r['agent']),
   };
 }
 

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
+import { SqliteHandoffs } from './sqlite-handoffs.js';
 import { STATUS_RANK, toConversation, toInbox, toOutbox, toTimer } from './rows.js';
 import type {
   CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, NewInbound,
@@ -44,8 +45,10 @@ const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringif
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
   private readonly q: Statements;
+  private readonly h: SqliteHandoffs;
   constructor(readonly db: Database.Database) {
     this.q = prepareStatements(db);
+    this.h = new SqliteHandoffs(db);
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
@@ -135,6 +138,7 @@ export class SqliteStore implements Store {
       if (c.inboxId !== undefined && this.q.markInboxDone.run(id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
+      this.h.applyTurn(id, c, c.notifyHandoffs === true);
       return { conversationId: id, version, outboxIds };
     }).immediate();
   }
@@ -323,4 +327,17 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
+
+  // Handoffs: see sqlite-handoffs.ts.
+  openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
+  openHandoff: Store['openHandoff'] = (id) => this.h.openHandoff(id);
+  handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
+  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
+  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);
+  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.h.holdInbound(id, handoff, channel, w);
+  addAgentMessage: Store['addAgentMessage'] = (m) => this.h.addAgentMessage(m);
+  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.h.closeOrphanHandoffs(w);
+  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
+  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
+  nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
 }

@@ -3,6 +3,9 @@
  * implementation, and another database is one new file implementing it.
  */
 
+import type { HandoffChange, HandoffStore } from './handoff-types.js';
+export type * from './handoff-types.js';
+
 /** A conversation is one user's run of one bot. */
 export interface ConversationKey {
   readonly botId: string;
@@ -96,6 +99,8 @@ export interface OutboxRecord extends ConversationKey {
   readonly claim: string | null;
   readonly createdAt: number;
   readonly sentAt: number | null;
+  /** The agent who wrote it during a handoff; null (or absent) for the bot's own messages. */
+  readonly agent?: string | null | undefined;
 }
 
 /** The result of one send, as recorded. */
@@ -161,6 +166,10 @@ export interface TurnCommit {
   readonly outbox: readonly NewOutbound[];
   readonly timers: TimerChanges;
   readonly now: number;
+  /** A handoff the turn opens (the machine ran `handoff()`) or a timeout it settles. */
+  readonly handoff?: HandoffChange | undefined;
+  /** Queue the helpdesk connector's events for handoff changes (a connector is configured). */
+  readonly notifyHandoffs?: boolean | undefined;
 }
 
 /** What a commit produced. */
@@ -186,8 +195,8 @@ export type TranscriptEntry =
   | { readonly direction: 'in'; readonly at: number; readonly source: InboundSource; readonly event: unknown; readonly providerId: string; readonly state: InboxRecord['state']; readonly error: string | null }
   | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
 
-/** The conversation store. */
-export interface Store {
+/** The conversation store (its handoff methods: {@link HandoffStore}). */
+export interface Store extends HandoffStore {
   /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
   addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
   /** The oldest pending inbound of a conversation. */
