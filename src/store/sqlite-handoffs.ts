@@ -88,16 +88,15 @@ export class SqliteHandoffs implements HandoffStore {
   applyTurn(conversationId: number, c: TurnCommit, notify: boolean): void {
     const w = { now: c.now, notify };
     if (c.expire !== undefined) this.closeOpen(c.expire, 'system', w);
-    if (c.status !== 'active') { this.closeOpen(conversationId, 'system', w); return; }
     const change = c.handoff;
-    if (change === undefined) return;
-    if ('timeout' in change) {
+    if (change !== undefined && 'timeout' in change) {
       if (this.q.end.run({ id: change.timeout.id, state: 'timeout', by: 'timeout', note: null, now: c.now }).changes !== 1) {
         throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
       }
       this.event('handoff.timeout', change.timeout.id, w);
-      return;
     }
+    if (c.status !== 'active') { this.closeOpen(conversationId, 'system', w); return; }
+    if (change === undefined || !('open' in change)) return;
     const o = change.open;
     const timeoutAt = c.now + o.timeoutMs;
     const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
