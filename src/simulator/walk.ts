@@ -7,6 +7,7 @@
 import { initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
 import { SAY_EVENT, type SayEvent } from '../conversation/say.js';
+import { HANDOFF_EVENT } from '../conversation/handoff.js';
 import { BotError } from '../errors.js';
 import { choicesOf, type Choice } from '../messages/message.js';
 import { instrument, MARK, type Instrumented, type Mark } from './instrument.js';
@@ -35,6 +36,14 @@ export interface Walk {
   readonly sayings: readonly Saying[];
   /** Names of the state nodes some reached configuration had active. */
   readonly reached: ReadonlySet<string>;
+  /** Where `handoff()` was called: the state it belongs to and the snapshot that must wait for its end. */
+  readonly handoffs: readonly HandingOff[];
+}
+
+/** One `handoff()` met on the walk. */
+export interface HandingOff {
+  readonly state: string;
+  readonly snapshot: AnyMachineSnapshot;
 }
 
 /** How many state configurations a walk visits at most. */
@@ -53,7 +62,7 @@ export function walkBot(bot: Bot): Walk {
   const walker = new Walker(instrument(bot.machine, bot.options.sampleContext));
   for (const forced of variants(walker.alwaysSwitches)) walker.record(start(bot, walker.inst, forced), false);
   for (let step = walker.queue.shift(); step; step = walker.queue.shift()) walker.expand(step);
-  return { sayings: walker.sayings, reached: walker.reached };
+  return { sayings: walker.sayings, reached: walker.reached, handoffs: walker.handoffs };
 }
 
 /** The walk's state: what was seen, said and reached, and the configurations still to expand. */
@@ -61,6 +70,7 @@ class Walker {
   readonly alwaysSwitches: number[];
   readonly events: string[];
   readonly sayings: Saying[] = [];
+  readonly handoffs: HandingOff[] = [];
   readonly reached = new Set<string>();
   readonly queue: Step[] = [];
   private readonly seen = new Set<string>();
@@ -73,8 +83,9 @@ class Walker {
 
   /** Keeps what a step said and entered, and queues its configuration when new. */
   record([snapshot, actions]: readonly [AnyMachineSnapshot, readonly unknown[]], guessed: boolean): void {
-    const { found, entered } = readStep(snapshot, actions, guessed);
+    const { found, entered, handoffs } = readStep(snapshot, actions, guessed);
     this.sayings.push(...found.filter((s) => once(this.said, signature(s))));
+    this.handoffs.push(...handoffs.filter((h) => once(this.said, `handoff|${h.state}|${activeName(h.snapshot)}`)));
     for (const name of entered) this.reached.add(name);
     for (const n of snapshot._nodes) if (n.path.length > 0) this.reached.add(nodeName(n));
     if (this.seen.size >= MAX_CONFIGURATIONS || !once(this.seen, JSON.stringify(snapshot.value))) return;
@@ -174,11 +185,12 @@ function candidates(step: Step, types: readonly string[]): AnyEventObject[][] {
 }
 
 /** The sayings in a step's actions, each with the entry it belongs to, and the states entered (from the markers). */
-function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], guessed: boolean): { found: Saying[]; entered: string[] } {
+function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], guessed: boolean): { found: Saying[]; entered: string[]; handoffs: HandingOff[] } {
   const shownIn = activeName(snapshot);
   let entryOf: string | undefined;
   const found: Saying[] = [];
   const entered: string[] = [];
+  const handoffs: HandingOff[] = [];
   for (const action of actions) {
     const event = emitted(action);
     if (event?.type === MARK) {
@@ -186,8 +198,9 @@ function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], gue
       entryOf = mark.at === 'entry' && mark.state !== '' ? mark.state : undefined;
       if (entryOf !== undefined) entered.push(entryOf);
     } else if (event?.type === SAY_EVENT) found.push({ entryOf, shownIn, snapshot, said: event as SayEvent, guessed });
+    else if (event?.type === HANDOFF_EVENT) handoffs.push({ state: entryOf ?? shownIn, snapshot });
   }
-  return { found, entered };
+  return { found, entered, handoffs };
 }
 
 function emitted(action: unknown): { type: string } | undefined {
