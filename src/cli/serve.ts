@@ -47,8 +47,9 @@ function banner(s: RunningServer, bots: string[]): string {
   const lines = [`Colloquy is serving ${bots.length} bot${bots.length === 1 ? '' : 's'}: ${bots.join(', ')}`, `  webhook     ${s.url}/webhook   (SMS: ${s.url}/webhook/sms)`, `  health      ${s.url}/healthz    metrics: ${s.url}/metrics`];
   if (s.sandbox) {
     lines.push(`  sandbox     ${s.sandboxUrl}   (no COLLOQUY_BASE_URL set: messages go to the built-in sandbox provider)`);
-    lines.push(`  simulator   ${s.url}/simulator`);
+    lines.push(`  simulator   ${s.url}/simulator   (agent console: ${s.url}/simulator/agent)`);
   } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : ''}`);
+  lines.push(`  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? 'bearer token required' : s.sandbox ? 'open on loopback: no COLLOQUY_AGENT_TOKEN' : 'disabled: set COLLOQUY_AGENT_TOKEN'})`);
   lines.push(`  database    ${s.config.db}`, '');
   return lines.join('\n');
 }
