@@ -24,3 +24,6 @@ export { HandoffDesk, HandoffError, type QueuedHandoff, type AgentConversation }
 export type { TranscriptLine } from './conversation/handoff-lines.js';
 export { HANDOFF_TIMER_KEY } from './store/handoff-types.js';
 export type { HandoffEventBody, HandoffPayload } from './store/handoff-payload.js';
+export { createAgentRouter, type AgentRouterOptions } from './agent/router.js';
+export { HandoffConnector, type HandoffConnectorOptions } from './agent/connector.js';
+export { signHandoffEvent, verifyHandoffSignature, HANDOFF_SIGNATURE_HEADER } from './agent/signature.js';
