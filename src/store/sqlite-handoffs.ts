@@ -28,6 +28,7 @@ const SQL = {
     VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
   end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
@@ -90,7 +91,7 @@ export class SqliteHandoffs implements HandoffStore {
     if (c.expire !== undefined) this.closeOpen(c.expire, 'system', w);
     const change = c.handoff;
     if (change !== undefined && 'timeout' in change) {
-      if (this.q.end.run({ id: change.timeout.id, state: 'timeout', by: 'timeout', note: null, now: c.now }).changes !== 1) {
+      if (this.q.timeout.run(c.now, change.timeout.id).changes !== 1) {
         throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
       }
       this.event('handoff.timeout', change.timeout.id, w);
