@@ -226,4 +226,19 @@ describe('agents\' API', () => {
     await s.runtime.idle();
     expect((await s.store.conversation(id))!.state).toBe('anythingElse');
   });
+
+  it('an unclaimed handoff still times out after a restart (its timer is in the database)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-handoff-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = join(dir, 'c.db');
+    const first = await serve({ db });
+    const id = await walkToHandoff(first.server);
+    await first.server.close();
+    first.clock.advance(11 * 60_000);
+    const { server: s } = await serve({ db, clock: first.clock });
+    cleanup.push(() => s.close());
+    await s.runtime.idle();
+    expect((await s.store.conversation(id))!.state).toBe('callback');
+    expect(await s.store.handoffs(id)).toMatchObject([{ state: 'timeout', endedBy: 'timeout' }]);
+  });
 });
