@@ -179,6 +179,7 @@ export class SqliteHandoffs implements HandoffStore {
   }
 
   async closeOrphanHandoffs(w: HandoffWrite): Promise<number> {
+    if (this.q.orphans.get() === undefined) return 0; // the common case, without a write lock (the queue is polled)
     return this.db.transaction((): number => {
       const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
       for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
