@@ -10,7 +10,7 @@ import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
 import { HANDOFF_TIMER_KEY } from '../store/handoff-types.js';
-import type { ConversationKey, ConversationRecord, HandoffChange, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationKey, ConversationRecord, HandoffChange, HandoffRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
@@ -233,6 +233,7 @@ export class Runtime {
       return;
     }
     let handoff: HandoffChange | undefined;
+    let timedOut: HandoffRecord | undefined;
     if (timerKey === HANDOFF_TIMER_KEY && conv) {
       const open = await this.store.openHandoff(conv.id);
       if (!open || open.state !== 'waiting' || open.timeoutAt !== (row.raw as { fireAt?: number } | null)?.fireAt) {
@@ -240,7 +241,7 @@ export class Runtime {
         return;
       }
       handoff = { timeout: { id: open.id } };
-      this.handoffs.waited(open, this.clock.now());
+      timedOut = open;
     }
     const existing = this.live.get(laneKey(key));
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
@@ -261,6 +262,7 @@ export class Runtime {
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
     const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel, handoff });
     this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+    if (timedOut) this.handoffs.waited(timedOut, this.clock.now());
     this.afterHandoff(bot, result.handoff, expire);
   }
 

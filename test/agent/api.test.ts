@@ -75,6 +75,13 @@ describe('agents\' API', () => {
 
     await user(s, { type: 'reply.done', id: 'done', title: 'No, thank you', via: 'button' });
     expect((await s.store.conversations({ botId: 'support', user: USER })).at(-1)!.state).toBe('resolved');
+
+    const metrics = await (await fetch(`${s.url}/metrics`)).text();
+    for (const line of [
+      'colloquy_handoffs_started_total{bot="support",queue="billing"} 1', 'colloquy_handoffs_claimed_total{bot="support"} 1',
+      'colloquy_handoffs_ended_total{bot="support"} 1', 'colloquy_handoff_wait_seconds_count{bot="support"} 1',
+      'colloquy_handoff_messages_total{bot="support",from="agent"} 1', 'colloquy_handoff_messages_total{bot="support",from="user"} 2',
+    ]) expect(metrics).toContain(line);
   });
 
   it('refuses bad input with 400/404/409 and sends nothing', async () => {
