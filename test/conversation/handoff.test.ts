@@ -2,7 +2,7 @@
 import { assign, setup } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineBot, handoff, say, text, type Bot, type ColloquyEvent } from '../../src/index.js';
-import { createTestBot, type TestConversation } from '../../src/simulator/testing.js';
+import { createTestBot, recordTranscript, replayTranscript, transcriptLines, type TestConversation } from '../../src/simulator/testing.js';
 
 const m = setup({ types: { context: {} as { n: number }, events: {} as ColloquyEvent } });
 
@@ -72,5 +72,22 @@ describe('handoff() in the runtime', () => {
     await chat.type('anyone?');
     expect(chat.conversation!.id).not.toBe(first);
     expect(await chat.store.handoffs(first)).toMatchObject([{ state: 'closed' }]);
+  });
+
+  it('agents\' actions are steps of a transcript, and replay', async () => {
+    chat = await createTestBot(desk());
+    await chat.type('a person please');
+    await chat.type('hello?');
+    await chat.agent('ana').claim();
+    await chat.agent('ana').reply('Ana here.');
+    await chat.agent('ana').release('sorted');
+    const steps = recordTranscript(chat);
+    expect(transcriptLines(steps).filter((l) => l.startsWith('> '))).toEqual([
+      '> type "a person please"', '> type "hello?"', '> agent "ana" claims the handoff', '> agent "ana" replies "Ana here."', '> agent "ana" releases the handoff ("sorted")',
+    ]);
+    expect(steps.at(-1)).toMatchObject({ state: 'back', sent: [expect.stringContaining('Back with the bot (handoff.ended).')] });
+    await expect(replayTranscript(desk(), steps)).resolves.toHaveLength(5);
+    const tampered = steps.map((st, i) => (i === 3 ? { ...st, sent: ['text "Bob here."'] } : st));
+    await expect(replayTranscript(desk(), tampered)).rejects.toThrow(/Bob here/);
   });
 });
