@@ -1,7 +1,7 @@
 /** handoff() in the runtime: bad options, timers and expiry during a handoff, a second handoff. */
 import { assign, setup } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineBot, handoff, say, text, type Bot, type ColloquyEvent } from '../../src/index.js';
+import { buttons, defineBot, handoff, say, text, type Bot, type ColloquyEvent } from '../../src/index.js';
 import { createTestBot, recordTranscript, replayTranscript, transcriptLines, type TestConversation } from '../../src/simulator/testing.js';
 
 const m = setup({ types: { context: {} as { n: number }, events: {} as ColloquyEvent } });
@@ -89,5 +89,17 @@ describe('handoff() in the runtime', () => {
     await expect(replayTranscript(desk(), steps)).resolves.toHaveLength(5);
     const tampered = steps.map((st, i) => (i === 3 ? { ...st, sent: ['text "Bob here."'] } : st));
     await expect(replayTranscript(desk(), tampered)).rejects.toThrow(/Bob here/);
+  });
+
+  it('an agent\'s message that WhatsApp refuses falls back to SMS, still the agent\'s', async () => {
+    chat = await createTestBot(desk());
+    await chat.type('a person please');
+    await chat.agent('ana').claim();
+    chat.sandbox.faults.refuseInteractive(chat.user);
+    await chat.agent('ana').reply(buttons({ body: 'Did that help?', buttons: [{ id: 'y', title: 'Yes' }, { id: 'n', title: 'No' }] }));
+    expect(chat.latest).toMatchObject([{ kind: 'buttons', channel: 'sms', fallback: true, agent: 'ana', text: expect.stringContaining('Did that help?') }]);
+    const lines = (await chat.runtime.handoffs.conversation(chat.conversation!.id)).transcript.filter((l) => l.direction === 'out');
+    expect(lines.slice(-2).map((l) => [l.from, l.agent, l.delivery?.channel, l.delivery?.fallback])).toEqual([['agent', 'ana', 'interactive', false], ['agent', 'ana', 'sms', true]]);
+    chat.expectState('human');
   });
 });
