@@ -8,6 +8,13 @@ import { toIssues } from '../messages/validate.js';
 
 const agentName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters');
 
+/** `GET /agent/handoffs?queue=&bot=&status=`. */
+export const QueueQuery = z.strictObject({
+  queue: z.string().min(1).optional(),
+  bot: z.string().min(1).optional(),
+  status: z.enum(['waiting', 'claimed'], 'must be "waiting" or "claimed"').optional(),
+});
+
 /** `POST …/claim`. */
 export const ClaimBody = z.strictObject({ agent: agentName.optional() });
 

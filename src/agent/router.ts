@@ -8,7 +8,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { HandoffError, type HandoffDesk } from '../conversation/handoff-desk.js';
 import { errorInfo, type Logger } from '../log.js';
 import { agentAuth, type AgentAuth } from './auth.js';
-import { agentMessage, ClaimBody, MessageBody, parseBody, ReleaseBody } from './input.js';
+import { agentMessage, ClaimBody, MessageBody, parseBody, QueueQuery, ReleaseBody } from './input.js';
 
 /** What {@link createAgentRouter} takes. */
 export interface AgentRouterOptions extends AgentAuth {
@@ -26,7 +26,7 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
   const router = express.Router();
   const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
   router.use('/agent', agentAuth(o));
-  router.get('/agent/handoffs', wrap(async (_req, res) => void res.json({ handoffs: await o.desk.queue() })));
+  router.get('/agent/handoffs', wrap(async (req, res) => void res.json({ handoffs: await o.desk.queue(parseBody(QueueQuery, { ...req.query })) })));
   router.post('/agent/handoffs/:id/claim', json, wrap(async (req, res) => {
     const b = parseBody(ClaimBody, req.body);
     res.json({ handoff: await o.desk.claim(idOf(req), agentOf(req, b.agent)) });

@@ -73,11 +73,12 @@ export class HandoffDesk {
 
   constructor(private readonly d: Deps) {}
 
-  /** Open handoffs, oldest first, each with the conversation's last lines. */
-  async queue(): Promise<QueuedHandoff[]> {
+  /** Open handoffs, oldest first, each with the conversation's last lines; optionally of one queue, bot or status. */
+  async queue(filter: { readonly queue?: string | undefined; readonly bot?: string | undefined; readonly status?: 'waiting' | 'claimed' | undefined } = {}): Promise<QueuedHandoff[]> {
     await this.d.store.closeOrphanHandoffs(this.write()).then((n) => { if (n) this.changed(); });
     const out: QueuedHandoff[] = [];
     for (const h of await this.d.store.openHandoffs()) {
+      if ((filter.queue !== undefined && h.queue !== filter.queue) || (filter.bot !== undefined && h.botId !== filter.bot) || (filter.status !== undefined && h.state !== filter.status)) continue;
       const lines = (await this.d.store.transcript(h.conversationId)).map(summarize);
       out.push({
         conversationId: h.conversationId, bot: h.botId, user: h.user, reason: h.reason, queue: h.queue, status: h.state === 'claimed' ? 'claimed' : 'waiting',

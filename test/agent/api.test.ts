@@ -39,6 +39,10 @@ describe('agents\' API', () => {
     expect(taken.json.error.message).toContain('agent "ana" holds it');
     expect((await api(s, 'POST', `/agent/handoffs/${id}/claim`, { agent: 'ana' })).status).toBe(200); // the holder again: no change
     expect((await api(s, 'GET', '/agent/handoffs')).json.handoffs[0]).toMatchObject({ status: 'claimed', agent: 'ana' });
+    expect((await api(s, 'GET', '/agent/handoffs?queue=billing&status=claimed&bot=support')).json.handoffs).toHaveLength(1);
+    expect((await api(s, 'GET', '/agent/handoffs?queue=wifi')).json.handoffs).toEqual([]);
+    expect((await api(s, 'GET', '/agent/handoffs?status=waiting')).json.handoffs).toEqual([]);
+    expect(await api(s, 'GET', '/agent/handoffs?status=lost')).toMatchObject({ status: 400, json: { error: { field: 'status' } } });
 
     const before = s.sandbox!.messages.length;
     const first = await api(s, 'POST', `/agent/handoffs/${id}/messages`, { text: 'Hi, Ana here. I see the double charge.' }, { 'x-agent': 'ana', 'idempotency-key': 'k-1' });
