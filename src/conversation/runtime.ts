@@ -271,7 +271,8 @@ export class Runtime {
    * conversation (and sent to the connector) without a turn. Returns whether it was held.
    */
   private async holdForAgent(bot: Bot, row: InboxRecord, conv: ConversationRecord): Promise<boolean> {
-    const open = await this.store.openHandoff(conv.id);
+    // Also when the agent released it after this message arrived: the user wrote it to the agent.
+    const open = await this.store.openHandoff(conv.id, row.id);
     if (!open) return false;
     const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
     await this.store.holdInbound(row.id, open, channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });

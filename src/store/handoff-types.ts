@@ -87,8 +87,11 @@ export interface HandoffWrite {
 export interface HandoffStore {
   /** Open handoffs (waiting or claimed) of active conversations, oldest first. */
   openHandoffs(): Promise<HandoffRecord[]>;
-  /** The conversation's open handoff, if any. */
-  openHandoff(conversationId: number): Promise<HandoffRecord | undefined>;
+  /**
+   * The conversation's open handoff, if any. With `inboxId`, also a handoff released after that
+   * inbound arrived (its `handoff.ended` still queued behind it): the inbound was written to the agent.
+   */
+  openHandoff(conversationId: number, inboxId?: number): Promise<HandoffRecord | undefined>;
   /** The conversation's handoffs, oldest first. */
   handoffs(conversationId: number): Promise<HandoffRecord[]>;
   /** Claims a waiting handoff and removes its timeout (`fresh`); claimed again by the same agent: a no-op. */

@@ -19,6 +19,9 @@ const OPEN = `state IN ('waiting', 'claimed')`;
 
 const SQL = {
   open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN}`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = @conversationId AND (h.${OPEN} OR (h.state = 'ended'
+    AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > @inboxId)))
+    ORDER BY h.id DESC LIMIT 1`,
   byId: 'SELECT * FROM handoffs WHERE id = ?',
   ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = ? ORDER BY id',
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
@@ -112,8 +115,8 @@ export class SqliteHandoffs implements HandoffStore {
     return (this.q.listOpen.all() as Row[]).map(toHandoff);
   }
 
-  async openHandoff(conversationId: number): Promise<HandoffRecord | undefined> {
-    const r = this.q.open.get(conversationId) as Row | undefined;
+  async openHandoff(conversationId: number, inboxId?: number): Promise<HandoffRecord | undefined> {
+    const r = (inboxId === undefined ? this.q.open.get(conversationId) : this.q.heldFor.get({ conversationId, inboxId })) as Row | undefined;
     return r && toHandoff(r);
   }
 

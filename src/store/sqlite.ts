@@ -330,7 +330,7 @@ export class SqliteStore implements Store {
 
   // Handoffs: see sqlite-handoffs.ts.
   openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
-  openHandoff: Store['openHandoff'] = (id) => this.h.openHandoff(id);
+  openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
   handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
   claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
   releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);

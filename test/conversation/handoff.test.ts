@@ -102,4 +102,17 @@ describe('handoff() in the runtime', () => {
     expect(lines.slice(-2).map((l) => [l.from, l.agent, l.delivery?.channel, l.delivery?.fallback])).toEqual([['agent', 'ana', 'interactive', false], ['agent', 'ana', 'sms', true]]);
     chat.expectState('human');
   });
+
+  it('a message the user wrote before the release, but processed after it, is still the agent\'s', async () => {
+    chat = await createTestBot(desk());
+    await chat.type('a person please');
+    await chat.agent('ana').claim();
+    // Stored, not yet processed (no kick): then the agent releases.
+    const raced = await chat.store.addInbound({ botId: 'desk', user: chat.user, providerId: 'wamid.raced', source: 'whatsapp', event: { type: 'text', text: 'one more thing' }, receivedAt: chat.clock.now() });
+    await chat.agent('ana').release();
+    const inbound = (await chat.transcript()).filter((e) => e.direction === 'in').map((e) => (e.event as { type: string }).type);
+    expect(inbound).toEqual(['text', 'text', 'handoff.ended']);
+    expect(chat.latest.map((m) => (m as { text?: string }).text)).toEqual(['Back with the bot (handoff.ended).']); // no re-prompt for it
+    expect(await chat.store.inbound(raced.id)).toMatchObject({ state: 'done', error: null, conversationId: chat.conversation!.id });
+  });
 });

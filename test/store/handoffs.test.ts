@@ -81,6 +81,12 @@ describe('store: handoffs', () => {
     expect(await s.inbound((r as { inboxId: number }).inboxId)).toMatchObject({ source: 'internal', state: 'pending', event: { type: 'handoff.ended', by: 'ana', note: 'done' }, raw: { conversationId: id } });
     expect(await s.releaseHandoff(id, 'ana', 'done', W())).toEqual({ ok: false, reason: 'none' });
     expect(await s.openHandoff(id)).toBeUndefined();
+    // An inbound that arrived before the release still belongs to it until handoff.ended has run.
+    const endedId = (r as { inboxId: number }).inboxId;
+    expect(await s.openHandoff(id, endedId - 1)).toMatchObject({ state: 'ended' });
+    expect(await s.openHandoff(id, endedId + 1)).toBeUndefined();
+    await s.skipInbound(endedId, 'test', T0);
+    expect(await s.openHandoff(id, endedId - 1)).toBeUndefined();
 
     const again = await s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: OPEN }));
     expect(again.version).toBe(2);
