@@ -75,6 +75,8 @@ export function toOutbox(r: Row): OutboxRecord {
     claim: str(r['claim']),
     createdAt: Number(r['created_at']),
     sentAt: num(r['sent_at']),
+    // Only agents' messages carry it (a handoff's); the bot's own rows stay as they were.
+    ...(r['agent'] !== null && r['agent'] !== undefined && { agent: String(r['agent']) }),
   };
 }
 
