@@ -29,9 +29,9 @@ CREATE TABLE handoff_events (
   event_id        TEXT    NOT NULL UNIQUE,
   handoff_id      BIGINT  NOT NULL REFERENCES handoffs (id),
   type            TEXT    NOT NULL,
-  payload         JSONB   NOT NULL,
+  payload         TEXT    NOT NULL,          -- the JSON body POSTed (TEXT, like every JSON column here)
   state           TEXT    NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sending', 'sent', 'failed')),
-  attempts        INTEGER NOT NULL DEFAULT 0,
+  attempts        BIGINT  NOT NULL DEFAULT 0,
   next_attempt_at BIGINT  NOT NULL,
   lease_until     BIGINT,
   claim           TEXT,

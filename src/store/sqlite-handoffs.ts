@@ -10,7 +10,7 @@ import {
   HANDOFF_TIMER_KEY, type AgentMessage, type HandoffEventOutcome, type HandoffEventRecord, type HandoffEventType,
   type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite,
 } from './handoff-types.js';
-import { toInbox } from './rows.js';
+import { toHandoff, toInbox } from './rows.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -65,17 +65,6 @@ const SQL = {
 } as const;
 
 type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
-
-/** A handoff row as a record. */
-export function toHandoff(r: Row): HandoffRecord {
-  const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-  return {
-    id: Number(r['id']), conversationId: Number(r['conversation_id']), botId: String(r['bot_id']), user: String(r['user_number']),
-    state: r['state'] as HandoffRecord['state'], reason: str(r['reason']), queue: str(r['queue']), agent: str(r['agent']), note: str(r['note']),
-    endedBy: str(r['ended_by']), timeoutAt: num(r['timeout_at']), startedAt: Number(r['started_at']), claimedAt: num(r['claimed_at']), endedAt: num(r['ended_at']),
-  };
-}
 
 /** The handoff part of the SQLite store. */
 export class SqliteHandoffs implements HandoffStore {
