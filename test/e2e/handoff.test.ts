@@ -2,14 +2,16 @@
  * Handoffs across real `colloquy serve` processes: the support bot walked to its handoff over
  * signed webhooks, agents over HTTP, and the server killed with SIGKILL mid-handoff. Nothing is
  * lost or done twice: the claim and the held messages survive, a retried agent message sends once,
- * and after the release the bot resumes exactly once.
+ * and after the release the bot resumes exactly once. The same on SQLite and on PostgreSQL.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buttonReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
 import { serve } from './cli.js';
 
 const TOKEN = 'agent-token-0123456789';
@@ -43,13 +45,36 @@ async function until<T>(what: string, f: () => Promise<T | undefined> | T | unde
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe('handoffs across colloquy serve processes', () => {
+type Row = Record<string, unknown>;
+/** Where the servers keep their data, and a reader of it from outside (a separate connection per query). */
+interface Backend { readonly name: string; setup(): Promise<{ env: Record<string, string>; q: (sql: string) => Promise<Row[]> }> }
+
+const BACKENDS: readonly Backend[] = [
+  {
+    name: 'SQLite',
+    async setup() {
+      const dir = mkdtempSync(join(tmpdir(), 'colloquy-e2e-handoff-'));
+      dirs.push(dir);
+      const db = join(dir, 'c.db');
+      const q = async (sql: string) => { const d = new Database(db, { readonly: true }); try { return d.prepare(sql).all() as Row[]; } finally { d.close(); } };
+      return { env: { COLLOQUY_DB: db }, q };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async setup() {
+      const url = await freshDatabaseUrl();
+      const q = async (sql: string) => { const c = new pg.Client({ connectionString: url }); await c.connect(); try { return (await c.query(sql)).rows as Row[]; } finally { await c.end(); } };
+      return { env: { COLLOQUY_DATABASE_URL: url }, q };
+    },
+  },
+];
+
+describe.each(BACKENDS)('handoffs across colloquy serve processes on $name', (backend) => {
   it('survives SIGKILL mid-handoff; the bot resumes exactly once after the release', { timeout: 90_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-e2e-handoff-'));
-    dirs.push(dir);
-    const db = join(dir, 'c.db');
-    const env = { COLLOQUY_DB: db, COLLOQUY_AGENT_TOKEN: TOKEN, COLLOQUY_WEBHOOK_SECRET: SECRET };
-    const q = (sql: string) => { const d = new Database(db, { readonly: true }); try { return d.prepare(sql).all() as Record<string, unknown>[]; } finally { d.close(); } };
+    const store = await backend.setup();
+    const q = store.q;
+    const env = { ...store.env, COLLOQUY_AGENT_TOKEN: TOKEN, COLLOQUY_WEBHOOK_SECRET: SECRET };
 
     const first = await serve(['bots/support.ts'], env);
     running.push(first);
@@ -64,7 +89,7 @@ describe('handoffs across colloquy serve processes', () => {
     expect((await agent(first.url, `handoffs/${id}/claim`, { agent: 'bob' })).status).toBe(409);
     expect((await agent(first.url, `handoffs/${id}/messages`, { agent: 'ana', text: 'Ana here: restart the router please.' }, { 'idempotency-key': 'm-1' })).status).toBe(202);
     expect(await webhook(first.url, text('Done, still nothing.'))).toBe(200);
-    await until('the agent\'s message to be sent', () => q(`SELECT 1 FROM outbox WHERE agent = 'ana' AND state = 'sent'`).length === 1 || undefined);
+    await until('the agent\'s message to be sent', async () => (await q(`SELECT 1 FROM outbox WHERE agent = 'ana' AND state = 'sent'`)).length === 1 || undefined);
     await first.stop('SIGKILL');
 
     const second = await serve(['bots/support.ts'], env);
@@ -78,14 +103,14 @@ describe('handoffs across colloquy serve processes', () => {
 
     const third = await serve(['bots/support.ts'], env);
     running.push(third);
-    await until('the bot to resume', () => q(`SELECT state FROM conversations WHERE id = ${id}`)[0]?.['state'] === 'anythingElse' || undefined);
+    await until('the bot to resume', async () => (await q(`SELECT state FROM conversations WHERE id = ${id}`))[0]?.['state'] === 'anythingElse' || undefined);
     // Its message is queued once. (If the killed process was sending it, it goes out when that send's lease runs out.)
-    expect(q(`SELECT state FROM outbox WHERE message LIKE '%anything else%'`)).toHaveLength(1);
-    const out = q(`SELECT agent, kind, state FROM outbox WHERE conversation_id = ${id} ORDER BY id`);
+    expect(await q(`SELECT state FROM outbox WHERE message LIKE '%anything else%'`)).toHaveLength(1);
+    const out = await q(`SELECT agent, kind, state FROM outbox WHERE conversation_id = ${id} ORDER BY id`);
     expect(out.map((r) => `${r['agent'] ?? 'bot'}:${r['kind']}`)).toEqual(['bot:list', 'bot:buttons', 'bot:text', 'bot:text', 'ana:text', 'bot:buttons']);
     expect(out.slice(0, -1).every((r) => r['state'] === 'sent')).toBe(true);
-    const inbox = q(`SELECT source, event, state FROM inbox WHERE conversation_id = ${id} ORDER BY id`).map((r) => `${r['source']}:${JSON.parse(String(r['event'])).type}:${r['state']}`);
+    const inbox = (await q(`SELECT source, event, state FROM inbox WHERE conversation_id = ${id} ORDER BY id`)).map((r) => `${r['source']}:${JSON.parse(String(r['event'])).type}:${r['state']}`);
     expect(inbox).toEqual(['whatsapp:text:done', 'whatsapp:reply.wifi:done', 'whatsapp:reply.agent:done', 'whatsapp:text:done', 'whatsapp:text:done', 'whatsapp:text:done', 'internal:handoff.ended:done']);
-    expect(q(`SELECT state, agent, ended_by, note FROM handoffs`)).toEqual([{ state: 'ended', agent: 'ana', ended_by: 'ana', note: 'technician booked' }]);
+    expect(await q(`SELECT state, agent, ended_by, note FROM handoffs`)).toEqual([{ state: 'ended', agent: 'ana', ended_by: 'ana', note: 'technician booked' }]);
   });
 });
