@@ -64,6 +64,7 @@ describe('agent console in Chromium', () => {
     await type(customer, 'hi');
     await customer.locator('.bubble[data-kind=list] .list-open').click();
     await customer.locator('.list-sheet .row-option', { hasText: 'A billing question' }).click();
+    await customer.locator('.list-sheet .list-send').click();
     await customer.locator('.reply-button', { hasText: 'No, talk to a person' }).click();
     await customer.locator('.bubble.in', { hasText: 'Please describe' }).waitFor();
     await type(customer, 'I was charged twice.');
