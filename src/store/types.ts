@@ -3,6 +3,9 @@
  * implementation, and another database is one new file implementing it.
  */
 
+import type { HandoffChange, HandoffStore } from './handoff-types.js';
+export type * from './handoff-types.js';
+
 /** A conversation is one user's run of one bot. */
 export interface ConversationKey {
   readonly botId: string;
@@ -99,6 +102,8 @@ export interface OutboxRecord extends ConversationKey {
   readonly claim: string | null;
   readonly createdAt: number;
   readonly sentAt: number | null;
+  /** The agent who wrote it during a handoff; null (or absent) for the bot's own messages. */
+  readonly agent?: string | null | undefined;
 }
 
 /** The result of one send, as recorded. */
@@ -168,6 +173,10 @@ export interface TurnCommit {
   readonly outbox: readonly NewOutbound[];
   readonly timers: TimerChanges;
   readonly now: number;
+  /** A handoff the turn opens (the machine ran `handoff()`) or a timeout it settles. */
+  readonly handoff?: HandoffChange | undefined;
+  /** Queue the helpdesk connector's events for handoff changes (a connector is configured). */
+  readonly notifyHandoffs?: boolean | undefined;
 }
 
 /** What a commit produced. */
@@ -208,7 +217,7 @@ export interface StoreHealth {
  * The conversation store. A failure that a later attempt can get past (a locked database, a
  * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
  */
-export interface Store {
+export interface Store extends HandoffStore {
   /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
   addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
   /** The oldest pending inbound of a conversation. */
