@@ -178,7 +178,7 @@ export class HandoffDesk {
 
 /** An agent's name: 1–64 characters, no control characters. */
 function checkAgent(agent: string): string {
-  if (typeof agent !== 'string' || agent.trim() === '' || agent.length > 64 || /[\u0000-\u001f]/.test(agent)) {
+  if (typeof agent !== 'string' || agent.trim() === '' || agent.length > 64 || [...agent].some((c) => c.charCodeAt(0) < 0x20)) {
     throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters', 'agent');
   }
   return agent;

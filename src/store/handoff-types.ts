@@ -2,7 +2,7 @@
  * The store's part of handoffs (a conversation handed to a person): records and the methods every
  * store implements. Kept apart from `types.ts` so a second store ports them as one block.
  */
-import type { ChannelName, ConversationKey, NewOutbound } from './types.js';
+import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 
 /** `waiting` for an agent, `claimed` by one; then `ended` (released), `timeout`, or `closed` (the conversation ended). */
 export type HandoffState = 'waiting' | 'claimed' | 'ended' | 'timeout' | 'closed';

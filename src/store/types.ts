@@ -5,15 +5,10 @@
 
 import type { HandoffChange, HandoffStore } from './handoff-types.js';
 export type * from './handoff-types.js';
-
-/** A conversation is one user's run of one bot. */
-export interface ConversationKey {
-  readonly botId: string;
-  readonly user: string;
-}
+export type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
+import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 
 export type ConversationStatus = 'active' | 'done' | 'expired' | 'failed';
-export type ChannelName = 'interactive' | 'sms';
 
 /** A stored conversation. */
 export interface ConversationRecord extends ConversationKey {
@@ -60,18 +55,6 @@ export interface InboxRecord extends NewInbound {
   readonly attempts: number;
   readonly error: string | null;
   readonly processedAt: number | null;
-}
-
-/** A message a turn emitted, to commit with the turn. */
-export interface NewOutbound {
-  readonly kind: string;
-  /** The Message, as JSON. */
-  readonly message: unknown;
-  readonly channel: ChannelName;
-  /** The provider request body. */
-  readonly request: unknown;
-  /** For an SMS fallback: the outbox row it stands in for. */
-  readonly fallbackOf?: number | undefined;
 }
 
 export type OutboxState = 'pending' | 'sending' | 'sent' | 'failed';
