@@ -60,11 +60,15 @@ export async function startBaseline(o: BaselineOptions): Promise<RunningBaseline
   let failed = 0;
   let refused = 0;
   const errors: string[] = [];
-  const note = (e: string) => { if (errors.length < 5) errors.push(e); };
+  const note = (e: string) => {
+    if (errors.length < 5) errors.push(e);
+  };
 
   tokenRequests++;
   const tokenRes = await agent.request({
-    origin: auth.origin, path: `${auth.pathname.replace(/\/+$/, '')}/token`, method: 'POST',
+    origin: auth.origin,
+    path: `${auth.pathname.replace(/\/+$/, '')}/token`,
+    method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: o.clientId, client_secret: o.clientSecret }).toString(),
   });
@@ -78,11 +82,19 @@ export async function startBaseline(o: BaselineOptions): Promise<RunningBaseline
   app.post('/webhook', express.raw({ type: 'application/json', limit: '1mb' }), (req, res) => {
     void (async () => {
       const raw: unknown = req.body;
-      if (!Buffer.isBuffer(raw)) { refused++; res.status(415).json({ error: 'expected application/json' }); return; }
+      if (!Buffer.isBuffer(raw)) {
+        refused++;
+        res.status(415).json({ error: 'expected application/json' });
+        return;
+      }
       const header = req.headers['x-hub-signature-256'];
       const given = Buffer.from(typeof header === 'string' ? header.trim().toLowerCase() : '');
       const expected = Buffer.from(`sha256=${createHmac('sha256', o.secret).update(raw).digest('hex')}`);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) { refused++; res.status(401).json({ error: 'bad signature' }); return; }
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        refused++;
+        res.status(401).json({ error: 'bad signature' });
+        return;
+      }
       let json: CloudEnvelope;
       try {
         json = JSON.parse(raw.toString('utf8')) as CloudEnvelope;
@@ -92,7 +104,11 @@ export async function startBaseline(o: BaselineOptions): Promise<RunningBaseline
         return;
       }
       const message = json.entry?.[0]?.changes?.[0]?.value?.messages?.[0];
-      if (message === undefined || typeof message.from !== 'string') { refused++; res.status(400).json({ error: 'no message' }); return; }
+      if (message === undefined || typeof message.from !== 'string') {
+        refused++;
+        res.status(400).json({ error: 'no message' });
+        return;
+      }
       const reply = message.type === 'interactive' ? o.onTap : o.onText;
       try {
         const r = await agent.request({ origin: provider.origin, path: messagingPath, method: 'POST', headers, body: JSON.stringify({ ...reply, to: message.from }) });

@@ -1,17 +1,62 @@
 /**
- * `npm run bench`: runs the benchmarks, prints a summary, and ends with one JSON line of all figures:
- * `{"transport":{…},"e2e":{…}}`.
+ * `npm run bench [-- --quick] [-- --million]`: runs the benchmarks, prints a summary of each part as
+ * it ends, and ends with one JSON line of all figures (the last line of output):
+ * `{"transport":{…},"e2e":{…},"open_loop":{…},"stores":{…},"million":{…},"load_avg":{…},…}`.
+ * The README's "Benchmarks" section says what every key means.
+ *
+ * Flags: `--quick` (every part with small counts, well under a minute: the harness test runs it),
+ * `--million` (also the 1,000,000-conversation comparison; a few minutes more), `--only=a,b` (only
+ * these parts: transport, e2e, open_loop, stores, million).
  *
  * Environment (all optional): BENCH_E2E_USERS (default 2000), BENCH_E2E_ROUNDS (2),
- * BENCH_E2E_CONCURRENCY (32), BENCH_E2E_WARMUP (200), BENCH_CPU_PROF=<folder> (the Colloquy, baseline
- * and sandbox processes write V8 CPU profiles to <folder>/<role>/), BENCH_E2E_TRACE_STORE=1 (time
- * every store method in Colloquy's process; reported as `colloquy_store_ms`).
+ * BENCH_E2E_CONCURRENCY (32), BENCH_E2E_WARMUP (200), BENCH_OPEN_SECONDS (5 s per rate),
+ * BENCH_CPU_PROF=<folder> (every child process writes V8 CPU profiles to <folder>/<role>/),
+ * BENCH_E2E_TRACE_STORE=1 (time every store method in Colloquy's process; reported as
+ * `colloquy_store_ms`), COLLOQUY_BENCH_PG_BIN (the folder of PostgreSQL's initdb and pg_ctl),
+ * BENCH_PG_OPTIONS (`-c name=value` settings added to PostgreSQL's defaults).
+ *
+ * Every child process and the PostgreSQL server are stopped at the end, on error and on Ctrl-C. A
+ * part that fails is reported as `{"error": …}` in its key, the others still run, and the exit
+ * code is 1.
  */
-import { benchE2e, watchEgress } from './e2e.js';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { benchE2e } from './e2e.js';
+import { r1, r2 } from './figures.js';
+import { goals } from './goals.js';
+import { installCleanup, peakRssMb, startedPids } from './ipc.js';
+import { benchMillion } from './million.js';
+import { benchOpenLoop } from './open-loop.js';
+import { extraOptions, postgresUnavailable, startPostgres, type ThrowawayPostgres } from './postgres.js';
+import { BenchContext } from './servers.js';
+import { benchStores } from './stores.js';
 import { benchTransport } from './transport.js';
+import { printSummary } from './summary.js';
 
-const started = Date.now();
-const egress = watchEgress();
+const PARTS = ['transport', 'e2e', 'open_loop', 'stores', 'million'] as const;
+type Part = (typeof PARTS)[number];
+
+function parseArgs(argv: readonly string[]): { quick: boolean; million: boolean; only: Set<Part> | undefined } {
+  let quick = false;
+  let million = false;
+  let only: Set<Part> | undefined;
+  for (const a of argv) {
+    if (a === '--quick') quick = true;
+    else if (a === '--million') million = true;
+    else if (a.startsWith('--only=')) {
+      const parts = a
+        .slice('--only='.length)
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
+      const bad = parts.filter((p) => !(PARTS as readonly string[]).includes(p));
+      if (bad.length > 0) throw new Error(`--only: unknown part ${bad.join(', ')} (parts: ${PARTS.join(', ')})`);
+      only = new Set(parts as Part[]);
+    } else throw new Error(`unknown argument "${a}" (flags: --quick, --million, --only=${PARTS.join(',')})`);
+  }
+  return { quick, million, only };
+}
+
 const num = (name: string): number | undefined => {
   const v = process.env[name];
   if (v === undefined || v === '') return undefined;
@@ -19,38 +64,127 @@ const num = (name: string): number | undefined => {
   return Number(v);
 };
 
-const transport = await benchTransport();
-const transportHosts = egress().hosts;
-if (transportHosts.some((h) => h !== '127.0.0.1')) throw new Error(`the transport bench connected elsewhere than 127.0.0.1: ${transportHosts.join(', ')}`);
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+const load = () => loadavg().map(r2);
 
-console.log('Transport (interactive sends to a local provider on 127.0.0.1)');
-console.log(`  adapter   ${transport['adapter_msgs_per_s']} msgs/s`);
-console.log(`  baseline  ${transport['baseline_msgs_per_s']} msgs/s  (bare undici POST loop, token fetched once)`);
-console.log(`  ratio     ${transport['ratio']}  (adapter ÷ baseline)`);
-console.log(`  token requests by the adapter: ${transport['adapter_token_requests']}`);
-console.log(`  ${transport['messages_per_run']} messages per run, best of ${transport['rounds']}, concurrency ${transport['concurrency']}, ${transport['connections']} connections`);
-console.log(`  took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+/** Every setting from the command line and the environment, read before anything starts. */
+function settings() {
+  const args = parseArgs(process.argv.slice(2));
+  const q = args.quick;
+  extraOptions();
+  return {
+    args,
+    q,
+    e2e: {
+      users: num('BENCH_E2E_USERS') ?? (q ? 200 : undefined),
+      rounds: num('BENCH_E2E_ROUNDS') ?? (q ? 1 : undefined),
+      concurrency: num('BENCH_E2E_CONCURRENCY') ?? (q ? 16 : undefined),
+      warmupUsers: num('BENCH_E2E_WARMUP') ?? (q ? 50 : undefined),
+      traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
+    },
+    openSeconds: num('BENCH_OPEN_SECONDS') ?? (q ? 0.5 : undefined),
+  };
+}
 
-const e2eStarted = Date.now();
-const e2e = await benchE2e({
-  users: num('BENCH_E2E_USERS'),
-  rounds: num('BENCH_E2E_ROUNDS'),
-  concurrency: num('BENCH_E2E_CONCURRENCY'),
-  warmupUsers: num('BENCH_E2E_WARMUP'),
-  cpuProfDir: process.env['BENCH_CPU_PROF'] || undefined,
-  traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
+let config: ReturnType<typeof settings>;
+try {
+  config = settings();
+} catch (err) {
+  // A bad flag or variable stops the run before anything starts, with its name, not a stack trace.
+  console.error(`bench: ${message(err)}`);
+  process.exit(2);
+}
+const { args, q } = config;
+installCleanup();
+const started = performance.now();
+const loadStart = load();
+const wants = (p: Part) => args.only === undefined || args.only.has(p);
+const result: Record<string, unknown> = {};
+let failed = false;
+const ctx = new BenchContext(process.env['BENCH_CPU_PROF'] || undefined);
+let pg: ThrowawayPostgres | { skipped: string } = { skipped: 'not started' };
+
+/** Runs one part: its figures, or `{error}` (the other parts still run). */
+async function part(name: Part, run: () => Promise<Record<string, unknown>>, skipped?: string): Promise<void> {
+  if (!wants(name)) {
+    result[name] = { skipped: 'not selected by --only' };
+    return;
+  }
+  if (skipped !== undefined) {
+    result[name] = { skipped };
+    return;
+  }
+  const t0 = performance.now();
+  try {
+    result[name] = await run();
+  } catch (err) {
+    failed = true;
+    result[name] = { error: message(err) };
+    console.error(`bench: ${name} failed: ${err instanceof Error ? err.stack : String(err)}`);
+  }
+  printSummary(name, result[name] as Record<string, unknown>, (performance.now() - t0) / 1000);
+}
+
+try {
+  await part('transport', () => benchTransport(q ? { messages: 2_000, rounds: 1 } : {}));
+  await part('e2e', () => benchE2e(ctx, config.e2e));
+  if (wants('open_loop') || wants('stores')) {
+    const why = postgresUnavailable();
+    if (why !== undefined) pg = { skipped: why };
+    else {
+      try {
+        pg = await startPostgres();
+      } catch (err) {
+        pg = { skipped: message(err) };
+      }
+    }
+  }
+  await part('open_loop', () =>
+    benchOpenLoop(ctx, {
+      seconds: config.openSeconds,
+      drainMs: q ? 10_000 : undefined,
+      warmupUsers: q ? 30 : undefined,
+      postgres: pg,
+    }),
+  );
+  await part('stores', () => benchStores(ctx, q ? { users: 100, rounds: 1, warmupUsers: 20, processes: [1, 2], postgres: pg } : { postgres: pg }));
+  if ('stop' in pg) pg.stop();
+  await part(
+    'million',
+    () => benchMillion(ctx, q ? { large: 5_000, small: 500, users: 50, rounds: 1, warmupUsers: 20, concurrency: 4 } : {}),
+    q || args.million ? undefined : 'run `npm run bench -- --million` (seeds 1,000,000 conversations; a few minutes more)',
+  );
+  try {
+    const { sandbox, hosts } = await ctx.finalCheck();
+    result['sandbox'] = { token_requests: sandbox.tokens, late_replies: sandbox.late, stray_messages: sandbox.stray, peak_rss_mb: sandbox.peakRssMb };
+    if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object))
+      Object.assign(result['e2e'] as object, { sandbox_token_requests: sandbox.tokens, sandbox_peak_rss_mb: sandbox.peakRssMb, outbound_hosts: hosts });
+  } catch (err) {
+    failed = true;
+    result['check'] = { error: message(err) };
+    console.error(`bench: ${message(err)}`);
+  }
+} finally {
+  if ('stop' in pg) pg.stop();
+  await ctx.close();
+}
+
+const loadEnd = load();
+if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as object)) Object.assign(result['e2e'] as object, { bench_peak_rss_mb: peakRssMb(), load_avg_1m: loadStart[0] });
+result['goals'] = goals(result);
+Object.assign(result, {
+  mode: q ? 'quick' : args.million ? 'million' : 'default',
+  postgres: 'stop' in pg ? { version: pg.version, port: pg.port, options: pg.options } : pg,
+  load_avg: { start: loadStart, end: loadEnd },
+  machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}` },
+  seconds: r1((performance.now() - started) / 1000),
+  ok: !failed,
+  child_pids: startedPids,
 });
-const f = (k: string): string => String(e2e[k]);
 console.log('');
-console.log('End to end (signed webhook → commit → turn → outbound accepted by the sandbox; all on 127.0.0.1)');
-console.log(`  Colloquy  ${f('colloquy_turns_per_s')} turns/s  (new conversation ${f('colloquy_new_turns_per_s')}, existing ${f('colloquy_existing_turns_per_s')}; rounds ${JSON.stringify(e2e['colloquy_turns_per_s_rounds'])})`);
-console.log(`  baseline  ${f('baseline_req_per_s')} req/s    (new ${f('baseline_new_req_per_s')}, existing ${f('baseline_existing_req_per_s')}; rounds ${JSON.stringify(e2e['baseline_req_per_s_rounds'])}; bare Express: HMAC + JSON.parse + one undici POST)`);
-console.log(`  ratio     ${f('ratio')}  (Colloquy ÷ baseline; new ${f('ratio_new')}, existing ${f('ratio_existing')})`);
-console.log(`  webhook answer  Colloquy p50 ${f('colloquy_webhook_p50_ms')} ms, p99 ${f('colloquy_webhook_p99_ms')} ms (${f('colloquy_webhook_answers_per_s')} answers/s) · baseline p50 ${f('baseline_webhook_p50_ms')} ms, p99 ${f('baseline_webhook_p99_ms')} ms`);
-console.log(`  message in → reply accepted  Colloquy p50 ${f('colloquy_turn_p50_ms')} ms, p99 ${f('colloquy_turn_p99_ms')} ms · baseline p50 ${f('baseline_turn_p50_ms')} ms, p99 ${f('baseline_turn_p99_ms')} ms`);
-console.log(`  Colloquy sends still draining after the last webhook answer: ${f('colloquy_send_drain_ms')} ms per round`);
-console.log(`  token requests by Colloquy for the whole run: ${f('colloquy_token_requests')} · SQLite journal: ${f('sqlite_journal_mode')} · outbound hosts: ${(e2e['outbound_hosts'] as string[]).join(', ')}`);
-console.log(`  peak RSS  Colloquy ${f('colloquy_peak_rss_mb')} MB · baseline ${f('baseline_peak_rss_mb')} MB · sandbox ${f('sandbox_peak_rss_mb')} MB · bench ${f('bench_peak_rss_mb')} MB`);
-console.log(`  ${f('users')} users × 2 turns per round, best of ${f('rounds')} (alternated), ${f('warmup_users')}-user warm-up each, ${f('concurrency')} webhooks in flight; 1-min load average ${f('load_avg_1m')}`);
-console.log(`  took ${((Date.now() - e2eStarted) / 1000).toFixed(1)} s; total ${((Date.now() - started) / 1000).toFixed(1)} s`);
-console.log(JSON.stringify({ transport, e2e }));
+console.log("Issue 12's goals (null: not measured in this run)");
+for (const [name, g] of Object.entries(result['goals'] as ReturnType<typeof goals>))
+  console.log(`  ${name.padEnd(30)} ${String(g.value).padStart(9)}  (${g.target})  ${g.met === null ? '–' : g.met ? 'met' : 'not met'}`);
+console.log(`total ${String(result['seconds'])} s · load average at start ${loadStart.join(' ')}, at end ${loadEnd.join(' ')}`);
+console.log(JSON.stringify(result));
+process.exitCode = failed ? 1 : 0;

@@ -74,7 +74,15 @@ const outbound: Outbound = {
     from: '5215500000000',
     to: '5215511111111',
     type: 'interactive',
-    replyButtons: { body: 'Which size?', footer: 'Colloquy', buttons: [{ id: '1', title: 'Small' }, { id: '2', title: 'Medium' }, { id: '3', title: 'Large' }] },
+    replyButtons: {
+      body: 'Which size?',
+      footer: 'Colloquy',
+      buttons: [
+        { id: '1', title: 'Small' },
+        { id: '2', title: 'Medium' },
+        { id: '3', title: 'Large' },
+      ],
+    },
   },
 };
 
@@ -95,7 +103,13 @@ async function drive(total: number, concurrency: number, one: () => Promise<bool
 /** The baseline: undici POSTs with a token fetched once. */
 async function baselineClient(url: string, connections: number) {
   const agent = new Agent({ connections, keepAliveTimeout: 30_000 });
-  const tokenRes = await agent.request({ origin: url, path: '/auth/token', method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=bench&client_secret=bench' });
+  const tokenRes = await agent.request({
+    origin: url,
+    path: '/auth/token',
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials&client_id=bench&client_secret=bench',
+  });
   const { access_token: token } = (await tokenRes.body.json()) as { access_token: string };
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const one = async () => {

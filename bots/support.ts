@@ -1,10 +1,12 @@
 /**
  * Support triage: a topic list → a how-to video as reply buttons with a video header → if it did
- * not help, the customer describes the problem in free text → hand-off to a person by SMS.
+ * not help, the customer describes the problem in free text → the chat is handed to a person
+ * (`handoff()`); when the agent hands it back the bot asks whether there is anything else, and when
+ * no agent claims it within 10 minutes the customer is promised a call back by SMS.
  * A message that cannot be delivered ends the conversation as unreachable.
  */
 import { assign, setup } from 'xstate';
-import { buttons, defineBot, list, say, sms, text, type ColloquyEvent } from 'colloquy';
+import { buttons, defineBot, handoff, list, say, sms, text, type ColloquyEvent } from 'colloquy';
 
 export const TOPICS = {
   wifi: { title: 'Wi-Fi problems', video: 'https://videos.example.com/howto/restart-router.mp4' },
@@ -51,9 +53,23 @@ export const machine = setup({
       on: { text: { target: 'handoff', actions: assign({ description: ({ event }) => event.text.slice(0, 500), ticket: ({ context }) => `T-${context.user.slice(-4)}-${Math.floor(Date.now() / 1000) % 100_000}` }) } },
     },
     handoff: {
+      entry: [
+        say(({ context }) => text(`Thanks. Ticket ${context.ticket} is open; a person will take over this chat in a moment.`)),
+        handoff(({ context }) => ({ reason: `${TOPICS[context.topic!].title}: ${context.description}`.slice(0, 500), queue: context.topic! })),
+      ],
+      on: { 'handoff.ended': 'anythingElse', 'handoff.timeout': 'callback' },
+    },
+    anythingElse: {
+      entry: say(buttons({
+        body: 'You are back with the assistant. Is there anything else we can help with?',
+        buttons: [{ id: 'more', title: 'Yes, something else' }, { id: 'done', title: 'No, thank you' }],
+      })),
+      on: { 'reply.more': 'topic', 'reply.done': 'resolved' },
+    },
+    callback: {
       type: 'final',
       entry: [
-        say(({ context }) => text(`Thanks. Ticket ${context.ticket} is open; a person will contact you shortly.`)),
+        say(({ context }) => text(`Sorry, all our agents are busy. Ticket ${context.ticket} stays open.`)),
         say(({ context }) => sms(`Help desk: ticket ${context.ticket} (${TOPICS[context.topic!].title}). An agent will call this number within 2 hours.`)),
       ],
     },

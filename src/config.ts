@@ -45,6 +45,10 @@ export interface Config {
   readonly laneHeartbeatMs: number | undefined;
   /** How often the database is polled for work another process left or added (undefined: 1 s). */
   readonly pollMs: number | undefined;
+  /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
+  readonly agentToken?: string | undefined;
+  /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
+  readonly handoffWebhook?: { readonly url: string; readonly secret: string } | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -98,6 +102,22 @@ export function loadConfig(env: Env = process.env): Config {
     sendLeaseMs,
     sendHeartbeatMs,
     ...lanes,
+    ...handoffConfig(get),
+  };
+}
+
+/** The agents' token and the helpdesk connector. */
+function handoffConfig(get: (n: string) => string | undefined): Pick<Config, 'agentToken' | 'handoffWebhook'> {
+  const agentToken = get('COLLOQUY_AGENT_TOKEN');
+  if (agentToken !== undefined && agentToken.length < 16) throw new ConfigError('COLLOQUY_AGENT_TOKEN', 'must be at least 16 characters (a bearer token agents send)');
+  const hookUrl = url(get, 'COLLOQUY_HANDOFF_WEBHOOK_URL');
+  const secret = get('COLLOQUY_HANDOFF_WEBHOOK_SECRET');
+  if (hookUrl === undefined && secret !== undefined) throw new ConfigError('COLLOQUY_HANDOFF_WEBHOOK_SECRET', 'is set but COLLOQUY_HANDOFF_WEBHOOK_URL is not (where should handoff events go?)');
+  if (hookUrl !== undefined && secret === undefined) missing('COLLOQUY_HANDOFF_WEBHOOK_SECRET', 'is required when COLLOQUY_HANDOFF_WEBHOOK_URL is set (the events are signed with it)');
+  if (secret !== undefined && secret.length < 16) throw new ConfigError('COLLOQUY_HANDOFF_WEBHOOK_SECRET', 'must be at least 16 characters');
+  return {
+    ...(agentToken !== undefined && { agentToken }),
+    ...(hookUrl !== undefined && secret !== undefined && { handoffWebhook: { url: hookUrl, secret } }),
   };
 }
 

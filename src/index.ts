@@ -71,3 +71,12 @@ export { Metrics } from './metrics.js';
 export type { BotDefinition } from './conversation/bot.js';
 export { IncompatibleStateError, MigrationError, type BotMigration, type IncompatiblePolicy } from './conversation/versions.js';
 export { findStranded, type StrandReport, type StrandedGroup } from './conversation/stranded.js';
+
+// Handing a conversation to a person: the bot action, its events, the agents' HTTP API and the helpdesk connector.
+export { handoff, DEFAULT_HANDOFF_TIMEOUT_MS, type HandoffOptions, type HandoffInput } from './conversation/handoff.js';
+export type { HandoffEndedEvent, HandoffTimeoutEvent } from './conversation/events.js';
+export { HandoffDesk, HandoffError, type QueuedHandoff, type AgentConversation } from './conversation/handoff-desk.js';
+export type { HandoffEventBody, HandoffPayload } from './store/handoff-payload.js';
+export { createAgentRouter, type AgentRouterOptions } from './agent/router.js';
+export { HandoffConnector, type HandoffConnectorOptions } from './agent/connector.js';
+export { signHandoffEvent, verifyHandoffSignature, HANDOFF_SIGNATURE_HEADER } from './agent/signature.js';

@@ -19,6 +19,8 @@ import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
+import { createAgentRouter } from './agent/router.js';
+import { HandoffConnector } from './agent/connector.js';
 
 /** What {@link startServer} takes. */
 export interface ServerOptions {
@@ -55,6 +57,8 @@ export interface RunningServer {
    */
   readonly sandboxControls: boolean;
   readonly config: Config;
+  /** The helpdesk connector, when `COLLOQUY_HANDOFF_WEBHOOK_URL` is set. */
+  readonly handoffConnector: HandoffConnector | undefined;
   /** Graceful stop: no new requests, turns in flight finished, sends flushed, database closed. */
   close(): Promise<void>;
 }
@@ -98,18 +102,24 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
   const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
   const lanes = { ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }), ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }) };
-  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs });
+  const hook = o.config.handoffWebhook;
+  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs, handoffEvents: hook !== undefined });
+  const connector = hook && new HandoffConnector({ store, url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
+  if (connector) runtime.handoffs.onChange(() => connector.wake());
+  http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();
+  connector?.wake();
   const rt = runtime;
   const running: RunningServer = {
-    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, sandboxControls, config: o.config,
+    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, sandboxControls, config: o.config, handoffConnector: connector,
     async close() {
       if (stopping) return;
       stopping = true;
       await http.close();
       await rt.stop();
+      await connector?.stop();
       await adapter.close();
       await store.close();
     },

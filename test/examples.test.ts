@@ -42,6 +42,19 @@ describe.concurrent('examples', () => {
     expect(out).toContain('bot → 5215512345678: list by interactive, sent\n  Hi! What are you after?\n\n  1. Shoes\n  2. Bags\n');
   });
 
+  it('helpdesk-connector: signed handoff events become a ticket; a forged one is refused; the bot resumes', async ({ expect }) => {
+    const out = await example('helpdesk-connector');
+    for (const type of ['started', 'message', 'claimed', 'ended']) expect(out).toMatch(new RegExp(`^connector ← handoff\\.${type} evt_[0-9a-f]{4}… \\(signature ok\\)$`, 'm'));
+    expect(out).toContain('helpdesk: ticket #1 opened for +5215512345678 in queue billing: "A billing question: I was charged twice."');
+    expect(out).toContain('helpdesk: ticket #1 note: customer: Is anyone there?');
+    expect(out).toContain('helpdesk: ticket #1 pending: taken by ana');
+    expect(out).toContain('helpdesk: ticket #1 solved: by ana (refunded)');
+    expect(out).toContain('a forged event → 401');
+    expect(out).toMatch(/agent API POST …\/claim → 200\nagent API POST …\/messages → 202\n(.*\n)*agent API POST …\/release → 200/);
+    expect(out).toContain('ana → +5215512345678: Hi, Ana here: I have refunded the second charge.\nbot → +5215512345678: You are back with the assistant.');
+    expect(out).toContain('tickets: [{"id":1,"status":"solved","notes":1}]');
+  });
+
   it('send-once: a list and an SMS accepted, a refused list as a typed failure', async ({ expect }) => {
     const out = await example('send-once');
     expect(out).toMatch(/^list: accepted \(HTTP 200, attempts=1\) id=wamid\./m);

@@ -7,6 +7,7 @@ import { createActor, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMa
 import type { Message } from '../messages/message.js';
 import type { TimerChanges, TimerSpec } from '../store/types.js';
 import type { Bot } from './bot.js';
+import { HANDOFF_EVENT, type HandoffOptions, type HandoffRequestEvent } from './handoff.js';
 import { SAY_EVENT, type SayEvent } from './say.js';
 
 /** What `say()` produced, with the state it was said in. */
@@ -26,6 +27,8 @@ const inertClock = { setTimeout: () => 0, clearTimeout: () => undefined };
 export class ActorHandle {
   readonly actor: AnyActorRef;
   readonly said: Said[] = [];
+  /** What `handoff()` asked for since the last commit, with the state it was asked in. */
+  readonly handoffs: ({ readonly state: string; readonly options: HandoffOptions } | { readonly state: string; readonly error: unknown })[] = [];
   private readonly fireAt = new WeakMap<object, number>();
   private readonly cancelled = new Set<string>();
   /** The error the actor reported (an action threw, a promise rejected with no onError…). */
@@ -43,6 +46,10 @@ export class ActorHandle {
     this.actor.on(SAY_EVENT, (e: SayEvent) => {
       const state = stateText(this.snapshot.value);
       this.said.push('error' in e ? { state, error: e.error } : { state, messages: e.messages });
+    });
+    this.actor.on(HANDOFF_EVENT, (e: HandoffRequestEvent) => {
+      const state = stateText(this.snapshot.value);
+      this.handoffs.push('error' in e ? { state, error: e.error } : { state, options: e.options });
     });
     this.actor.subscribe({
       next: () => { this.changed(onChange); this.wake(); },

@@ -66,6 +66,8 @@ export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> 
   readonly sampleContext?: Record<string, unknown> | undefined;
   /** Forms the simulators show for this bot's flows, by `flow_id`. */
   readonly flowForms?: Readonly<Record<string, FlowForm>> | undefined;
+  /** How long a handoff waits for an agent to claim it before `handoff.timeout` (ms; default 10 minutes). */
+  readonly handoffTimeoutMs?: number | undefined;
   /** Called after every committed turn (for logs or analytics); must not throw. */
   readonly onTurn?: ((info: { readonly user: string; readonly snapshot: SnapshotFrom<TMachine> }) => void) | undefined;
 }
@@ -122,6 +124,8 @@ export function defineBot<TMachine extends AnyStateMachine>(def: BotDefinition<T
   if (def.options?.sender !== undefined && !/^[0-9]{6,20}$/.test(def.options.sender)) {
     throw new BotError(`Bot "${def.id}": sender must be digits only`, { bot: def.id });
   }
+  const timeout = def.options?.handoffTimeoutMs;
+  if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw new BotError(`Bot "${def.id}": handoffTimeoutMs must be a positive whole number of milliseconds`, { bot: def.id });
   const version = def.version ?? 1;
   if (!Number.isSafeInteger(version) || version < 1) {
     throw new BotError(`Bot "${def.id}": version must be a positive integer, not ${JSON.stringify(def.version)}`, { bot: def.id });

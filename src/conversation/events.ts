@@ -45,8 +45,26 @@ export interface UnsupportedEvent {
   readonly messageType: string;
 }
 
+/** An agent released the conversation after a handoff: the bot takes over again. */
+export interface HandoffEndedEvent {
+  readonly type: 'handoff.ended';
+  /** The agent who released it. */
+  readonly by: string;
+  /** The agent's note, if any. */
+  readonly note?: string | undefined;
+}
+
+/** No agent claimed the handoff within its timeout: the bot takes over again. */
+export interface HandoffTimeoutEvent {
+  readonly type: 'handoff.timeout';
+  /** How long it waited (its timeout). */
+  readonly waitedMs: number;
+  readonly reason?: string | undefined;
+  readonly queue?: string | undefined;
+}
+
 /** Every event Colloquy sends to a machine (besides XState's own timer events). */
-export type ColloquyEvent = ReplyEvent | TextEvent | FlowEvent | DeliveryFailedEvent | UnsupportedEvent;
+export type ColloquyEvent = ReplyEvent | TextEvent | FlowEvent | DeliveryFailedEvent | UnsupportedEvent | HandoffEndedEvent | HandoffTimeoutEvent;
 
 /** Builds a `reply.<id>` event. */
 export function replyEvent(id: string, title: string, via: ReplyVia): ReplyEvent {

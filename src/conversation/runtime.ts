@@ -9,7 +9,8 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { ConversationKey, ConversationRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import { HANDOFF_TIMER_KEY } from '../store/handoff-types.js';
+import type { ConversationKey, ConversationRecord, HandoffChange, HandoffRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
@@ -24,6 +25,7 @@ import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
 import { Clockwork } from './timers.js';
+import { HandoffDesk } from './handoff-desk.js';
 
 /** What the runtime is built from. */
 export interface RuntimeOptions {
@@ -46,6 +48,8 @@ export interface RuntimeOptions {
    * and timers another process left (it died) or added. PostgreSQL's notifications only wake it sooner.
    */
   readonly pollMs?: number | undefined;
+  /** Queue handoff events for a helpdesk connector (set when `COLLOQUY_HANDOFF_WEBHOOK_URL` is). */
+  readonly handoffEvents?: boolean | undefined;
 }
 
 /** The default poll interval. */
@@ -75,6 +79,8 @@ export class Runtime {
   private readonly deliveries: Deliveries;
   private readonly clockwork: Clockwork;
   private readonly deps: TurnDeps;
+  /** Handoffs to people: the agents' queue, claim, messages and release. */
+  readonly handoffs: HandoffDesk;
   private accepting = false;
   private readonly pollMs: number;
   private poller: unknown;
@@ -90,7 +96,7 @@ export class Runtime {
     this.metrics = o.metrics ?? new Metrics();
     this.bots = new ServedBots(o.bots);
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
-    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync') };
+    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: o.handoffEvents === true };
     this.lanes = new Lanes({
       resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
       keep: (k) => this.live.has(laneKey(k)), lost: (k) => this.dropLive(k),
@@ -113,6 +119,10 @@ export class Runtime {
       },
       o.dispatcher,
     );
+    this.handoffs = new HandoffDesk({
+      ...base, logger: this.logger, sender: o.sender, sms: o.sms ?? {}, notify: o.handoffEvents === true,
+      bot: (id) => this.bots.newest(id), kick: (key) => kick(key), wakeDispatcher: () => this.dispatcher.wake(),
+    });
     this.clockwork = new Clockwork({
       ...base, bots: () => this.bots.newestEach(), kick, track: (p) => this.track(p),
       failed: (err, delayMs) => {
@@ -326,6 +336,7 @@ export class Runtime {
       conv = undefined;
       bot = newest;
     }
+    if (conv && userEvent && (await this.holdForAgent(bot, row, conv))) return;
     const owner = (row.raw as { conversationId?: number } | null)?.conversationId;
     // Your backend (source 'api') may start a conversation; a timer or delivery report may not.
     if (!userEvent && row.source !== 'api' && (!conv || (owner !== undefined && owner !== conv.id))) {
@@ -338,6 +349,17 @@ export class Runtime {
       // Its state was left and entered again after it fired: the new entry's own delay stands.
       await this.store.skipInbound(row.id, 'its state was entered again after it fired', this.clock.now());
       return;
+    }
+    let handoff: HandoffChange | undefined;
+    let timedOut: HandoffRecord | undefined;
+    if (timerKey === HANDOFF_TIMER_KEY && conv) {
+      const open = await this.store.openHandoff(conv.id);
+      if (!open || open.state !== 'waiting' || open.timeoutAt !== (row.raw as { fireAt?: number } | null)?.fireAt) {
+        await this.store.skipInbound(row.id, 'its handoff was claimed or ended before it timed out', this.clock.now());
+        return;
+      }
+      handoff = { timeout: { id: open.id } };
+      timedOut = open;
     }
     const existing = this.live.get(laneKey(key));
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
@@ -366,8 +388,32 @@ export class Runtime {
     throwIfFailed(bot, live.handle);
     if (!handled && userEvent && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
-    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel });
+    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel, handoff });
     this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+    if (timedOut) this.handoffs.waited(timedOut, this.clock.now());
+    this.afterHandoff(bot, result.handoff, expire);
+  }
+
+  /**
+   * During a handoff the user's message is the agents', not the machine's: it is stored for the
+   * conversation (and sent to the connector) without a turn. Returns whether it was held.
+   */
+  private async holdForAgent(bot: Bot, row: InboxRecord, conv: ConversationRecord): Promise<boolean> {
+    // Also when the agent released it after this message arrived: the user wrote it to the agent.
+    const open = await this.store.openHandoff(conv.id, row.id);
+    if (!open) return false;
+    const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
+    await this.store.holdInbound(row.id, open, channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });
+    this.metrics.inc('colloquy_handoff_messages_total', 'Messages during handoffs, by bot and who wrote them', { bot: bot.id, from: 'user' });
+    this.handoffs.changed();
+    return true;
+  }
+
+  private afterHandoff(bot: Bot, change: HandoffChange | undefined, expired: number | undefined): void {
+    if (change === undefined && expired === undefined) return;
+    if (change && 'open' in change) this.metrics.inc('colloquy_handoffs_started_total', 'Handoffs to a person started, by bot and queue', { bot: bot.id, queue: change.open.queue ?? '' });
+    if (change && 'timeout' in change) this.metrics.inc('colloquy_handoffs_timed_out_total', 'Handoffs no agent claimed in time, by bot', { bot: bot.id });
+    this.handoffs.changed();
   }
 
   /** An SMS answering a message that went by SMS: "2", "2." or a choice's title is that choice. */
@@ -391,6 +437,7 @@ export class Runtime {
       throwIfFailed(bot, live.handle);
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
       this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+      this.afterHandoff(bot, result.handoff, undefined);
     } catch (err) {
       // The store could not take the result now: the live actor keeps it and the lane commits it again.
       if (isStoreUnavailable(err)) throw err;

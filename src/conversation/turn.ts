@@ -5,9 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { BotError, MessageValidationError } from '../errors.js';
 import { isInteractive, type Message } from '../messages/message.js';
-import type { CommitResult, ConversationKey, ConversationRecord, NewOutbound, Store, TimerChanges } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, NewOutbound, Store, TimerChanges } from '../store/types.js';
 import { ActorHandle, type Said } from './actor.js';
 import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
+import { DEFAULT_HANDOFF_TIMEOUT_MS, handoffProblem } from './handoff.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
 import { prepareSnapshot, type CarriedTimers, type Incompatible } from './restore.js';
 
@@ -19,6 +20,8 @@ export interface TurnDeps {
   readonly now: () => number;
   /** Called when a live actor changes outside a turn (an invoked promise settled). */
   readonly onLiveChange: (key: ConversationKey) => void;
+  /** Queue the helpdesk connector's events for handoffs (a connector is configured). */
+  readonly notifyHandoffs?: boolean | undefined;
 }
 
 /** A conversation's actor kept between turns while an invocation runs. */
@@ -50,6 +53,8 @@ export interface TurnPlan {
   readonly status?: 'failed' | undefined;
   /** The channel the user just wrote on, when it changes the conversation's; undefined keeps it. */
   readonly channel?: ConversationRecord['channel'] | undefined;
+  /** A handoff timeout this turn settles (the machine received `handoff.timeout`). */
+  readonly handoff?: HandoffChange | undefined;
 }
 
 /** A fresh flow token: unguessable, one per conversation. */
@@ -123,12 +128,14 @@ export function saidMessages(bot: Bot, said: readonly Said[]): { state: string; 
 }
 
 /** Commits the actor's current state with what it said. */
-export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResult> {
+export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResult & { handoff?: HandoffChange | undefined }> {
   const { bot, live, key } = plan;
   const handle = live.handle;
   handle.dirty = false;
   const taken = handle.takeSaid();
   const said = saidMessages(bot, taken);
+  const requests = handle.handoffs.splice(0);
+  const opened = requestedHandoff(bot, requests);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
   const ctx = { bot, user: key.user, sender: bot.options.sender ?? deps.sender, flowToken: live.flowToken, channel: live.channel, sms: deps.sms };
@@ -136,18 +143,22 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const now = deps.now();
   const snapshot = handle.actor.getPersistedSnapshot();
   const status = plan.status ?? (handle.snapshot.status === 'done' ? 'done' : 'active');
+  const handoff = opened ?? plan.handoff;
   const timers = handle.takeTimers(now);
   const carried = live.carried;
   try {
-    return await deps.store.commitTurn({
+    const result = await deps.store.commitTurn({
       key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
       snapshot, state, status, flowToken: live.flowToken, botVersion: live.botVersion, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
       lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
       inboxId: plan.inboxId, outbox, timers: withCarried(timers, live), now,
+      handoff, notifyHandoffs: deps.notifyHandoffs,
     });
+    return { ...result, handoff };
   } catch (err) {
     // Nothing was committed: a retry of this commit must carry the same messages, timers and migrated timers.
     handle.giveBack(taken, timers);
+    handle.handoffs.unshift(...requests);
     live.carried = carried;
     throw err;
   }
@@ -161,6 +172,19 @@ function withCarried(t: TimerChanges, live: LiveConversation): TimerChanges {
   const active = new Set(t.activeStateNodes);
   const keep = carried.upsert.filter((c) => (c.stateNode === null || active.has(c.stateNode)) && !t.upsert.some((u) => u.key === c.key));
   return { upsert: [...keep, ...t.upsert], remove: [...carried.remove, ...t.remove], activeStateNodes: t.activeStateNodes };
+}
+
+/** The handoff the machine asked for in this turn (the last one, if several); errors name bot and state. */
+export function requestedHandoff(bot: Bot, requests: readonly ({ state: string; options: import('./handoff.js').HandoffOptions } | { state: string; error: unknown })[]): HandoffChange | undefined {
+  const last = requests.at(-1);
+  if (last === undefined) return undefined;
+  if ('error' in last) {
+    throw new BotError(`Bot "${bot.id}", state "${last.state}": handoff() failed: ${last.error instanceof Error ? last.error.message : String(last.error)}`, { bot: bot.id, state: last.state }, { cause: last.error });
+  }
+  const problem = handoffProblem(last.options);
+  if (problem !== undefined) throw new BotError(`Bot "${bot.id}", state "${last.state}": handoff(): ${problem}`, { bot: bot.id, state: last.state });
+  const { reason, queue } = last.options;
+  return { open: { reason, queue, timeoutMs: last.options.timeoutMs ?? bot.options.handoffTimeoutMs ?? DEFAULT_HANDOFF_TIMEOUT_MS } };
 }
 
 /** A turn that stays in its state and says nothing interactive (a reminder) keeps the prompt it had. */

@@ -12,10 +12,10 @@ import { choicesOf, isInteractive, type Message } from '../messages/message.js';
 import { toInteractiveRequest } from '../messages/request.js';
 import { allNodes, canLeave, handles, nodeName, ownTransitions, staticallyReachable } from './nodes.js';
 import { SAMPLE_USER } from './samples.js';
-import { walkBot, type Saying, type Walk } from './walk.js';
+import { activeName, walkBot, type HandingOff, type Saying, type Walk } from './walk.js';
 
 /** What a finding is about. */
-export type FindingKind = 'invalid-message' | 'dangling-choice' | 'flow-without-handler' | 'dead-end' | 'unreachable-state';
+export type FindingKind = 'invalid-message' | 'dangling-choice' | 'flow-without-handler' | 'handoff-unhandled' | 'dead-end' | 'unreachable-state';
 
 /** One problem `colloquy check` found. */
 export interface Finding {
@@ -29,7 +29,7 @@ export interface Finding {
 }
 
 /** The order findings of one state are listed in. */
-const KIND_ORDER: readonly FindingKind[] = ['invalid-message', 'dangling-choice', 'flow-without-handler', 'dead-end', 'unreachable-state'];
+const KIND_ORDER: readonly FindingKind[] = ['invalid-message', 'dangling-choice', 'flow-without-handler', 'handoff-unhandled', 'dead-end', 'unreachable-state'];
 
 type Add = (f: Omit<Finding, 'bot'>) => void;
 
@@ -49,6 +49,7 @@ export function checkBot(bot: Bot): Finding[] {
   };
   const walk = walkBot(bot);
   for (const s of walk.sayings) checkSaying(s, add);
+  for (const h of walk.handoffs) checkHandoff(h, add);
   checkStates(bot.machine, walk, add);
   return sortFindings([...found.values()], bot.machine);
 }
@@ -73,6 +74,14 @@ function checkSaying(s: Saying, add: Add): void {
       add({ state, kind: 'flow-without-handler', message: `flow ${m.flow.action.parameters.flow_id} is sent but no "flow" transition receives its answers${where}` });
     }
   }
+}
+
+/** A state that hands off waits for `handoff.ended` or `handoff.timeout`: handling neither, it would wait for ever. */
+function checkHandoff(h: HandingOff, add: Add): void {
+  if (h.snapshot.status !== 'active') return; // a final state: the conversation ends, and the handoff with it
+  if (handles(h.snapshot, 'handoff.ended') || handles(h.snapshot, 'handoff.timeout')) return;
+  const where = h.state === activeName(h.snapshot) ? '' : ` (waiting in ${activeName(h.snapshot)})`;
+  add({ state: h.state, kind: 'handoff-unhandled', message: `hands the conversation to a person but handles neither handoff.ended nor handoff.timeout${where}: the bot would never take it back` });
 }
 
 function errorLines(error: unknown): string[] {

@@ -27,6 +27,8 @@ interface SentCommon {
   readonly message: Message;
   /** The provider request body as sent. */
   readonly request: InteractiveRequest | SmsRequest;
+  /** The agent who wrote it during a handoff (absent for the bot's own messages). */
+  readonly agent?: string | undefined;
 }
 
 /** A list message; `text` is set when it went by SMS (the SMS text as sent). */
@@ -88,7 +90,8 @@ export async function collectSent(store: Store, user: string, accepted: readonly
 }
 
 function toSent(m: SandboxMessage, row: OutboxRecord | undefined): SentMessage {
-  const common = { seq: m.seq, providerId: m.providerId, fallback: row?.fallbackOf !== null && row?.fallbackOf !== undefined };
+  const agent = row?.agent ?? undefined;
+  const common = { seq: m.seq, providerId: m.providerId, fallback: row?.fallbackOf !== null && row?.fallbackOf !== undefined, ...(agent !== undefined && { agent }) };
   if (m.channel === 'interactive') {
     const message = interactiveMessage(m.request);
     return { ...common, channel: 'interactive', request: m.request, message, choices: choicesOf(message), ...bodyOf(message) };

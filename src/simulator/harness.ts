@@ -7,13 +7,14 @@ import type { ManualClock } from '../conversation/clock.js';
 import { replyEvent } from '../conversation/events.js';
 import type { Runtime } from '../conversation/runtime.js';
 import type { Sandbox } from '../sandbox/api.js';
-import type { ConversationRecord, InboundSource, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationRecord, HandoffRecord, InboundSource, Store, TranscriptEntry } from '../store/types.js';
+import { text as textMessage, type Message } from '../messages/index.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
 import { collectSent, isInteractiveSent, type SentMessage } from './harness-sent.js';
 import { DEFAULT_TEST_USER, HarnessWorld, type TestBotOptions, type WorldView } from './harness-world.js';
 import { sentLine } from './transcript-lines.js';
-import { actionLabel, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
+import { actionLabel, type AgentAction, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
 
 /** How long {@link TestConversation.settled} waits for invocations by default (real time). */
 const DEFAULT_SETTLE_TIMEOUT_MS = 10_000;
@@ -43,6 +44,7 @@ export class TestConversation implements WorldView {
   /** Where the previous action's report ended: what arrives after it (an invocation's result) belongs to the next. */
   #end = 0;
   #record: ConversationRecord | undefined;
+  #handoff: HandoffRecord | undefined;
   #lastAction = '(none yet)';
   /** True when an invocation was still running as the previous action ended. */
   #invokingAtEnd = false;
@@ -149,6 +151,28 @@ export class TestConversation implements WorldView {
     await this.world.settle();
   }
 
+  /** Acts as an agent of the handoff desk (`claim()`, `reply()`, `release()`), as the agents' HTTP API does. */
+  agent(name = 'agent'): TestAgent {
+    return new TestAgent(this, name);
+  }
+
+  /** @internal Runs an agent's action and records it as a step, like the user's actions. */
+  async agentAct(action: AgentAction, run: () => Promise<unknown>): Promise<void> {
+    const mark = this.#end;
+    let error: string | undefined;
+    try {
+      await run();
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    await this.world.settle();
+    this.#mark = mark;
+    this.#end = this.world.lastSeq();
+    this.#lastAction = actionLabel(action);
+    this.#steps.push({ action, sent: this.latest.map(sentLine), state: this.state ?? null, ...(error !== undefined && { error }) });
+    if (error !== undefined) throw new checks.ExpectationError(`${this.#lastAction} was refused: ${error}`);
+  }
+
   // ── reading ─────────────────────────────────────────────────────────────────────────────
 
   /** Everything the bot sent to this user, oldest first. */
@@ -179,6 +203,11 @@ export class TestConversation implements WorldView {
   /** The machine's context, from the stored snapshot. */
   get context(): unknown {
     return (this.#record?.snapshot as { context?: unknown } | null | undefined)?.context;
+  }
+
+  /** The conversation's open handoff (waiting for or claimed by an agent), if any. */
+  get handoff(): HandoffRecord | undefined {
+    return this.#handoff;
   }
 
   /** The stored conversation (the active one, or the latest that ended). */
@@ -253,6 +282,30 @@ export class TestConversation implements WorldView {
     return this;
   }
 
+  /**
+   * Throws unless the conversation is handed to a person (and matches: reason, queue, `waiting` or
+   * `claimed`, the agent holding it). Returns the handoff.
+   */
+  expectHandoff(match: HandoffMatch = {}): HandoffRecord {
+    const h = this.#handoff;
+    const fail = (why: string): never => { throw new checks.ExpectationError(`Expected a handoff after ${this.#lastAction}${why}\nState: ${this.state ?? '(none)'}`); };
+    if (!h) return fail(', but the conversation is not handed over to a person');
+    if (match.status !== undefined && h.state !== match.status) fail(` that is ${match.status}, but it is ${h.state}`);
+    if (match.queue !== undefined && h.queue !== match.queue) fail(` in queue ${JSON.stringify(match.queue)}, but its queue is ${JSON.stringify(h.queue)}`);
+    if (match.agent !== undefined && h.agent !== match.agent) fail(` held by ${JSON.stringify(match.agent)}, but it is held by ${JSON.stringify(h.agent)}`);
+    if (match.reason !== undefined && !(typeof match.reason === 'string' ? h.reason === match.reason : match.reason.test(h.reason ?? ''))) {
+      fail(` with reason ${String(match.reason)}, but its reason is ${JSON.stringify(h.reason)}`);
+    }
+    return h;
+  }
+
+  /** Throws if the conversation is handed over to a person. */
+  expectNoHandoff(): this {
+    const h = this.#handoff;
+    if (h) throw new checks.ExpectationError(`Expected no handoff after ${this.#lastAction}, but one is ${h.state}${h.agent ? ` by ${h.agent}` : ''} (reason ${JSON.stringify(h.reason)})`);
+    return this;
+  }
+
   /** Stops the runtime and frees everything (every user's conversation of this harness). */
   close(): Promise<void> {
     return this.world.close();
@@ -263,6 +316,7 @@ export class TestConversation implements WorldView {
     const key = this.key;
     this.#sent = await collectSent(this.world.store, this.user, this.world.sandbox.messages, this.#sent);
     this.#record = (await this.world.store.activeConversation(key)) ?? (await this.world.store.conversations(key)).at(-1);
+    this.#handoff = this.#record ? await this.world.store.openHandoff(this.#record.id) : undefined;
   }
 
   private view(): checks.ExpectView {
@@ -296,6 +350,46 @@ export class TestConversation implements WorldView {
     const error = inbound?.state === 'failed' ? (inbound.error ?? 'unknown error') : undefined;
     this.#steps.push({ action, sent: this.latest.map(sentLine), state: this.state ?? null, ...(waited && { waited: true as const }), ...(error !== undefined && { error }) });
     if (error !== undefined) throw new BotTurnError(`The bot failed handling ${this.#lastAction}: ${error}\n${checks.whatWasSent(this.view())}`);
+  }
+}
+
+/** What {@link TestConversation.expectHandoff} checks. */
+export interface HandoffMatch {
+  readonly reason?: string | RegExp | undefined;
+  readonly queue?: string | undefined;
+  readonly status?: 'waiting' | 'claimed' | undefined;
+  readonly agent?: string | undefined;
+}
+
+/**
+ * An agent of the handoff desk, in a test: claims the conversation's handoff, writes to the user
+ * (through the same outbox and channels as the bot) and releases it. Each action waits until the
+ * bot is done, like the user's; a refused action (409, 400) throws with the reason.
+ */
+export class TestAgent {
+  constructor(private readonly conv: TestConversation, readonly name: string) {}
+
+  /** Claims the handoff. */
+  claim(): Promise<void> {
+    return this.conv.agentAct({ agent: this.name, claim: true }, async () => this.conv.runtime.handoffs.claim(this.id(), this.name));
+  }
+
+  /** Writes to the user: text, or a message built with the builders (`buttons({...})`). */
+  reply(message: string | Message, idempotencyKey?: string): Promise<void> {
+    const m = typeof message === 'string' ? textMessage(message) : message;
+    const shown = typeof message === 'string' ? message : (message as unknown as Record<string, unknown>);
+    return this.conv.agentAct({ agent: this.name, reply: shown }, async () => this.conv.runtime.handoffs.send(this.id(), this.name, m, idempotencyKey));
+  }
+
+  /** Releases the handoff: the machine receives `handoff.ended` `{ by, note }`. */
+  release(note?: string): Promise<void> {
+    return this.conv.agentAct({ agent: this.name, release: note ?? true }, async () => this.conv.runtime.handoffs.release(this.id(), this.name, note));
+  }
+
+  private id(): number {
+    const id = this.conv.conversation?.id;
+    if (id === undefined) throw new checks.ExpectationError('No conversation yet: the user has not written');
+    return id;
   }
 }
 

@@ -30,6 +30,8 @@ function sampleEvent(type: string, shown: readonly Choice[]): AnyEventObject {
   if (type === 'flow') return { type, token: 'colloquy-check', data: {} };
   if (type === 'delivery.failed') return { type, channel: 'interactive', reason: 'sample failure', messageId: 0 };
   if (type === 'unsupported') return { type, messageType: 'image' };
+  if (type === 'handoff.ended') return { type, by: 'sample-agent', note: 'sample note' };
+  if (type === 'handoff.timeout') return { type, waitedMs: 600_000 };
   if (type.startsWith('xstate.error.actor.')) return { type, error: new Error('sample failure'), actorId: type.slice('xstate.error.actor.'.length) };
   return { type };
 }

@@ -10,7 +10,7 @@
  * await conv.tap('Margherita');
  * conv.expectState('size').expectChoices(['Small', 'Large']);
  */
-export { createTestBot, TestConversation, BotTurnError } from './harness.js';
+export { createTestBot, TestConversation, BotTurnError, TestAgent, type HandoffMatch } from './harness.js';
 export { ManualClock, MANUAL_CLOCK_START } from '../conversation/clock.js';
 export { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 export { ExpectationError, readableText, type SentMatch } from './harness-expect.js';
@@ -18,7 +18,7 @@ export type { SentButtons, SentFlow, SentKind, SentList, SentMessage, SentSms, S
 export { parseDuration, formatDuration, type Duration } from './harness-duration.js';
 export { sentLine } from './transcript-lines.js';
 export { recordTranscript, replayTranscript, expectTranscript, TranscriptMismatchError } from './transcript.js';
-export { transcriptLines, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
+export { transcriptLines, type AgentAction, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
 export { renderSent, type RenderOptions } from './render.js';
 export {
   checkRehydration, runInMemory, runThroughStore, RehydrationMismatchError,

@@ -18,7 +18,16 @@ export type TranscriptAction =
   | { readonly sms: string }
   | { readonly send: RawEvent; readonly source?: 'whatsapp' | 'sms' | 'api' }
   | { readonly advance: string | number }
-  | { readonly settle: true };
+  | { readonly settle: true }
+  | AgentAction;
+
+/** What an agent did during a handoff: claim it, reply (text, or a message's JSON), release it (with a note). */
+export interface AgentAction {
+  readonly agent: string;
+  readonly claim?: true | undefined;
+  readonly reply?: string | Record<string, unknown> | undefined;
+  readonly release?: true | string | undefined;
+}
 
 /** One step: the user's action, what the bot sent in answer (one line each), the state after it. */
 export interface TranscriptStep {
@@ -44,7 +53,15 @@ export function actionLabel(a: TranscriptAction): string {
   if ('sms' in a) return `SMS ${JSON.stringify(a.sms)}`;
   if ('send' in a) return `send ${JSON.stringify(a.send)}${a.source === undefined ? '' : ` from ${a.source}`}`;
   if ('settle' in a) return 'wait until the invocations settle';
+  if ('agent' in a) return agentLabel(a);
   return `advance ${typeof a.advance === 'number' ? `${a.advance}ms` : a.advance}`;
+}
+
+function agentLabel(a: AgentAction): string {
+  const who = `agent ${JSON.stringify(a.agent)}`;
+  if (a.claim) return `${who} claims the handoff`;
+  if (a.reply !== undefined) return `${who} replies ${JSON.stringify(a.reply)}`;
+  return `${who} releases the handoff${typeof a.release === 'string' ? ` (${JSON.stringify(a.release)})` : ''}`;
 }
 
 /** A step as text lines: `> action`, `< message` for each message, `= state`, `! error`. */

@@ -8,7 +8,7 @@ import type { Bot } from '../conversation/bot.js';
 import { BotTurnError, createTestBot, type TestConversation } from './harness.js';
 import type { TestBotOptions } from './harness-world.js';
 import { diffLines, formatDiff, hasChanges } from './transcript-diff.js';
-import { asSteps, transcriptLines, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
+import { asSteps, transcriptLines, type AgentAction, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
 
 /** The environment variable that makes {@link expectTranscript} rewrite its files. */
 export const UPDATE_TRANSCRIPTS_ENV = 'COLLOQUY_UPDATE_TRANSCRIPTS';
@@ -89,7 +89,15 @@ export async function perform(conv: TestConversation, a: TranscriptAction): Prom
   if ('send' in a) return conv.send(a.send, a.source);
   if ('advance' in a) return conv.advance(a.advance);
   if ('settle' in a) return conv.settled();
+  if ('agent' in a) return performAgent(conv, a);
   throw new Error(`Unknown transcript action ${JSON.stringify(a)}`);
+}
+
+function performAgent(conv: TestConversation, a: AgentAction): Promise<void> {
+  const agent = conv.agent(a.agent);
+  if (a.claim) return agent.claim();
+  if (a.reply !== undefined) return agent.reply(a.reply as never);
+  return agent.release(typeof a.release === 'string' ? a.release : undefined);
 }
 
 function compareSteps(expected: readonly TranscriptStep[], actual: readonly TranscriptStep[], where: string): void {

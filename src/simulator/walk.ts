@@ -19,6 +19,7 @@ import { getAdjacencyMap } from '@xstate/graph';
 import { fromTransition, initialTransition, transition, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
 import { SAY_EVENT, type SayEvent } from '../conversation/say.js';
+import { HANDOFF_EVENT } from '../conversation/handoff.js';
 import { BotError } from '../errors.js';
 import { choicesOf, type Choice } from '../messages/message.js';
 import { instrument, MARK, type Instrumented, type Mark } from './instrument.js';
@@ -47,6 +48,14 @@ export interface Walk {
   readonly sayings: readonly Saying[];
   /** Names of the state nodes some reached configuration had active. */
   readonly reached: ReadonlySet<string>;
+  /** Where `handoff()` was called: the state it belongs to and the snapshot that must wait for its end. */
+  readonly handoffs: readonly HandingOff[];
+}
+
+/** One `handoff()` met on the walk. */
+export interface HandingOff {
+  readonly state: string;
+  readonly snapshot: AnyMachineSnapshot;
 }
 
 /** How many state configurations a walk expands at most. */
@@ -81,7 +90,7 @@ export function walkBot(bot: Bot): Walk {
     serializeState: (snapshot) => (snapshot.context.at === 'start' ? 'start' : JSON.stringify(snapshot.context.snapshot.value)),
     stopWhen: () => ++expanded > MAX_CONFIGURATIONS,
   });
-  return { sayings: walker.sayings, reached: walker.reached };
+  return { sayings: walker.sayings, reached: walker.reached, handoffs: walker.handoffs };
 }
 
 /** What the walk saw and said, and how it moves. */
@@ -89,6 +98,7 @@ class Walker {
   readonly alwaysSwitches: number[];
   readonly events: string[];
   readonly sayings: Saying[] = [];
+  readonly handoffs: HandingOff[] = [];
   readonly reached = new Set<string>();
   private readonly said = new Set<string>();
 
@@ -117,8 +127,9 @@ class Walker {
   }
 
   private record([snapshot, actions]: readonly [AnyMachineSnapshot, readonly unknown[]], guessed: boolean): Position {
-    const { found, entered } = readStep(snapshot, actions, guessed);
+    const { found, entered, handoffs } = readStep(snapshot, actions, guessed);
     this.sayings.push(...found.filter((s) => once(this.said, signature(s))));
+    this.handoffs.push(...handoffs.filter((h) => once(this.said, `handoff|${h.state}|${activeName(h.snapshot)}`)));
     for (const name of entered) this.reached.add(name);
     for (const n of snapshot._nodes) if (n.path.length > 0) this.reached.add(nodeName(n));
     const shown = found.flatMap((s) => ('messages' in s.said ? s.said.messages.flatMap(safeChoices) : []));
@@ -205,11 +216,12 @@ function candidates(step: Step, types: readonly string[]): AnyEventObject[][] {
 }
 
 /** The sayings in a step's actions, each with the entry it belongs to, and the states entered (from the markers). */
-function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], guessed: boolean): { found: Saying[]; entered: string[] } {
+function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], guessed: boolean): { found: Saying[]; entered: string[]; handoffs: HandingOff[] } {
   const shownIn = activeName(snapshot);
   let entryOf: string | undefined;
   const found: Saying[] = [];
   const entered: string[] = [];
+  const handoffs: HandingOff[] = [];
   for (const action of actions) {
     const event = emitted(action);
     if (event?.type === MARK) {
@@ -217,8 +229,9 @@ function readStep(snapshot: AnyMachineSnapshot, actions: readonly unknown[], gue
       entryOf = mark.at === 'entry' && mark.state !== '' ? mark.state : undefined;
       if (entryOf !== undefined) entered.push(entryOf);
     } else if (event?.type === SAY_EVENT) found.push({ entryOf, shownIn, snapshot, said: event as SayEvent, guessed });
+    else if (event?.type === HANDOFF_EVENT) handoffs.push({ state: entryOf ?? shownIn, snapshot });
   }
-  return { found, entered };
+  return { found, entered, handoffs };
 }
 
 function emitted(action: unknown): { type: string } | undefined {

@@ -55,7 +55,10 @@ export const PG = {
   markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = $1, attempts = attempts + 1, processed_at = $2, outbox_mark = ${MARK('$1')}, error = $4
     WHERE id = $3 AND state = 'pending'`,
   insertOutbox: `${INSERT_OUTBOX} RETURNING id`,
-  insertFallback: `${INSERT_OUTBOX} ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
+  /** An SMS fallback row carries the agent's name of the message it replaces (a handoff's reply stays the agent's). */
+  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, (SELECT f.agent FROM outbox f WHERE f.id = $10))
+    ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
   /** Locks the due heads it can (SKIP LOCKED: another dispatcher's rows are left to it) and claims them. */
   claim: `WITH c AS (
       SELECT o.id FROM outbox o

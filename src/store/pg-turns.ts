@@ -1,6 +1,7 @@
-/** The PostgreSQL store's turn commit: the conversation, the consumed inbound, outbox rows and timers, in one transaction. */
+/** The PostgreSQL store's turn commit: the conversation, the consumed inbound, outbox rows, the handoff and timers, in one transaction. */
 import { VersionConflictError } from '../errors.js';
 import { isUniqueViolation, type Queryable } from './pg-db.js';
+import { applyHandoffTurnIn } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
 import type { CommitResult, ConversationKey, NewOutbound, TurnCommit } from './types.js';
 
@@ -37,6 +38,8 @@ export async function commitTurnIn(q: Queryable, c: TurnCommit): Promise<CommitR
     throw new VersionConflictError(id, c.expectedVersion);
   }
   const outboxIds = await insertOutbox(q, id, c.key, c.inboxId, c.outbox, c.now);
+  // The handoff before the timers: like a claim or a release, lock the handoff row first, then its timer.
+  await applyHandoffTurnIn(q, id, c, c.notifyHandoffs === true);
   await applyTimers(q, id, c);
   return { conversationId: id, version, outboxIds };
 }

@@ -10,6 +10,7 @@ import { migratePg, readPgMigrations } from './migrate-pg.js';
 import { PgDb, type PgPoolOptions } from './pg-db.js';
 import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
 import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-lanes.js';
+import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
 import { commitTurnIn, j } from './pg-turns.js';
 import { toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
@@ -49,7 +50,11 @@ const optionalNumber = (v: unknown): number | undefined => (v === null || v === 
 
 /** The PostgreSQL implementation of {@link Store}. */
 export class PgStore implements Store {
-  constructor(readonly db: PgDb) {}
+  private readonly h: PgHandoffs;
+
+  constructor(readonly db: PgDb) {
+    this.h = new PgHandoffs(db);
+  }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
     return this.db.tx((q) => addInboundIn(q, i));
@@ -178,6 +183,19 @@ export class PgStore implements Store {
   async transcript(conversationId: number): Promise<TranscriptEntry[]> {
     return this.db.tx((q) => transcriptIn(q, conversationId));
   }
+
+  // Handoffs: see pg-handoffs.ts (a turn's part runs inside commitTurn's transaction, in pg-turns.ts).
+  openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
+  openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
+  handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
+  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
+  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);
+  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.h.holdInbound(id, handoff, channel, w);
+  addAgentMessage: Store['addAgentMessage'] = (m) => this.h.addAgentMessage(m);
+  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.h.closeOrphanHandoffs(w);
+  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
+  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
+  nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
 
   /** Whether the database answers now; unreachable (or failing over) is `busy`: work waits and is retried. */
   async health(): Promise<StoreHealth> {

@@ -1,5 +1,5 @@
 /** Row ↔ record mapping, for both stores (the PostgreSQL one reads BIGINT as numbers and JSON as TEXT, like SQLite). */
-import type { ConversationRecord, InboxRecord, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
+import type { ConversationRecord, HandoffRecord, InboxRecord, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -75,6 +75,17 @@ export function toOutbox(r: Row): OutboxRecord {
     claim: str(r['claim']),
     createdAt: Number(r['created_at']),
     sentAt: num(r['sent_at']),
+    // Only agents' messages carry it (a handoff's); the bot's own rows stay as they were.
+    ...(r['agent'] !== null && r['agent'] !== undefined && { agent: String(r['agent']) }),
+  };
+}
+
+/** A handoff row as a record. */
+export function toHandoff(r: Row): HandoffRecord {
+  return {
+    id: Number(r['id']), conversationId: Number(r['conversation_id']), botId: String(r['bot_id']), user: String(r['user_number']),
+    state: r['state'] as HandoffRecord['state'], reason: str(r['reason']), queue: str(r['queue']), agent: str(r['agent']), note: str(r['note']),
+    endedBy: str(r['ended_by']), timeoutAt: num(r['timeout_at']), startedAt: Number(r['started_at']), claimedAt: num(r['claimed_at']), endedAt: num(r['ended_at']),
   };
 }
 

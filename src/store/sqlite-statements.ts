@@ -50,8 +50,8 @@ const SQL = {
   retry: `UPDATE outbox SET state = 'pending', next_attempt_at = @next, error = @error, error_code = @code, lease_until = NULL, claim = NULL
     WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
   outbox: 'SELECT * FROM outbox WHERE id = ?',
-  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
-    VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)
+  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
+    VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now, (SELECT f.agent FROM outbox f WHERE f.id = @fallbackOf))
     ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,

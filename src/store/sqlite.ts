@@ -10,6 +10,7 @@ import { VersionConflictError } from '../errors.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
+import { SqliteHandoffs } from './sqlite-handoffs.js';
 import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound,
@@ -52,6 +53,8 @@ const GUARDED = [
   'finishOutbound', 'renewLease', 'failOutbound', 'unfollowedFailures', 'lastInteractive', 'retryOutbound', 'outbound',
   'outboundByProviderId', 'nextOutboundAt', 'nextTimerAt', 'fireDueTimers', 'timers', 'addStatus', 'statuses', 'transcript',
   'claimLanes', 'renewLanes', 'releaseLane',
+  'openHandoffs', 'openHandoff', 'handoffs', 'claimHandoff', 'releaseHandoff', 'holdInbound', 'addAgentMessage', 'closeOrphanHandoffs',
+  'claimHandoffEvents', 'settleHandoffEvent', 'nextHandoffEventAt',
 ] as const satisfies readonly (keyof Store)[];
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -61,6 +64,7 @@ export class SqliteStore implements Store {
   private readonly q: Statements;
   private readonly busy: BusyRetry;
   private readonly now: () => number;
+  private readonly h: SqliteHandoffs;
   /**
    * @param busy How long one attempt may block on a locked database (`busyTimeoutMs`, default 50 ms)
    * and how long a call retries asynchronously before StoreUnavailableError (`busyRetryMs`, 3 s).
@@ -68,6 +72,7 @@ export class SqliteStore implements Store {
   constructor(readonly db: Database.Database, busy: BusyOptions & { readonly now?: (() => number) | undefined } = {}) {
     this.q = prepareStatements(db);
     this.now = busy.now ?? Date.now;
+    this.h = new SqliteHandoffs(db);
     this.busy = new BusyRetry(busy);
     db.pragma(`busy_timeout = ${busy.busyTimeoutMs ?? 50}`);
     for (const name of GUARDED) {
@@ -196,6 +201,7 @@ export class SqliteStore implements Store {
       if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
       const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
       this.applyTimers(id, c);
+      this.h.applyTurn(id, c, c.notifyHandoffs === true);
       return { conversationId: id, version, outboxIds };
     }).immediate();
   }
@@ -398,4 +404,17 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
+
+  // Handoffs: see sqlite-handoffs.ts.
+  openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
+  openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
+  handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
+  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
+  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);
+  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.h.holdInbound(id, handoff, channel, w);
+  addAgentMessage: Store['addAgentMessage'] = (m) => this.h.addAgentMessage(m);
+  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.h.closeOrphanHandoffs(w);
+  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
+  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
+  nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
 }

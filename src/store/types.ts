@@ -3,14 +3,12 @@
  * implementation, and another database is one new file implementing it.
  */
 
-/** A conversation is one user's run of one bot. */
-export interface ConversationKey {
-  readonly botId: string;
-  readonly user: string;
-}
+import type { HandoffChange, HandoffStore } from './handoff-types.js';
+export type * from './handoff-types.js';
+export type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
+import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 
 export type ConversationStatus = 'active' | 'done' | 'expired' | 'failed';
-export type ChannelName = 'interactive' | 'sms';
 
 /** A stored conversation. */
 export interface ConversationRecord extends ConversationKey {
@@ -59,18 +57,6 @@ export interface InboxRecord extends NewInbound {
   readonly processedAt: number | null;
 }
 
-/** A message a turn emitted, to commit with the turn. */
-export interface NewOutbound {
-  readonly kind: string;
-  /** The Message, as JSON. */
-  readonly message: unknown;
-  readonly channel: ChannelName;
-  /** The provider request body. */
-  readonly request: unknown;
-  /** For an SMS fallback: the outbox row it stands in for. */
-  readonly fallbackOf?: number | undefined;
-}
-
 export type OutboxState = 'pending' | 'sending' | 'sent' | 'failed';
 
 /** A stored outbound message. */
@@ -99,6 +85,8 @@ export interface OutboxRecord extends ConversationKey {
   readonly claim: string | null;
   readonly createdAt: number;
   readonly sentAt: number | null;
+  /** The agent who wrote it during a handoff; null (or absent) for the bot's own messages. */
+  readonly agent?: string | null | undefined;
 }
 
 /** The result of one send, as recorded. */
@@ -168,6 +156,10 @@ export interface TurnCommit {
   readonly outbox: readonly NewOutbound[];
   readonly timers: TimerChanges;
   readonly now: number;
+  /** A handoff the turn opens (the machine ran `handoff()`) or a timeout it settles. */
+  readonly handoff?: HandoffChange | undefined;
+  /** Queue the helpdesk connector's events for handoff changes (a connector is configured). */
+  readonly notifyHandoffs?: boolean | undefined;
 }
 
 /** What a commit produced. */
@@ -241,7 +233,7 @@ export interface StoreHealth {
  * The conversation store. A failure that a later attempt can get past (a locked database, a
  * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
  */
-export interface Store {
+export interface Store extends HandoffStore {
   /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
   addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
   /** The oldest pending inbound of a conversation. */

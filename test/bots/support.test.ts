@@ -1,10 +1,10 @@
 /**
  * The support bot, through the public test harness (`colloquy/testing`): triage end to end (solved,
- * and the hand-off to a person with its SMS), the edge paths (stale taps, stray text, idle expiry,
+ * the handoff to a person and back, the handoff nobody claims with its SMS), the edge paths (stale taps, stray text, idle expiry,
  * the SMS fallback, `delivery.failed` → unreachable), rehydration, and `checkBot`.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { defineBot, type Bot } from 'colloquy';
+import { buttons, defineBot, type Bot } from 'colloquy';
 import {
   checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
 } from 'colloquy/testing';
@@ -47,6 +47,9 @@ const howto = (video: string, topic: string) => ({
   buttons: [{ id: 'solved', title: 'Yes, solved' }, { id: 'agent', title: 'No, talk to a person' }],
 });
 const DESCRIBE = 'Please describe what is happening, in one message.';
+const HANDED = `Thanks. Ticket ${TICKET} is open; a person will take over this chat in a moment.`;
+const BACK = 'You are back with the assistant. Is there anything else we can help with?';
+const BUSY = `Sorry, all our agents are busy. Ticket ${TICKET} stays open.`;
 const RESOLVED = 'Great! Write any time if you need us again.';
 
 describe('support: triage end to end', () => {
@@ -72,7 +75,7 @@ describe('support: triage end to end', () => {
     expect(c.sent.map((s) => s.kind)).toEqual(['list', 'buttons', 'text']);
   });
 
-  it('“No, talk to a person” → the description → the hand-off: a text and an SMS with the ticket', async () => {
+  it('“No, talk to a person” → the description → a person takes over, the bot is silent, and resumes after the release', async () => {
     const c = await start();
     await c.type('hello');
     await c.tap('billing');
@@ -84,17 +87,49 @@ describe('support: triage end to end', () => {
 
     await c.type('I was charged twice for December.');
     c.expectState('handoff');
-    expect(texts(c.latest)).toEqual([
-      ['text', `Thanks. Ticket ${TICKET} is open; a person will contact you shortly.`],
-      ['sms', `Help desk: ticket ${TICKET} (A billing question). An agent will call this number within 2 hours.`],
-    ]);
-    expect(c.latest.every((s) => s.channel === 'sms')).toBe(true);
-    expect(c.latest[1]!.request).toMatchObject({ msisdns: [c.user], tag: 'support' });
+    expect(texts(c.latest)).toEqual([['text', HANDED]]);
+    c.expectHandoff({ status: 'waiting', queue: 'billing', reason: 'A billing question: I was charged twice for December.' });
     expect(c.context).toEqual({ user: c.user, topic: 'billing', description: 'I was charged twice for December.', ticket: TICKET });
+    expect(c.conversation).toMatchObject({ status: 'active' });
+
+    await c.type('Hello? Anyone?');
+    c.expectNothingSent().expectState('handoff');
+    await c.tap('Yes, solved'); // an older message's button: for the agent too, no re-prompt
+    c.expectNothingSent();
+
+    const ana = c.agent('ana');
+    await ana.claim();
+    c.expectHandoff({ status: 'claimed', agent: 'ana' });
+    await expect(c.agent('bob').reply('Bob here')).rejects.toThrow(/agent "ana" holds it/);
+    await ana.reply('Hi, this is Ana. I have refunded the second charge.');
+    expect(c.latest).toMatchObject([{ kind: 'text', text: 'Hi, this is Ana. I have refunded the second charge.', agent: 'ana', channel: 'sms' }]);
+    await c.type('Thank you!');
+    c.expectNothingSent();
+
+    await ana.release('refunded');
+    c.expectNoHandoff().expectState('anythingElse').expectChoices(['Yes, something else', 'No, thank you']);
+    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'interactive', replyButtons: { body: BACK } });
+    await c.tap('No, thank you');
+    c.expectState('resolved');
+    expect(texts(c.latest)).toEqual([['text', RESOLVED]]);
     expect(c.conversation).toMatchObject({ status: 'done' });
+    const inbound = (await c.transcript()).filter((e) => e.direction === 'in').map((e) => (e.event as { type: string }).type);
+    expect(inbound).toEqual(['text', 'reply.billing', 'reply.agent', 'text', 'text', 'reply.solved', 'text', 'handoff.ended', 'reply.done']);
   });
 
-  it('keeps the first 500 characters of a long description; the next message starts a new conversation', async () => {
+  it('after the release the customer can start over with another topic', async () => {
+    const c = await start();
+    await c.type('hi');
+    await c.tap('Wi-Fi problems');
+    await c.tap('agent');
+    await c.type('No signal upstairs.');
+    await c.agent().claim();
+    await c.agent().release();
+    await c.tap('Yes, something else');
+    c.expectState('topic').expectSent({ kind: 'list', choices: TOPICS });
+  });
+
+  it('nobody claims the handoff within 10 minutes: an apology and the call-back SMS, and the conversation ends', async () => {
     const c = await start();
     await c.type('hi');
     await c.tap('Setting up a device');
@@ -102,15 +137,25 @@ describe('support: triage end to end', () => {
     await c.tap('agent');
     const long = 'x'.repeat(480) + ' the router blinks red and orange';
     await c.type(long);
-    c.expectState('handoff').expectText(`Help desk: ticket ${TICKET} (Setting up a device).`);
+    c.expectState('handoff');
     expect((c.context as { description: string }).description).toBe(long.slice(0, 500));
+    expect(c.expectHandoff().reason).toHaveLength(500);
+    await c.advance('9m59s');
+    c.expectNothingSent().expectHandoff({ status: 'waiting' });
+    await c.advance('1s');
+    c.expectState('callback').expectNoHandoff();
+    expect(texts(c.latest)).toEqual([
+      ['text', BUSY],
+      ['sms', `Help desk: ticket ${TICKET} (Setting up a device). An agent will call this number within 2 hours.`],
+    ]);
+    expect(c.latest[1]!.request).toMatchObject({ msisdns: [c.user], tag: 'support' });
     const ended = c.conversation!;
+    expect(ended.status).toBe('done');
+    await expect(c.agent('ana').claim()).rejects.toThrow(/no open handoff/);
 
     await c.type('hi again');
     c.expectState('topic').expectSent({ kind: 'list', choices: TOPICS });
-    expect(c.latest).toHaveLength(1);
     expect(c.conversation!.id).not.toBe(ended.id);
-    expect(c.conversation!.status).toBe('active');
     expect(c.context).toEqual({ user: c.user });
   });
 });
@@ -192,13 +237,20 @@ describe('support: SMS fallback and the hand-off', () => {
     expect(texts(c.latest)).toEqual([['text', DESCRIBE]]);
 
     await c.sms('Router restarted twice, still no signal upstairs.');
-    c.expectState('handoff');
-    expect(texts(c.latest)).toEqual([
-      ['text', `Thanks. Ticket ${TICKET} is open; a person will contact you shortly.`],
-      ['sms', `Help desk: ticket ${TICKET} (Wi-Fi problems). An agent will call this number within 2 hours.`],
-    ]);
-    expect(c.sent.every((s) => s.channel === 'sms')).toBe(true);
+    c.expectState('handoff').expectHandoff({ queue: 'wifi' });
+    expect(texts(c.latest)).toEqual([['text', HANDED]]);
     expect(c.context).toMatchObject({ topic: 'wifi', description: 'Router restarted twice, still no signal upstairs.' });
+
+    // During the handoff, the agent's messages take the same SMS way; the user's SMS go to the agent.
+    await c.agent('ana').claim();
+    await c.agent('ana').reply(buttons({ body: 'Is the light on the router green?', buttons: [{ id: 'green', title: 'Green' }, { id: 'red', title: 'Red' }] }));
+    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms', agent: 'ana', text: 'Is the light on the router green?\n\n1. Green\n2. Red\n\nReply with a number.' });
+    await c.sms('2');
+    c.expectNothingSent();
+    await c.agent('ana').release();
+    c.expectState('anythingElse');
+    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms' });
+    expect(c.sent.every((s) => s.channel === 'sms')).toBe(true);
   });
 
   it('an SMS answer that names no choice re-sends the prompt by SMS', async () => {
@@ -271,9 +323,9 @@ describe('support: rehydration', () => {
     const { memory, straight, restarted } = await checkRehydration(bot, steps, { now: T0, pinDateNow: false });
 
     expect(memory.states).toEqual(['topic', 'howto', 'howto', 'howto', 'describe', 'describe', 'handoff']);
-    for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'handoff', status: 'done', context: memory.context });
+    for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'handoff', status: 'active', context: memory.context });
     expect(memory.context).toEqual({ user: DEFAULT_TEST_USER, topic: 'setup', description: 'The new router will not pair with my phone.', ticket: TICKET });
-    expect(straight.requests).toHaveLength(7); // list, video, video again, describe, describe again, text, SMS
+    expect(straight.requests).toHaveLength(6); // list, video, video again, describe, describe again, text
   });
 });
 

@@ -123,7 +123,7 @@ describe('colloquy db copy', () => {
     const copied = await run(['db', 'copy', '--from', file, '--to', url]);
     expect(copied.stderr).toBe('');
     expect(copied.code).toBe(0);
-    expect(copied.stdout).toMatch(/^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/);
+    expect(copied.stdout).toMatch(/^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, handoffs 0, handoff_events 0, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/);
     expect(copied.stdout).not.toContain(PASSWORD);
     expect(await contents(await opened(url))).toEqual(await contents(await opened(file)));
     await Promise.all(stores.splice(0).map((st) => st.close()));

@@ -158,7 +158,7 @@ describe('mermaidGraph, read by Mermaid itself', () => {
 
   it('a state that says two things keeps its name above both; header-less buttons are `buttons`', async () => {
     const { states } = await parseMermaid(mermaidGraph(support));
-    expect(states.find((s) => s.id === 'handoff')).toMatchObject({ label: 'handoff', description: ['text', 'sms'] });
+    expect(states.find((s) => s.id === 'callback')).toMatchObject({ label: 'callback', description: ['text', 'sms'] });
     const nestedStates = (await parseMermaid(mermaidGraph(nested))).states;
     expect(nestedStates.find((s) => s.label === 'confirm')?.description).toEqual(['buttons [yes, cancel]']);
   });

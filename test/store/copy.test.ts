@@ -7,7 +7,7 @@ import type { Store } from '../../src/store/types.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { ALICE, BOB, NO_TIMERS, T0, allInbound, allOutbound, inbound, postgres, sqlite, tempDir, text, turn } from './helpers.js';
 
-/** A SQLite file with a bit of everything: two conversations (one ended), a fallback, statuses, a timer, a failed inbound. */
+/** A SQLite file with a bit of everything: two conversations (one ended), a fallback, statuses, a timer, a failed inbound, a claimed handoff with an agent's message and connector events. */
 async function filled(): Promise<string> {
   const file = join(tempDir(), 'source.db');
   const s = await sqlite.open(file);
@@ -23,6 +23,9 @@ async function filled(): Promise<string> {
   const bad = await s.addInbound(inbound({ ...BOB, providerId: 'w-bad' }));
   await s.failInbound(bad.id, 'the bot threw', T0 + 5);
   await s.addInbound(inbound({ providerId: 'w-pending', receivedAt: T0 + 6 }));
+  await s.commitTurn(turn({ conversationId: 1, expectedVersion: 1, handoff: { open: { reason: 'human', timeoutMs: 60_000 } }, notifyHandoffs: true, now: T0 + 7 }));
+  await s.claimHandoff(1, 'ana', { now: T0 + 8, notify: true });
+  await s.addAgentMessage({ conversationId: 1, agent: 'ana', outbound: text('ana here'), idempotencyKey: 'k1', now: T0 + 9 });
   await s.close();
   return file;
 }
@@ -33,6 +36,9 @@ async function contents(store: Store) {
     conversations, inbox: await allInbound(store), outbox: await allOutbound(store), statuses: await store.statuses('wamid.bye'),
     transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))), timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
     pending: await store.pendingKeys(), nextTimerAt: await store.nextTimerAt(), nextOutboundAt: await store.nextOutboundAt(),
+    handoffs: await Promise.all(conversations.map((c) => store.handoffs(c.id))), openHandoffs: await store.openHandoffs(), nextHandoffEventAt: await store.nextHandoffEventAt(),
+    // Last, as it claims them (the claim tokens differ by nature).
+    events: (await store.claimHandoffEvents(T0 + 10, 10, 1_000)).map(({ claim: _, ...e }) => e),
   };
 }
 
@@ -42,7 +48,8 @@ describe('copySqliteToPostgres', () => {
     const url = await freshDatabaseUrl();
     const report = await copySqliteToPostgres(file, url, { batchSize: 2 });
     expect(report.tables).toEqual([
-      { name: 'conversations', rows: 2 }, { name: 'inbox', rows: 3 }, { name: 'lanes', rows: 2 }, { name: 'outbox', rows: 4 }, { name: 'statuses', rows: 1 }, { name: 'timers', rows: 1 },
+      { name: 'conversations', rows: 2 }, { name: 'handoffs', rows: 1 }, { name: 'handoff_events', rows: 2 }, { name: 'inbox', rows: 3 }, { name: 'lanes', rows: 2 },
+      { name: 'outbox', rows: 5 }, { name: 'statuses', rows: 1 }, { name: 'timers', rows: 1 },
     ]);
     expect(await contents(await postgres.open(url))).toEqual(await contents(await sqlite.open(file)));
   });
@@ -53,7 +60,12 @@ describe('copySqliteToPostgres', () => {
     const pg = await postgres.open(url);
     expect((await pg.addInbound(inbound({ providerId: 'after' }))).id).toBe(4);
     const r = await pg.commitTurn(turn({ key: { botId: 'quiz', user: ALICE.user }, outbox: [text('new')], now: T0 + 10 }));
-    expect(r).toEqual({ conversationId: 3, version: 1, outboxIds: [5] });
+    expect(r).toEqual({ conversationId: 3, version: 1, outboxIds: [6] });
+    await pg.commitTurn(turn({ key: BOB, handoff: { open: { timeoutMs: 1 } }, notifyHandoffs: true, now: T0 + 11 }));
+    expect((await pg.handoffs(4)).map((h) => h.id)).toEqual([2]);
+    expect((await pg.claimHandoffEvents(T0 + 20, 10, 1_000)).map((e) => [e.id, e.handoffId])).toEqual([[1, 1], [3, 2]]);
+    // The agent's idempotency key came along: the same request is not queued again.
+    expect(await pg.addAgentMessage({ conversationId: 1, agent: 'ana', outbound: text('ana here'), idempotencyKey: 'k1', now: T0 + 12 })).toEqual({ ok: true, outboxId: 5, duplicate: true });
   });
 
   it('refuses a target with rows, adding nothing', async () => {

@@ -7,8 +7,10 @@
 import { SANDBOX_SENDER } from '../../sandbox/constants.js';
 import type { ServerExtension } from '../../server.js';
 import { createSimulatorRouter } from './router.js';
+import { createAgentConsoleRouter } from './agent/router.js';
 
 export { createSimulatorRouter, type SimulatorOptions } from './router.js';
+export { createAgentConsoleRouter } from './agent/router.js';
 export type { View, ConversationView, RequestView } from './view.js';
 export type { ChatItem, UserItem, BotItem, NoteItem } from './timeline.js';
 export type { BotInfo } from './bots.js';
@@ -30,4 +32,5 @@ export const simulatorExtension: ServerExtension = (server, http) => {
   if (!server.sandboxControls) return; // the server said why at start (a non-loopback HOST)
   const defaultSender = server.config.sender ?? SANDBOX_SENDER;
   http.mount('/simulator', createSimulatorRouter({ sandbox: server.sandbox, runtime: server.runtime, store: server.store, defaultSender }));
+  http.mount('/simulator/agent', createAgentConsoleRouter());
 };

@@ -1,0 +1,384 @@
+/**
+ * The bench's child processes (forked by `spawnRole` in bench/ipc.ts): `node roles.ts <role> <json>`.
+ *
+ * - `sandbox`: the sandbox provider (`startSandbox`), shared by every server of a run; it counts and
+ *   timestamps the messages it accepts, per recipient, for the load generator;
+ * - `colloquy`: `startServer` with the pizza bot, a real provider config pointing at the sandbox, and
+ *   either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL). When the store asked for cannot be
+ *   opened, the child reports `{failed}` instead of `{ready}` and exits, so the bench can skip it;
+ * - `baseline`: the bare Express relay (bench/baseline-server.ts).
+ *
+ * Each server process watches its own event-loop delay (`monitorEventLoopDelay`) and peak RSS and
+ * reports them with its stats; the bench resets the delay histogram before each measured phase.
+ */
+import { mkdirSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { peakRssMb, SECRET, SENDER, serveCalls, watchEgress, type Failed, type Ready } from './ipc.js';
+
+const epochNow = (): number => performance.timeOrigin + performance.now();
+
+/** What the sandbox child reports about the whole run. */
+export interface SandboxStats {
+  readonly tokens: number;
+  readonly refused: number;
+  readonly refusals: string[];
+  /** Messages to anyone but the users of a phase armed so far. */
+  readonly stray: number;
+  /** Messages to a user of an earlier phase, after that phase was collected (an overloaded server's backlog). */
+  readonly late: number;
+  readonly templates: Record<string, Record<string, unknown>>;
+  readonly egress: { hosts: string[]; lookups: string[] };
+  readonly peakRssMb: number;
+}
+
+/** What the sandbox accepted while armed. */
+export interface Collected {
+  readonly count: number;
+  readonly kinds: Record<string, number>;
+  /** Accepted at (epoch ms), by recipient. */
+  readonly at: Record<string, number>;
+  /** Provider message id, by recipient. */
+  readonly ids: Record<string, string>;
+}
+
+/** Event-loop delay of a server process since the last reset, ms (the sampling resolution taken off). */
+export interface LoopDelay {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly samples: number;
+}
+
+/** What a server child (Colloquy or the baseline) reports. */
+export interface ServerStats {
+  readonly tokenRequests: number;
+  readonly turnsOk: number;
+  readonly turnsError: number;
+  readonly sendsAccepted: number;
+  readonly webhookRequests: number;
+  readonly warnings: number;
+  readonly errors: number;
+  readonly logged: string[];
+  /** SQLite's journal mode, `postgres`, or `none` (the baseline). */
+  readonly journalMode: string;
+  /** The store's class name (`SqliteStore`, …). */
+  readonly storeClass: string;
+  readonly egress: { hosts: string[]; lookups: string[] };
+  readonly peakRssMb: number;
+  readonly rssMb: number;
+  /** With `traceStore`: calls and milliseconds per store method. */
+  readonly storeTime?: Record<string, { calls: number; ms: number; rows: number }>;
+}
+
+/** Sampling interval of the event-loop delay histogram, ms. */
+const LOOP_RESOLUTION_MS = 2;
+
+/** Watches this process's event loop; the histogram's values include the resolution, taken off here. */
+function watchLoop(): { reset: () => void; read: () => LoopDelay } {
+  const h = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  h.enable();
+  const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - LOOP_RESOLUTION_MS) * 100) / 100);
+  return {
+    reset: () => h.reset(),
+    read: () => (h.count === 0 ? { p50: 0, p99: 0, max: 0, samples: 0 } : { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), samples: h.count }),
+  };
+}
+
+const rssMb = () => Math.round(process.memoryUsage.rss() / 1024 / 1024);
+
+// ─────────────────────────────────────── child: sandbox ───────────────────────────────────────
+
+function kindOf(body: unknown): string {
+  const b = (body ?? {}) as Record<string, unknown>;
+  if (b['listMessages'] !== undefined) return 'list';
+  if (b['replyButtons'] !== undefined) return 'buttons';
+  if (b['flow'] !== undefined) return 'flow';
+  return 'other';
+}
+
+async function sandboxRole(): Promise<void> {
+  const egress = watchEgress();
+  const { startSandbox } = await import('../src/sandbox/index.js');
+  // A large record limit: the recorder trims with splice once full, which would cost the provider side.
+  const running = await startSandbox({ maxRecords: 1_000_000 });
+  const sb = running.sandbox;
+  let tokens = 0;
+  let refused = 0;
+  let stray = 0;
+  const refusals: string[] = [];
+  const templates: Record<string, Record<string, unknown>> = {};
+  sb.onRequest((r) => {
+    if (r.endpoint === 'token') tokens++;
+    if (r.status >= 300) {
+      refused++;
+      if (refusals.length < 5) refusals.push(`${r.endpoint} ${r.status} ${JSON.stringify(r.response).slice(0, 300)}`);
+    } else if (r.endpoint === 'messaging') {
+      const k = kindOf(r.body);
+      templates[k] ??= r.body as Record<string, unknown>;
+    }
+  });
+  // A phase arms the sandbox for its users (a contiguous range of numbers). A reply to a user of an
+  // earlier phase (a server still working through a backlog) is late, not counted; a reply to
+  // anyone else is stray, which the bench reports as a failure.
+  interface Armed {
+    n: number;
+    lo: number;
+    hi: number;
+    count: number;
+    kinds: Record<string, number>;
+    at: Record<string, number>;
+    ids: Record<string, string>;
+    done: Promise<void>;
+    resolve: () => void;
+  }
+  let armed: Armed | undefined;
+  let late = 0;
+  const ranges: [number, number][] = [];
+  sb.onMessage((m) => {
+    const to = Number(m.to);
+    if (armed === undefined || to < armed.lo || to > armed.hi) {
+      if (ranges.some(([lo, hi]) => to >= lo && to <= hi)) late++;
+      else stray++;
+      return;
+    }
+    armed.count++;
+    const k = m.channel === 'interactive' ? kindOf(m.request) : 'sms';
+    armed.kinds[k] = (armed.kinds[k] ?? 0) + 1;
+    armed.at[m.to] = epochNow();
+    armed.ids[m.to] = m.providerId;
+    if (armed.count === armed.n) armed.resolve();
+  });
+  serveCalls({
+    /** Starts counting the messages accepted for users `lo`…`hi`; `wait` resolves at the n-th. */
+    arm: ({ n, lo, hi }: { n: number; lo: number; hi: number }) => {
+      sb.reset(); // keep the recorder small between phases (tokens stay valid)
+      ranges.push([lo, hi]);
+      let resolve: () => void = () => undefined;
+      const done = new Promise<void>((r) => {
+        resolve = r;
+      });
+      armed = { n, lo, hi, count: 0, kinds: {}, at: {}, ids: {}, done, resolve };
+    },
+    /** How many messages the armed phase has counted so far. */
+    count: () => armed?.count ?? 0,
+    /** Resolves when the armed count is reached: the epoch time of the last accept. */
+    wait: async () => {
+      const a = armed;
+      if (a === undefined) throw new Error('not armed');
+      await a.done;
+      return Math.max(...Object.values(a.at));
+    },
+    /** What the armed phase saw (call after the server is idle, to catch extra messages). */
+    collect: (): Collected => {
+      const a = armed;
+      if (a === undefined) throw new Error('not armed');
+      armed = undefined;
+      return { count: a.count, kinds: a.kinds, at: a.at, ids: a.ids };
+    },
+    stats: (): SandboxStats => ({ tokens, refused, refusals, stray, late, templates, egress: egress(), peakRssMb: peakRssMb() }),
+    close: async () => {
+      setImmediate(() => void running.close().finally(() => process.exit(0)));
+    },
+  });
+  process.send!({ ready: true, url: running.url } satisfies Ready);
+}
+
+// ─────────────────────────────────────── child: Colloquy ───────────────────────────────────────
+
+/** Wraps every method of the store to count its calls, the time they take and the rows they return. */
+function traceStore(store: object): () => Record<string, { calls: number; ms: number; rows: number }> {
+  const times: Record<string, { calls: number; ms: number; rows: number }> = {};
+  const target = store as Record<string, unknown>;
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(store))) {
+    const fn = target[name];
+    if (name === 'constructor' || typeof fn !== 'function') continue;
+    const t = (times[name] = { calls: 0, ms: 0, rows: 0 });
+    target[name] = function (this: unknown, ...args: unknown[]): unknown {
+      const started = performance.now();
+      const out = (fn as (...a: unknown[]) => unknown).apply(this, args);
+      // The SQLite store does its work synchronously; the promise only carries the result.
+      t.calls++;
+      t.ms += performance.now() - started;
+      if (out instanceof Promise)
+        void out.then(
+          (v) => {
+            if (Array.isArray(v)) t.rows += v.length;
+          },
+          () => undefined,
+        );
+      return out;
+    };
+  }
+  return () =>
+    Object.fromEntries(
+      Object.entries(times)
+        .filter(([, t]) => t.calls > 0)
+        .map(([k, t]) => [k, { calls: t.calls, ms: Math.round(t.ms), rows: t.rows }]),
+    );
+}
+
+/** What the `colloquy` role takes. */
+export interface ColloquyArg {
+  readonly sandboxUrl: string;
+  /** A SQLite file, or a `postgres://` URL given to the server as `COLLOQUY_DATABASE_URL`. */
+  readonly store: { readonly kind: 'sqlite'; readonly db: string } | { readonly kind: 'postgres'; readonly url: string; readonly scratch: string };
+  readonly traceStore?: boolean | undefined;
+}
+
+function fail(error: string): void {
+  process.send!({ failed: true, error } satisfies Failed);
+  setImmediate(() => process.exit(1));
+}
+
+async function colloquyRole(arg: ColloquyArg): Promise<void> {
+  const loop = watchLoop();
+  const egress = watchEgress();
+  const { loadConfig } = await import('../src/config.js');
+  const { startServer } = await import('../src/server.js');
+  const { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET } = await import('../src/sandbox/constants.js');
+  const { SqliteStore } = await import('../src/store/sqlite.js');
+  const pizza = (await import('../bots/pizza.js')).default;
+  const storeEnv: Record<string, string> = {};
+  if (arg.store.kind === 'sqlite') storeEnv['COLLOQUY_DB'] = arg.store.db;
+  else {
+    // A build that does not know the variable opens its default SQLite file: let that land in scratch.
+    mkdirSync(arg.store.scratch, { recursive: true });
+    process.chdir(arg.store.scratch);
+    storeEnv['COLLOQUY_DATABASE_URL'] = arg.store.url;
+    process.env['COLLOQUY_DATABASE_URL'] = arg.store.url;
+  }
+  let warnings = 0;
+  let errors = 0;
+  const logged: string[] = [];
+  const keep = (level: string, obj: object, msg?: string) => {
+    if (logged.length < 5) logged.push(`${level}: ${msg ?? ''} ${JSON.stringify(obj).slice(0, 300)}`);
+  };
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (obj: object, msg?: string) => {
+      warnings++;
+      keep('warn', obj, msg);
+    },
+    error: (obj: object, msg?: string) => {
+      errors++;
+      keep('error', obj, msg);
+    },
+  };
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    const config = loadConfig({
+      PORT: '0',
+      ...storeEnv,
+      COLLOQUY_WEBHOOK_SECRET: SECRET,
+      COLLOQUY_BASE_URL: arg.sandboxUrl,
+      COLLOQUY_AUTH_URL: arg.sandboxUrl,
+      COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID,
+      COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
+      COLLOQUY_SENDER: SENDER,
+    });
+    server = await startServer({ bots: [pizza], config, logger });
+  } catch (err) {
+    fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
+    return;
+  }
+  const storeClass = server.store.constructor.name;
+  if (arg.store.kind === 'postgres' && server.store instanceof SqliteStore) {
+    await server.close();
+    fail(`COLLOQUY_DATABASE_URL is not supported by this build: startServer opened a SQLite store (${storeClass}) instead of PostgreSQL`);
+    return;
+  }
+  const storeTime = arg.traceStore === true ? traceStore(server.store) : undefined;
+  const journalMode = server.store instanceof SqliteStore ? String(server.store.db.pragma('journal_mode', { simple: true })) : arg.store.kind;
+  const m = server.metrics;
+  serveCalls({
+    idle: () => server.runtime.idle(),
+    loopReset: () => loop.reset(),
+    loop: (): LoopDelay => loop.read(),
+    stats: (): ServerStats => ({
+      tokenRequests: m.total('colloquy_token_requests_total'),
+      turnsOk: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'ok' }),
+      turnsError: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'error' }),
+      sendsAccepted: m.value('colloquy_sends_total', { channel: 'interactive', outcome: 'accepted' }),
+      webhookRequests: m.total('colloquy_webhook_requests_total'),
+      warnings,
+      errors,
+      logged,
+      journalMode,
+      storeClass,
+      egress: egress(),
+      peakRssMb: peakRssMb(),
+      rssMb: rssMb(),
+      ...(storeTime && { storeTime: storeTime() }),
+    }),
+    close: async () => {
+      await server.close();
+      setImmediate(() => process.exit(0)); // after the answer is sent; --cpu-prof writes on exit
+    },
+  });
+  process.send!({ ready: true, url: server.url } satisfies Ready);
+}
+
+// ─────────────────────────────────────── child: baseline ───────────────────────────────────────
+
+/** What the `baseline` role takes: the reply bodies Colloquy sent, to forward the same ones. */
+export interface BaselineArg {
+  readonly sandboxUrl: string;
+  readonly onText: Record<string, unknown>;
+  readonly onTap: Record<string, unknown>;
+}
+
+async function baselineRole(arg: BaselineArg): Promise<void> {
+  const loop = watchLoop();
+  const egress = watchEgress();
+  const { startBaseline } = await import('./baseline-server.js');
+  const { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET } = await import('../src/sandbox/constants.js');
+  const server = await startBaseline({
+    secret: SECRET,
+    baseUrl: arg.sandboxUrl,
+    authUrl: arg.sandboxUrl,
+    clientId: SANDBOX_CLIENT_ID,
+    clientSecret: SANDBOX_CLIENT_SECRET,
+    onText: arg.onText,
+    onTap: arg.onTap,
+  });
+  serveCalls({
+    idle: () => undefined,
+    loopReset: () => loop.reset(),
+    loop: (): LoopDelay => loop.read(),
+    stats: (): ServerStats => {
+      const s = server.stats();
+      return {
+        tokenRequests: s.tokenRequests,
+        turnsOk: s.forwarded,
+        turnsError: s.failed + s.refused,
+        sendsAccepted: s.forwarded,
+        webhookRequests: s.forwarded + s.failed + s.refused,
+        warnings: 0,
+        errors: s.failed + s.refused,
+        logged: s.errors,
+        journalMode: 'none',
+        storeClass: 'none',
+        egress: egress(),
+        peakRssMb: peakRssMb(),
+        rssMb: rssMb(),
+      };
+    },
+    close: async () => {
+      await server.close();
+      setImmediate(() => process.exit(0));
+    },
+  });
+  process.send!({ ready: true, url: server.url } satisfies Ready);
+}
+
+// ─────────────────────────────────────────── entry point ───────────────────────────────────────────
+
+if (process.send === undefined) throw new Error('bench/roles.ts runs only as a child of the bench (see bench/ipc.ts)');
+const [role, json] = process.argv.slice(2);
+const arg = JSON.parse(json ?? '{}') as never;
+process.on('disconnect', () => process.exit(0)); // the orchestrator went away
+if (role === 'sandbox') await sandboxRole();
+else if (role === 'colloquy') await colloquyRole(arg);
+else if (role === 'baseline') await baselineRole(arg);
+else throw new Error(`unknown role ${String(role)}`);

@@ -1,0 +1,64 @@
+/** The agents' API request bodies, validated with every problem named by its field. */
+import { z } from 'zod';
+import { HandoffError } from '../conversation/handoff-desk.js';
+import { formatPath, MessageValidationError, type Issue } from '../errors.js';
+import { buttons, list, sms, text, type ButtonsInit, type ListInit } from '../messages/builders.js';
+import type { Message } from '../messages/message.js';
+import { toIssues } from '../messages/validate.js';
+
+const agentName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters');
+
+/** `GET /agent/handoffs?queue=&bot=&status=`. */
+export const QueueQuery = z.strictObject({
+  queue: z.string().min(1).optional(),
+  bot: z.string().min(1).optional(),
+  status: z.enum(['waiting', 'claimed'], 'must be "waiting" or "claimed"').optional(),
+});
+
+/** `POST …/claim`. */
+export const ClaimBody = z.strictObject({ agent: agentName.optional() });
+
+/** `POST …/release`. */
+export const ReleaseBody = z.strictObject({ agent: agentName.optional(), note: z.string().max(2000, 'must be at most 2000 characters').optional() });
+
+/** `POST …/messages`: `{ text }` or `{ message }` (a list or buttons in the builders' shape, or text / sms). */
+export const MessageBody = z.strictObject({
+  agent: agentName.optional(),
+  text: z.string().optional(),
+  message: z.looseObject({ kind: z.enum(['text', 'sms', 'list', 'buttons'], 'must be "text", "sms", "list" or "buttons"') }).optional(),
+});
+
+/** The first issue as a 400 naming its field. */
+export function invalid(issues: readonly Issue[], prefix = ''): HandoffError {
+  const first = issues[0];
+  const field = first ? `${prefix}${formatPath(first.path)}` : prefix || 'body';
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return new HandoffError('invalid', `${field}: ${first?.message ?? 'invalid'}${more}`, field);
+}
+
+/** Parses a body with a schema; a failure is a 400 naming the field. */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body ?? {});
+  if (!r.success) throw invalid(toIssues(r.error));
+  return r.data;
+}
+
+/** The message an agent sends, built (and checked) by the same builders a bot uses. */
+export function agentMessage(b: z.infer<typeof MessageBody>): Message {
+  if ((b.text === undefined) === (b.message === undefined)) throw new HandoffError('invalid', 'text: give either "text" or "message"', b.text === undefined ? 'text' : 'message');
+  try {
+    if (b.text !== undefined) return text(b.text);
+    const { kind, ...init } = b.message!;
+    if (kind === 'text' || kind === 'sms') {
+      const t = (init as { text?: unknown }).text;
+      if (typeof t !== 'string') throw new HandoffError('invalid', 'message.text: must be a string', 'message.text');
+      return kind === 'text' ? text(t) : sms(t);
+    }
+    return kind === 'list' ? list(init as unknown as ListInit) : buttons(init as unknown as ButtonsInit);
+  } catch (err) {
+    if (err instanceof MessageValidationError) throw invalid(err.issues, b.text !== undefined ? '' : 'message.');
+    if (err instanceof HandoffError) throw err;
+    // A builder tripped over a value of the wrong type (rows that are not a list…).
+    throw new HandoffError('invalid', `message: not a valid ${b.message?.kind ?? ''} message (${err instanceof Error ? err.message : String(err)})`, 'message');
+  }
+}

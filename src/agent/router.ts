@@ -1,0 +1,81 @@
+/**
+ * The agents' HTTP API (JSON) over a runtime's {@link HandoffDesk}: the queue, claim, messages,
+ * release and transcripts. Mount it at the server's root; its routes are under `/agent`.
+ *
+ * The calling agent's name travels as `agent` in the JSON body or as the `X-Agent` header.
+ */
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { HandoffError, type HandoffDesk } from '../conversation/handoff-desk.js';
+import { errorInfo, type Logger } from '../log.js';
+import { agentAuth, type AgentAuth } from './auth.js';
+import { agentMessage, ClaimBody, MessageBody, parseBody, QueueQuery, ReleaseBody } from './input.js';
+
+/** What {@link createAgentRouter} takes. */
+export interface AgentRouterOptions extends AgentAuth {
+  readonly desk: HandoffDesk;
+  readonly logger?: Logger | undefined;
+  /** The largest request body, in bytes (default 64 kB). */
+  readonly maxBodyBytes?: number | undefined;
+}
+
+const STATUS = { not_found: 404, conflict: 409, invalid: 400 } as const;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Creates the agents' router (routes under `/agent`). */
+export function createAgentRouter(o: AgentRouterOptions): Router {
+  const router = express.Router();
+  const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
+  router.use('/agent', agentAuth(o));
+  router.get('/agent/handoffs', wrap(async (req, res) => void res.json({ handoffs: await o.desk.queue(parseBody(QueueQuery, { ...req.query })) })));
+  router.post('/agent/handoffs/:id/claim', json, wrap(async (req, res) => {
+    const b = parseBody(ClaimBody, req.body);
+    res.json({ handoff: await o.desk.claim(idOf(req), agentOf(req, b.agent)) });
+  }));
+  router.post('/agent/handoffs/:id/messages', json, wrap(async (req, res) => {
+    const b = parseBody(MessageBody, req.body);
+    const key = req.get('idempotency-key');
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HandoffError('invalid', 'Idempotency-Key: must be 1 to 255 printable ASCII characters', 'Idempotency-Key');
+    const id = idOf(req);
+    const agent = agentOf(req, b.agent);
+    const r = await o.desk.send(id, agent, agentMessage(b), key);
+    res.status(r.duplicate ? 200 : 202).json({ outboxId: r.outboxId, duplicate: r.duplicate });
+  }));
+  router.post('/agent/handoffs/:id/release', json, wrap(async (req, res) => {
+    const b = parseBody(ReleaseBody, req.body);
+    res.json({ handoff: await o.desk.release(idOf(req), agentOf(req, b.agent), b.note) });
+  }));
+  router.get('/agent/conversations/:id', wrap(async (req, res) => void res.json(await o.desk.conversation(idOf(req)))));
+  router.use('/agent', (_req, res) => void res.status(404).json({ error: { code: 'not_found', message: 'no such agents\' API route' } }));
+  router.use('/agent', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(err);
+    const e = err as { type?: string; status?: number };
+    if (e.type === 'entity.parse.failed') return void res.status(400).json({ error: { code: 'invalid', message: 'body: not valid JSON', field: 'body' } });
+    if (e.type === 'entity.too.large') return void res.status(413).json({ error: { code: 'too_large', message: 'body: too large' } });
+    o.logger?.error({ err: errorInfo(err) }, 'agents\' API request failed');
+    res.status(500).json({ error: { code: 'internal', message: 'the request failed; see the server log' } });
+  });
+  return router;
+}
+
+function wrap(fn: (req: Request, res: Response) => Promise<void>) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    fn(req, res).catch((err: unknown) => {
+      if (!(err instanceof HandoffError)) return next(err);
+      res.status(STATUS[err.code as keyof typeof STATUS] ?? 400).json({ error: { code: err.code, message: err.message, ...(err.field !== undefined && { field: err.field }) } });
+    });
+  };
+}
+
+/** The conversation id of the path; anything but a positive integer is an unknown conversation. */
+function idOf(req: Request): number {
+  const raw = String(req.params['id']);
+  if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new HandoffError('not_found', `no conversation ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** The calling agent: `agent` in the body, else the `X-Agent` header. */
+function agentOf(req: Request, fromBody: string | undefined): string {
+  const name = fromBody ?? req.get('x-agent')?.trim();
+  if (name === undefined || name === '') throw new HandoffError('invalid', 'agent: say who you are: "agent" in the body or the X-Agent header', 'agent');
+  return name;
+}

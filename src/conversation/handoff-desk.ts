@@ -1,0 +1,191 @@
+/**
+ * The agents' side of handoffs: the queue, claiming, writing to the customer and releasing. Agents'
+ * messages go into the same outbox as the bot's (marked with the agent's name), so they get the
+ * same adapter, order, retries and SMS fallback. Transport-free: the HTTP API and the harness call it.
+ */
+import { ColloquyError, MessageValidationError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Message } from '../messages/message.js';
+import type { Metrics } from '../metrics.js';
+import type { ConversationKey, ConversationRecord, HandoffRecord, HandoffRefusal, Store, TranscriptEntry } from '../store/types.js';
+import type { Bot } from './bot.js';
+import type { RuntimeClock } from './clock.js';
+import { toOutbound, type SmsSettings } from './outbound.js';
+import { summarize, type TranscriptLine } from './handoff-lines.js';
+
+/** Why an agent's request was refused: `not_found` (404), `conflict` (409) or `invalid` (400). */
+export class HandoffError extends ColloquyError {
+  override name = 'HandoffError';
+  constructor(code: 'not_found' | 'conflict' | 'invalid', message: string, readonly field?: string) {
+    super(code, message);
+  }
+}
+
+/** An open handoff as the agents' queue shows it. */
+export interface QueuedHandoff {
+  readonly conversationId: number;
+  readonly bot: string;
+  readonly user: string;
+  readonly reason: string | null;
+  readonly queue: string | null;
+  readonly status: 'waiting' | 'claimed';
+  /** The agent holding it, when claimed. */
+  readonly agent: string | null;
+  readonly since: number;
+  readonly claimedAt: number | null;
+  readonly timeoutAt: number | null;
+  /** The conversation's last lines, oldest first. */
+  readonly lastMessages: readonly TranscriptLine[];
+}
+
+/** A conversation as an agent reads it. */
+export interface AgentConversation {
+  readonly conversationId: number;
+  readonly bot: string;
+  readonly user: string;
+  readonly status: ConversationRecord['status'];
+  readonly state: string | null;
+  readonly channel: ConversationRecord['channel'];
+  /** The open handoff, if any. */
+  readonly handoff: HandoffRecord | null;
+  readonly transcript: readonly TranscriptLine[];
+}
+
+interface Deps {
+  readonly store: Store;
+  readonly clock: RuntimeClock;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly sender: string;
+  readonly sms: SmsSettings;
+  readonly notify: boolean;
+  readonly bot: (id: string) => Bot | undefined;
+  /** The conversation has a new inbound (`handoff.ended`). */
+  readonly kick: (key: ConversationKey) => void;
+  readonly wakeDispatcher: () => void;
+}
+
+const LAST_MESSAGES = 5;
+
+/** The handoff desk of a runtime. */
+export class HandoffDesk {
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly d: Deps) {}
+
+  /** Open handoffs, oldest first, each with the conversation's last lines; optionally of one queue, bot or status. */
+  async queue(filter: { readonly queue?: string | undefined; readonly bot?: string | undefined; readonly status?: 'waiting' | 'claimed' | undefined } = {}): Promise<QueuedHandoff[]> {
+    await this.d.store.closeOrphanHandoffs(this.write()).then((n) => { if (n) this.changed(); });
+    const out: QueuedHandoff[] = [];
+    for (const h of await this.d.store.openHandoffs()) {
+      if ((filter.queue !== undefined && h.queue !== filter.queue) || (filter.bot !== undefined && h.botId !== filter.bot) || (filter.status !== undefined && h.state !== filter.status)) continue;
+      const lines = (await this.d.store.transcript(h.conversationId)).map(summarize);
+      out.push({
+        conversationId: h.conversationId, bot: h.botId, user: h.user, reason: h.reason, queue: h.queue, status: h.state === 'claimed' ? 'claimed' : 'waiting',
+        agent: h.state === 'claimed' ? h.agent : null, since: h.startedAt, claimedAt: h.claimedAt, timeoutAt: h.timeoutAt, lastMessages: lines.slice(-LAST_MESSAGES),
+      });
+    }
+    return out;
+  }
+
+  /** Claims the conversation's handoff for `agent` (again by the same agent: no change). */
+  async claim(conversationId: number, agent: string): Promise<HandoffRecord> {
+    const conv = await this.conversationOrThrow(conversationId);
+    const r = await this.d.store.claimHandoff(conversationId, checkAgent(agent), this.write());
+    if (!r.ok) throw refusal(r, conv, 'claim');
+    if (r.fresh) {
+      this.waited(r.handoff, r.handoff.claimedAt ?? this.d.clock.now());
+      this.d.metrics.inc('colloquy_handoffs_claimed_total', 'Handoffs claimed by an agent, by bot', { bot: conv.botId });
+      this.changed();
+    }
+    return r.handoff;
+  }
+
+  /** Queues a message from `agent` to the customer; a repeated `idempotencyKey` queues nothing new. */
+  async send(conversationId: number, agent: string, message: Message, idempotencyKey?: string): Promise<{ outboxId: number; duplicate: boolean }> {
+    const conv = await this.conversationOrThrow(conversationId);
+    const bot = this.d.bot(conv.botId);
+    if (!bot) throw new HandoffError('not_found', `conversation ${conversationId} belongs to bot "${conv.botId}", which this server does not serve`);
+    if (conv.status !== 'active') throw new HandoffError('conflict', `conversation ${conversationId} has ended (${conv.status}); nothing is sent`);
+    let outbound;
+    try {
+      outbound = toOutbound(message, { bot, user: conv.user, sender: bot.options.sender ?? this.d.sender, flowToken: conv.flowToken, channel: conv.channel, sms: this.d.sms }, `agent ${agent}`);
+    } catch (err) {
+      if (err instanceof MessageValidationError) throw new HandoffError('invalid', err.message, err.issues[0] ? `message.${err.issues[0].path.join('.')}` : 'message');
+      throw err;
+    }
+    const r = await this.d.store.addAgentMessage({ conversationId, agent: checkAgent(agent), outbound, idempotencyKey, now: this.d.clock.now() });
+    if (!r.ok) throw refusal(r, conv, 'message');
+    if (!r.duplicate) {
+      this.d.metrics.inc('colloquy_handoff_messages_total', 'Messages during handoffs, by bot and who wrote them', { bot: conv.botId, from: 'agent' });
+      this.d.wakeDispatcher();
+      this.changed();
+    }
+    return { outboxId: r.outboxId, duplicate: r.duplicate };
+  }
+
+  /** Releases the handoff: the machine receives `handoff.ended` `{ by, note }`. */
+  async release(conversationId: number, agent: string, note?: string): Promise<HandoffRecord> {
+    const conv = await this.conversationOrThrow(conversationId);
+    if (note !== undefined && note.length > 2000) throw new HandoffError('invalid', 'note must be at most 2000 characters', 'note');
+    const r = await this.d.store.releaseHandoff(conversationId, checkAgent(agent), note, this.write());
+    if (!r.ok) throw refusal(r, conv, 'release');
+    if (r.handoff.claimedAt === null) this.waited(r.handoff, this.d.clock.now());
+    this.d.metrics.inc('colloquy_handoffs_ended_total', 'Handoffs released by an agent, by bot', { bot: conv.botId });
+    this.d.kick(conv);
+    this.changed();
+    return r.handoff;
+  }
+
+  /** A conversation's transcript for an agent, agents' messages marked. */
+  async conversation(conversationId: number): Promise<AgentConversation> {
+    const conv = await this.conversationOrThrow(conversationId);
+    const [handoff, transcript] = await Promise.all([this.d.store.openHandoff(conversationId), this.d.store.transcript(conversationId)]);
+    return {
+      conversationId, bot: conv.botId, user: conv.user, status: conv.status, state: conv.state, channel: conv.channel,
+      handoff: handoff ?? null, transcript: transcript.map((e: TranscriptEntry) => summarize(e)),
+    };
+  }
+
+  /** Called after every handoff change (the connector and the console listen); returns an unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** @internal Something about handoffs changed. */
+  changed(): void {
+    for (const l of this.listeners) {
+      try { l(); } catch (err) { this.d.logger.warn({ err }, 'a handoff listener threw'); }
+    }
+  }
+
+  /** @internal Records the time a handoff waited for an agent. */
+  waited(h: HandoffRecord, until: number): void {
+    this.d.metrics.observe('colloquy_handoff_wait_seconds', 'Time a handoff waited for an agent (until claimed, released or timed out)', { bot: h.botId }, Math.max(0, until - h.startedAt) / 1000);
+  }
+
+  private write() {
+    return { now: this.d.clock.now(), notify: this.d.notify };
+  }
+
+  private async conversationOrThrow(id: number): Promise<ConversationRecord> {
+    const conv = Number.isSafeInteger(id) && id > 0 ? await this.d.store.conversation(id) : undefined;
+    if (!conv) throw new HandoffError('not_found', `no conversation ${id}`);
+    return conv;
+  }
+}
+
+/** An agent's name: 1–64 characters, no control characters. */
+function checkAgent(agent: string): string {
+  if (typeof agent !== 'string' || agent.trim() === '' || agent.length > 64 || [...agent].some((c) => c.charCodeAt(0) < 0x20)) {
+    throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters', 'agent');
+  }
+  return agent;
+}
+
+function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release'): HandoffError {
+  if (r.reason === 'none') return new HandoffError('conflict', `conversation ${conv.id} is not handed over to a person (no open handoff)`);
+  const holder = r.handoff?.state === 'claimed' ? `agent "${r.handoff.agent}" holds it` : 'nobody has claimed it';
+  return new HandoffError('conflict', `conversation ${conv.id}: cannot ${what}: ${holder}${what === 'message' ? ' (claim it first)' : ''}`);
+}

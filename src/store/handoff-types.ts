@@ -1,0 +1,120 @@
+/**
+ * The store's part of handoffs (a conversation handed to a person): records and the methods every
+ * store implements. Kept apart from `types.ts` so a second store ports them as one block.
+ */
+import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
+
+/** `waiting` for an agent, `claimed` by one; then `ended` (released), `timeout`, or `closed` (the conversation ended). */
+export type HandoffState = 'waiting' | 'claimed' | 'ended' | 'timeout' | 'closed';
+
+/** The durable timer that fires `handoff.timeout` (a timer row the store writes and removes itself). */
+export const HANDOFF_TIMER_KEY = 'colloquy.handoff.timeout';
+
+/** A stored handoff. */
+export interface HandoffRecord extends ConversationKey {
+  readonly id: number;
+  readonly conversationId: number;
+  readonly state: HandoffState;
+  readonly reason: string | null;
+  readonly queue: string | null;
+  /** The agent holding it (claimed), or who last held it. */
+  readonly agent: string | null;
+  readonly note: string | null;
+  /** Who ended it: an agent's name, `timeout`, or `system` (the conversation ended). */
+  readonly endedBy: string | null;
+  readonly timeoutAt: number | null;
+  readonly startedAt: number;
+  readonly claimedAt: number | null;
+  readonly endedAt: number | null;
+}
+
+/** A handoff a turn opens (with its snapshot, atomically). */
+export interface NewHandoff {
+  readonly reason?: string | undefined;
+  readonly queue?: string | undefined;
+  readonly timeoutMs: number;
+}
+
+/** How a turn changes its conversation's handoff. */
+export type HandoffChange =
+  | { readonly open: NewHandoff }
+  /** The turn handled `handoff.timeout`: the handoff must still be waiting, else the commit conflicts. */
+  | { readonly timeout: { readonly id: number } };
+
+/** The events the helpdesk connector receives. */
+export type HandoffEventType = 'handoff.started' | 'handoff.claimed' | 'handoff.message' | 'handoff.ended' | 'handoff.timeout';
+
+/** A connector event waiting to be POSTed. */
+export interface HandoffEventRecord {
+  readonly id: number;
+  /** The receiver's dedupe key. */
+  readonly eventId: string;
+  readonly handoffId: number;
+  readonly type: HandoffEventType;
+  /** The JSON body, as POSTed. */
+  readonly payload: unknown;
+  readonly attempts: number;
+  /** The claim holding it while it is being sent. */
+  readonly claim: string;
+}
+
+/** How one delivery attempt of a connector event went. */
+export type HandoffEventOutcome =
+  | { readonly sent: true }
+  | { readonly sent: false; readonly error: string; readonly retryAt?: number | undefined };
+
+/** Why an agent's action was refused: no open handoff, or another agent holds it. */
+export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken'; readonly handoff?: HandoffRecord | undefined };
+
+/** An agent's message, to queue in the outbox. */
+export interface AgentMessage {
+  readonly conversationId: number;
+  readonly agent: string;
+  readonly outbound: NewOutbound;
+  /** The request's Idempotency-Key: a second message with the same key is not queued again. */
+  readonly idempotencyKey?: string | undefined;
+  readonly now: number;
+}
+
+/** Options of the handoff methods that may notify the connector. */
+export interface HandoffWrite {
+  readonly now: number;
+  /** Queue connector events (only when a connector is configured). */
+  readonly notify: boolean;
+}
+
+/** The handoff methods of a store. Each is one transaction. */
+export interface HandoffStore {
+  /** Open handoffs (waiting or claimed) of active conversations, oldest first. */
+  openHandoffs(): Promise<HandoffRecord[]>;
+  /**
+   * The conversation's open handoff, if any. With `inboxId`, also a handoff released after that
+   * inbound arrived (its `handoff.ended` still queued behind it): the inbound was written to the agent.
+   */
+  openHandoff(conversationId: number, inboxId?: number): Promise<HandoffRecord | undefined>;
+  /** The conversation's handoffs, oldest first. */
+  handoffs(conversationId: number): Promise<HandoffRecord[]>;
+  /** Claims a waiting handoff and removes its timeout (`fresh`); claimed again by the same agent: a no-op. */
+  claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal>;
+  /**
+   * Ends a handoff held by `agent` (or waiting) and queues `handoff.ended` for the machine in the
+   * inbox, ordered after everything the user wrote before it. Returns the inbox row.
+   */
+  releaseHandoff(conversationId: number, agent: string, note: string | undefined, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal>;
+  /**
+   * Consumes a user's inbound during a handoff without a turn: marked done for the conversation,
+   * counted as the user's activity (and channel), and sent to the connector as `handoff.message`.
+   * False when the inbound was not pending (another process took it).
+   */
+  holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean>;
+  /** Queues an agent's message, if the handoff is claimed by that agent; a known key returns its row. */
+  addAgentMessage(m: AgentMessage): Promise<{ ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal>;
+  /** Closes open handoffs whose conversation is no longer active (expired); returns how many. */
+  closeOrphanHandoffs(w: HandoffWrite): Promise<number>;
+  /** Claims connector events due now: the oldest unsent of each handoff, none in flight before it. */
+  claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]>;
+  /** Records a delivery attempt; false when the claim was lost. */
+  settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean>;
+  /** When the next unsent connector event becomes due, if any. */
+  nextHandoffEventAt(): Promise<number | undefined>;
+}

@@ -1,0 +1,247 @@
+/**
+ * The PostgreSQL store's handoff methods ({@link HandoffStore}), ported from `sqlite-handoffs.ts`:
+ * each method one transaction; what SQLite decides under its single writer lock is decided here by
+ * a row lock on the open handoff (`FOR UPDATE`), a guarded single statement, or `SKIP LOCKED`.
+ */
+import { randomBytes } from 'node:crypto';
+import { VersionConflictError } from '../errors.js';
+import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
+import {
+  HANDOFF_TIMER_KEY, type AgentMessage, type HandoffEventOutcome, type HandoffEventRecord, type HandoffEventType,
+  type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite,
+} from './handoff-types.js';
+import type { PgDb, Queryable } from './pg-db.js';
+import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
+import { toHandoff, toInbox } from './rows.js';
+import type { ChannelName, TurnCommit } from './types.js';
+
+type Row = Record<string, unknown>;
+
+const OPEN = `state IN ('waiting', 'claimed')`;
+const UNSENT = `state IN ('pending', 'sending')`;
+
+/** The handoff statements, in PostgreSQL's dialect. */
+export const PGH = {
+  open: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN}`,
+  /** The open handoff, locked: claims, releases and agents' messages of one conversation take turns. */
+  lockOpen: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN} FOR UPDATE`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN} OR (h.state = 'ended'
+    AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > $2)))
+    ORDER BY h.id DESC LIMIT 1`,
+  byId: 'SELECT * FROM handoffs WHERE id = $1',
+  ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = $1 ORDER BY id',
+  listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
+    WHERE h.${OPEN} AND c.status = 'active' ORDER BY h.started_at, h.id`,
+  anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN} AND c.status <> 'active' LIMIT 1`,
+  /** Closes every orphan in one statement: a second process waits on the row locks, then finds them closed. */
+  closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL
+    FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN} AND c.status <> 'active' RETURNING h.*`,
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
+    VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $7)
+    ON CONFLICT (conversation_id) WHERE ${OPEN} DO NOTHING RETURNING id`,
+  claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL WHERE id = $3 AND state = 'waiting' RETURNING *`,
+  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting'`,
+  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN} RETURNING *`,
+  closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL
+    WHERE conversation_id = $1 AND ${OPEN} RETURNING id`,
+  upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
+    VALUES ($1, $2, $3, $4, NULL, $5, $6)
+    ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = EXCLUDED.event, fire_at = EXCLUDED.fire_at`,
+  deleteTimer: 'DELETE FROM timers WHERE conversation_id = $1 AND key = $2',
+  insertInbox: `INSERT INTO inbox (provider_id, bot_id, user_number, source, event, raw, received_at)
+    VALUES ($1, $2, $3, 'internal', $4, $5, $6) RETURNING id`,
+  /** Consumes a pending inbound for the agents; its place in the transcript is the conversation's outbox so far. */
+  hold: `UPDATE inbox SET state = 'done', conversation_id = $1, attempts = attempts + 1, processed_at = $2,
+    outbox_mark = (SELECT COALESCE(MAX(m.id), 0) FROM outbox m WHERE m.conversation_id = $1) WHERE id = $3 AND state = 'pending' RETURNING *`,
+  touch: 'UPDATE conversations SET last_activity_at = $1, updated_at = $1, channel = COALESCE($2, channel) WHERE id = $3',
+  outboxByKey: 'SELECT id FROM outbox WHERE conversation_id = $1 AND idempotency_key = $2',
+  /** A concurrent request with the same key that committed first makes this one insert nothing. */
+  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key)
+    SELECT c.id, c.bot_id, c.user_number, NULL, $2, $3, $4, $5, $6, $6, $7, $8 FROM conversations c WHERE c.id = $1
+    ON CONFLICT (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
+  insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $5)`,
+  /**
+   * Claims each handoff's oldest unsent event when due; rows another process holds locked are
+   * skipped, and an event behind an unsent one (pending, or in flight anywhere) is never taken.
+   */
+  claimEvents: `WITH c AS (
+      SELECT e.id FROM handoff_events e
+      WHERE e.${UNSENT} AND ((e.state = 'pending' AND e.next_attempt_at <= $1) OR (e.state = 'sending' AND e.lease_until <= $1))
+        AND NOT EXISTS (SELECT 1 FROM handoff_events e2 WHERE e2.handoff_id = e.handoff_id AND e2.${UNSENT} AND e2.id < e.id)
+      ORDER BY e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED)
+    UPDATE handoff_events SET state = 'sending', lease_until = $3, claim = $4::text || '-' || handoff_events.id, attempts = attempts + 1
+    FROM c WHERE handoff_events.id = c.id RETURNING handoff_events.*`,
+  eventSent: `UPDATE handoff_events SET state = 'sent', sent_at = $1, lease_until = NULL, claim = NULL, last_error = NULL
+    WHERE id = $2 AND claim = $3 AND state = 'sending'`,
+  eventRetry: `UPDATE handoff_events SET state = 'pending', next_attempt_at = $1, last_error = $2, lease_until = NULL, claim = NULL
+    WHERE id = $3 AND claim = $4 AND state = 'sending'`,
+  eventFailed: `UPDATE handoff_events SET state = 'failed', last_error = $1, lease_until = NULL, claim = NULL
+    WHERE id = $2 AND claim = $3 AND state = 'sending'`,
+  nextEventAt: `SELECT MIN(CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END) AS t FROM handoff_events WHERE ${UNSENT}`,
+} as const;
+
+type Claimed = { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal;
+type Released = { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal;
+type Queued = { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal;
+
+/**
+ * The handoff part of a turn's commit, inside its transaction: open a handoff (with its timeout
+ * timer), settle a timeout, or close what an ended or expired conversation left open.
+ */
+export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c: TurnCommit, notify: boolean): Promise<void> {
+  const w = { now: c.now, notify };
+  if (c.expire !== undefined) await closeOpen(q, c.expire, w);
+  const change = c.handoff;
+  if (change !== undefined && 'timeout' in change) {
+    if ((await q.query(PGH.timeout, [c.now, change.timeout.id])).rowCount !== 1) {
+      throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
+    }
+    await event(q, 'handoff.timeout', change.timeout.id, w);
+  }
+  if (c.status !== 'active') { await closeOpen(q, conversationId, w); return; }
+  if (change === undefined || !('open' in change)) return;
+  const o = change.open;
+  const timeoutAt = c.now + o.timeoutMs;
+  const r = await q.query<{ id: number }>(PGH.insert, [conversationId, c.key.botId, c.key.user, o.reason ?? null, o.queue ?? null, timeoutAt, c.now]);
+  const id = r.rows[0]?.id;
+  if (id === undefined) return; // one is open already: it goes on as it was
+  const timeout = { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
+  await q.query(PGH.upsertTimer, [conversationId, c.key.botId, c.key.user, HANDOFF_TIMER_KEY, JSON.stringify(timeout), timeoutAt]);
+  await event(q, 'handoff.started', id, w);
+}
+
+/** Closes the conversation's open handoff, if any: its conversation ended or expired. */
+async function closeOpen(q: Queryable, conversationId: number, w: HandoffWrite): Promise<void> {
+  const closed = (await q.query<{ id: number }>(PGH.closeOpen, [conversationId, 'system', w.now])).rows[0];
+  if (!closed) return;
+  await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
+  await event(q, 'handoff.ended', closed.id, w);
+}
+
+/** Queues a connector event built from the handoff as it is now (in this transaction). */
+async function event(q: Queryable, type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message']): Promise<void> {
+  if (!w.notify) return;
+  const body = handoffEventBody(type, await byId(q, handoffId), w.now, message);
+  await q.query(PGH.insertEvent, [body.id, handoffId, type, JSON.stringify(body), w.now]);
+}
+
+async function byId(q: Queryable, id: number): Promise<HandoffRecord> {
+  return toHandoff((await q.query(PGH.byId, [id])).rows[0]!);
+}
+
+async function lockOpen(q: Queryable, conversationId: number): Promise<HandoffRecord | undefined> {
+  const r = (await q.query(PGH.lockOpen, [conversationId])).rows[0];
+  return r && toHandoff(r);
+}
+
+/** The handoff part of the PostgreSQL store. */
+export class PgHandoffs implements HandoffStore {
+  constructor(private readonly db: PgDb) {}
+
+  async openHandoffs(): Promise<HandoffRecord[]> {
+    return (await this.db.query(PGH.listOpen)).rows.map(toHandoff);
+  }
+
+  async openHandoff(conversationId: number, inboxId?: number): Promise<HandoffRecord | undefined> {
+    const r = inboxId === undefined ? await this.db.query(PGH.open, [conversationId]) : await this.db.query(PGH.heldFor, [conversationId, inboxId]);
+    return r.rows[0] && toHandoff(r.rows[0]);
+  }
+
+  async handoffs(conversationId: number): Promise<HandoffRecord[]> {
+    return (await this.db.query(PGH.ofConversation, [conversationId])).rows.map(toHandoff);
+  }
+
+  async claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<Claimed> {
+    return this.db.tx(async (q): Promise<Claimed> => {
+      const h = await lockOpen(q, conversationId);
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
+      const claimed = toHandoff((await q.query(PGH.claim, [agent, w.now, h.id])).rows[0]!);
+      await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
+      await event(q, 'handoff.claimed', h.id, w);
+      return { ok: true, handoff: claimed, fresh: true };
+    });
+  }
+
+  async releaseHandoff(conversationId: number, agent: string, note: string | undefined, w: HandoffWrite): Promise<Released> {
+    return this.db.tx(async (q): Promise<Released> => {
+      const h = await lockOpen(q, conversationId);
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
+      const ended = toHandoff((await q.query(PGH.end, [h.id, 'ended', agent, note ?? null, w.now])).rows[0]!);
+      await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
+      const ev = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+      await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see pg-lanes.ts)
+      const r = await q.query<{ id: number }>(PGH.insertInbox, [
+        `handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now,
+      ]);
+      await bumpLaneIn(q, h);
+      await event(q, 'handoff.ended', h.id, w);
+      return { ok: true, handoff: ended, inboxId: r.rows[0]!.id };
+    });
+  }
+
+  async holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      const held = (await q.query(PGH.hold, [handoff.conversationId, w.now, inboxId])).rows[0];
+      if (!held) return false;
+      await q.query(PGH.touch, [w.now, channel ?? null, handoff.conversationId]);
+      const row = toInbox(held);
+      await event(q, 'handoff.message', handoff.id, w, { event: row.event, source: row.source, receivedAt: row.receivedAt });
+      return true;
+    });
+  }
+
+  async addAgentMessage(m: AgentMessage): Promise<Queued> {
+    return this.db.tx(async (q): Promise<Queued> => {
+      const known = async () => (await q.query<{ id: number }>(PGH.outboxByKey, [m.conversationId, m.idempotencyKey])).rows[0];
+      if (m.idempotencyKey !== undefined) {
+        const k = await known();
+        if (k) return { ok: true, outboxId: k.id, duplicate: true };
+      }
+      const h = await lockOpen(q, m.conversationId);
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
+      const o = m.outbound;
+      const r = await q.query<{ id: number }>(PGH.insertOutbox, [
+        m.conversationId, o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), m.now, m.agent, m.idempotencyKey ?? null,
+      ]);
+      if (r.rows[0]) return { ok: true, outboxId: r.rows[0].id, duplicate: false };
+      // The same key was queued by a request that committed while this one waited: that row is the answer.
+      return { ok: true, outboxId: (await known())!.id, duplicate: true };
+    });
+  }
+
+  async closeOrphanHandoffs(w: HandoffWrite): Promise<number> {
+    if ((await this.db.query(PGH.anyOrphan)).rows.length === 0) return 0; // the common case, without a lock (the queue is polled)
+    return this.db.tx(async (q) => {
+      const closed = (await q.query(PGH.closeOrphans, [w.now])).rows.map(toHandoff).sort((a, b) => a.id - b.id);
+      for (const h of closed) {
+        await q.query(PGH.deleteTimer, [h.conversationId, HANDOFF_TIMER_KEY]);
+        await event(q, 'handoff.ended', h.id, w);
+      }
+      return closed.length;
+    });
+  }
+
+  async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
+    const token = randomBytes(6).toString('hex');
+    const { rows } = await this.db.query(PGH.claimEvents, [now, limit, now + leaseMs, token]);
+    return rows.map((r: Row): HandoffEventRecord => ({
+      id: Number(r['id']), eventId: String(r['event_id']), handoffId: Number(r['handoff_id']), type: r['type'] as HandoffEventType,
+      payload: JSON.parse(String(r['payload'])), attempts: Number(r['attempts']), claim: String(r['claim']),
+    })).sort((a, b) => a.id - b.id);
+  }
+
+  async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
+    const r = outcome.sent ? await this.db.query(PGH.eventSent, [now, id, claim])
+      : outcome.retryAt !== undefined ? await this.db.query(PGH.eventRetry, [outcome.retryAt, outcome.error, id, claim])
+      : await this.db.query(PGH.eventFailed, [outcome.error, id, claim]);
+    return r.rowCount === 1;
+  }
+
+  async nextHandoffEventAt(): Promise<number | undefined> {
+    const t = (await this.db.query(PGH.nextEventAt)).rows[0]?.['t'];
+    return t === null || t === undefined ? undefined : Number(t);
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The SQLite store's handoff methods ({@link HandoffStore}): every statement in one place, each
+ * method one transaction. The PostgreSQL store ports this file statement by statement.
+ */
+import { randomBytes } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { VersionConflictError } from '../errors.js';
+import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
+import {
+  HANDOFF_TIMER_KEY, type AgentMessage, type HandoffEventOutcome, type HandoffEventRecord, type HandoffEventType,
+  type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite,
+} from './handoff-types.js';
+import { toHandoff, toInbox } from './rows.js';
+import type { ChannelName, TurnCommit } from './types.js';
+
+type Row = Record<string, unknown>;
+
+const OPEN = `state IN ('waiting', 'claimed')`;
+
+const SQL = {
+  open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN}`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = @conversationId AND (h.${OPEN} OR (h.state = 'ended'
+    AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > @inboxId)))
+    ORDER BY h.id DESC LIMIT 1`,
+  byId: 'SELECT * FROM handoffs WHERE id = ?',
+  ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = ? ORDER BY id',
+  listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
+    WHERE h.${OPEN} AND c.status = 'active' ORDER BY h.started_at, h.id`,
+  orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN} AND c.status <> 'active'`,
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
+    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
+    ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
+  claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN}`,
+  upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
+    VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
+    ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = excluded.event, fire_at = excluded.fire_at`,
+  deleteTimer: 'DELETE FROM timers WHERE conversation_id = ? AND key = ?',
+  insertInbox: `INSERT INTO inbox (provider_id, bot_id, user_number, source, event, raw, received_at)
+    VALUES (@providerId, @botId, @user, 'internal', @event, @raw, @now)`,
+  /** The `handoff.ended` inbound is work for the bot: its lane's counter moves with it (see lanes). */
+  bumpLane: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES (?, ?, 1)
+    ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = work_seq + 1`,
+  inbox: 'SELECT * FROM inbox WHERE id = ?',
+  hold: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?,
+    outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
+  touch: 'UPDATE conversations SET last_activity_at = ?, updated_at = ?, channel = COALESCE(?, channel) WHERE id = ?',
+  outboxByKey: 'SELECT id FROM outbox WHERE conversation_id = ? AND idempotency_key = ?',
+  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key)
+    SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key FROM conversations c WHERE c.id = @conversationId`,
+  insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at)
+    VALUES (@eventId, @handoffId, @type, @payload, @now, @now)`,
+  claimableEvents: `SELECT e.* FROM handoff_events e
+    WHERE e.state IN ('pending', 'sending')
+      AND ((e.state = 'pending' AND e.next_attempt_at <= @now) OR (e.state = 'sending' AND e.lease_until <= @now))
+      AND NOT EXISTS (SELECT 1 FROM handoff_events e2 WHERE e2.handoff_id = e.handoff_id AND e2.state IN ('pending', 'sending') AND e2.id < e.id)
+    ORDER BY e.id LIMIT @limit`,
+  claimEvent: `UPDATE handoff_events SET state = 'sending', lease_until = ?, claim = ?, attempts = attempts + 1 WHERE id = ?`,
+  eventSent: `UPDATE handoff_events SET state = 'sent', sent_at = ?, lease_until = NULL, claim = NULL, last_error = NULL
+    WHERE id = ? AND claim = ? AND state = 'sending'`,
+  eventRetry: `UPDATE handoff_events SET state = 'pending', next_attempt_at = ?, last_error = ?, lease_until = NULL, claim = NULL
+    WHERE id = ? AND claim = ? AND state = 'sending'`,
+  eventFailed: `UPDATE handoff_events SET state = 'failed', last_error = ?, lease_until = NULL, claim = NULL
+    WHERE id = ? AND claim = ? AND state = 'sending'`,
+  nextEventAt: `SELECT MIN(CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END) AS t
+    FROM handoff_events WHERE state IN ('pending', 'sending')`,
+} as const;
+
+type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
+
+/** The handoff part of the SQLite store. */
+export class SqliteHandoffs implements HandoffStore {
+  private readonly q: Statements;
+
+  constructor(private readonly db: Database.Database) {
+    this.q = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
+  }
+
+  /**
+   * The handoff part of a turn's commit, inside its transaction: open a handoff (with its timeout
+   * timer), settle a timeout, or close what an ended or expired conversation left open.
+   */
+  applyTurn(conversationId: number, c: TurnCommit, notify: boolean): void {
+    const w = { now: c.now, notify };
+    if (c.expire !== undefined) this.closeOpen(c.expire, 'system', w);
+    const change = c.handoff;
+    if (change !== undefined && 'timeout' in change) {
+      if (this.q.timeout.run(c.now, change.timeout.id).changes !== 1) {
+        throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
+      }
+      this.event('handoff.timeout', change.timeout.id, w);
+    }
+    if (c.status !== 'active') { this.closeOpen(conversationId, 'system', w); return; }
+    if (change === undefined || !('open' in change)) return;
+    const o = change.open;
+    const timeoutAt = c.now + o.timeoutMs;
+    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
+    if (r.changes !== 1) return; // one is open already: it goes on as it was
+    const id = Number(r.lastInsertRowid);
+    const event = { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
+    this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: timeoutAt });
+    this.event('handoff.started', id, w);
+  }
+
+  async openHandoffs(): Promise<HandoffRecord[]> {
+    return (this.q.listOpen.all() as Row[]).map(toHandoff);
+  }
+
+  async openHandoff(conversationId: number, inboxId?: number): Promise<HandoffRecord | undefined> {
+    const r = (inboxId === undefined ? this.q.open.get(conversationId) : this.q.heldFor.get({ conversationId, inboxId })) as Row | undefined;
+    return r && toHandoff(r);
+  }
+
+  async handoffs(conversationId: number): Promise<HandoffRecord[]> {
+    return (this.q.ofConversation.all(conversationId) as Row[]).map(toHandoff);
+  }
+
+  async claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal> {
+    return this.db.transaction((): { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal => {
+      const h = this.openRow(conversationId);
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
+      this.q.claim.run(agent, w.now, h.id);
+      this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+      this.event('handoff.claimed', h.id, w);
+      return { ok: true, handoff: this.byId(h.id), fresh: true };
+    }).immediate();
+  }
+
+  async releaseHandoff(conversationId: number, agent: string, note: string | undefined, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal> {
+    return this.db.transaction((): { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal => {
+      const h = this.openRow(conversationId);
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
+      this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
+      this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+      const event = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+      const r = this.q.insertInbox.run({
+        providerId: `handoff:${h.id}:ended`, botId: h.botId, user: h.user, event: JSON.stringify(event),
+        raw: JSON.stringify({ conversationId, handoffId: h.id }), now: w.now,
+      });
+      this.q.bumpLane.run(h.botId, h.user);
+      this.event('handoff.ended', h.id, w);
+      return { ok: true, handoff: this.byId(h.id), inboxId: Number(r.lastInsertRowid) };
+    }).immediate();
+  }
+
+  async holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean> {
+    return this.db.transaction((): boolean => {
+      if (this.q.hold.run(handoff.conversationId, w.now, inboxId).changes !== 1) return false;
+      this.q.touch.run(w.now, w.now, channel ?? null, handoff.conversationId);
+      const row = toInbox(this.q.inbox.get(inboxId) as Row);
+      this.event('handoff.message', handoff.id, w, { event: row.event, source: row.source, receivedAt: row.receivedAt });
+      return true;
+    }).immediate();
+  }
+
+  async addAgentMessage(m: AgentMessage): Promise<{ ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal> {
+    return this.db.transaction((): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal => {
+      if (m.idempotencyKey !== undefined) {
+        const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
+        if (known) return { ok: true, outboxId: Number(known['id']), duplicate: true };
+      }
+      const h = this.openRow(m.conversationId);
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
+      const o = m.outbound;
+      const r = this.q.insertOutbox.run({
+        conversationId: m.conversationId, kind: o.kind, message: JSON.stringify(o.message), channel: o.channel, request: JSON.stringify(o.request),
+        now: m.now, agent: m.agent, key: m.idempotencyKey ?? null,
+      });
+      return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
+    }).immediate();
+  }
+
+  async closeOrphanHandoffs(w: HandoffWrite): Promise<number> {
+    if (this.q.orphans.get() === undefined) return 0; // the common case, without a write lock (the queue is polled)
+    return this.db.transaction((): number => {
+      const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
+      for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
+      return rows.length;
+    }).immediate();
+  }
+
+  async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
+    return this.db.transaction((): HandoffEventRecord[] => {
+      const token = randomBytes(6).toString('hex');
+      return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
+        const claim = `${token}-${String(r['id'])}`;
+        this.q.claimEvent.run(now + leaseMs, claim, r['id']);
+        return {
+          id: Number(r['id']), eventId: String(r['event_id']), handoffId: Number(r['handoff_id']), type: r['type'] as HandoffEventType,
+          payload: JSON.parse(String(r['payload'])), attempts: Number(r['attempts']) + 1, claim,
+        };
+      });
+    }).immediate();
+  }
+
+  async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
+    if (outcome.sent) return this.q.eventSent.run(now, id, claim).changes === 1;
+    if (outcome.retryAt !== undefined) return this.q.eventRetry.run(outcome.retryAt, outcome.error, id, claim).changes === 1;
+    return this.q.eventFailed.run(outcome.error, id, claim).changes === 1;
+  }
+
+  async nextHandoffEventAt(): Promise<number | undefined> {
+    const t = (this.q.nextEventAt.get() as Row)['t'];
+    return t === null || t === undefined ? undefined : Number(t);
+  }
+
+  private openRow(conversationId: number): HandoffRecord | undefined {
+    const r = this.q.open.get(conversationId) as Row | undefined;
+    return r && toHandoff(r);
+  }
+
+  private byId(id: number): HandoffRecord {
+    return toHandoff(this.q.byId.get(id) as Row);
+  }
+
+  /** Closes the conversation's open handoff, if any: its conversation ended or expired. */
+  private closeOpen(conversationId: number, by: string, w: HandoffWrite): void {
+    const h = this.openRow(conversationId);
+    if (!h) return;
+    this.q.end.run({ id: h.id, state: 'closed', by, note: null, now: w.now });
+    this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.event('handoff.ended', h.id, w);
+  }
+
+  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message']): void {
+    if (!w.notify) return;
+    const body = handoffEventBody(type, this.byId(handoffId), w.now, message);
+    this.q.insertEvent.run({ eventId: body.id, handoffId, type, payload: JSON.stringify(body), now: w.now });
+  }
+}
