@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { setup } from 'xstate';
+import Database from 'better-sqlite3';
+import { fromPromise, setup } from 'xstate';
 import { defineBot, say, text, type TextEvent } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import counterBot from '../fixtures/counter-bot.js';
@@ -147,5 +148,42 @@ describe('takeover by a live process', () => {
     await armer.idle();
     await eventually(() => texts(user).length >= 2, 15_000);
     expect(texts(user)).toEqual(['ok', 'reminder']);
+  });
+
+  it('a process whose lease ran out and was taken over drops its live actor: the invocation commits nothing there', async () => {
+    const db = join(tmp.dir, 'takeover-5.db');
+    const user = '5215500002005';
+    let open: () => void = () => {};
+    const gate = new Promise<void>((r) => { open = r; });
+    const slowBot = defineBot({
+      id: 'slow',
+      machine: setup({ types: { events: {} as TextEvent }, actors: { lookup: fromPromise(async () => { await gate; return 'found'; }) } }).createMachine({
+        id: 'slow', initial: 'idle',
+        states: {
+          idle: { on: { text: 'looking' } },
+          looking: { entry: say(() => text('looking')), invoke: { src: 'lookup', onDone: { target: 'idle', actions: say(() => text('found')) } } },
+        },
+      }),
+    });
+    const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+    const a = new Runtime({ store: openSqliteStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200 });
+    runtimes.push(a);
+    await a.start();
+    await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
+    await eventually(() => texts(user).length >= 1, 10_000);
+    // As if this process had stalled past its lease: another owner takes the conversation over.
+    const raw = new Database(db);
+    raw.prepare('UPDATE lanes SET lease_until = 0').run();
+    raw.close();
+    const thief = openSqliteStore(db);
+    expect((await thief.claimLanes('thief', { leaseMs: 60_000 })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+    await new Promise((r) => setTimeout(r, 500)); // a few of a's heartbeats: it learns the lane is gone
+    const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;
+    open();
+    await new Promise((r) => setTimeout(r, 300));
+    await a.idle();
+    expect(texts(user)).toEqual(['looking']);
+    expect((await thief.activeConversation({ botId: 'slow', user }))!.version).toBe(version);
+    await thief.close();
   });
 });
