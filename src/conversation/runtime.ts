@@ -24,6 +24,7 @@ import { renameDelayKey } from './versions.js';
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
+import { Poller } from './poller.js';
 import { Clockwork } from './timers.js';
 import { HandoffDesk } from './handoff-desk.js';
 
@@ -83,8 +84,7 @@ export class Runtime {
   readonly handoffs: HandoffDesk;
   private accepting = false;
   private readonly pollMs: number;
-  private poller: unknown;
-  private polling: Promise<void> | undefined;
+  private readonly poller: Poller;
   private unlisten: (() => Promise<void>) | undefined;
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
@@ -107,7 +107,7 @@ export class Runtime {
       },
     }, o.store, this.logger, this.clock, o.lanes);
     this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
-    if (!(this.pollMs > 0)) throw new ConfigError('pollMs', `must be a positive number of milliseconds (got ${this.pollMs})`);
+    this.poller = new Poller(this.clock, this.pollMs, () => this.pollOnce(), (p) => this.track(p));
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
@@ -170,8 +170,8 @@ export class Runtime {
     await this.deliveries.recover();
     this.dispatcher.wake();
     await this.clockwork.start();
-    this.schedulePoll(this.pollMs);
-    this.unlisten = await this.store.onWork?.(() => this.schedulePoll(0));
+    this.poller.start();
+    this.unlisten = await this.store.onWork?.(() => this.poller.wake());
   }
 
   /** Looks for work in the database now: lanes to take over, rows to send, timers due. */
@@ -192,18 +192,6 @@ export class Runtime {
     }
   }
 
-  /** Polls after `ms` (sooner than a poll already set), then every `pollMs`; one poll at a time. */
-  private schedulePoll(ms: number): void {
-    if (!this.accepting) return;
-    if (this.polling) return; // a poll runs: it schedules the next when done
-    if (this.poller !== undefined) this.clock.clearTimeout(this.poller);
-    this.poller = this.clock.setTimeout(() => {
-      this.poller = undefined;
-      const run = this.pollOnce().finally(() => { this.polling = undefined; this.schedulePoll(this.pollMs); });
-      this.polling = run;
-      this.track(run);
-    }, ms);
-  }
 
   /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
   async receive(inbound: Inbound): Promise<{ inboxId: number; duplicate: boolean }> {
@@ -265,14 +253,12 @@ export class Runtime {
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
-    if (this.poller !== undefined) this.clock.clearTimeout(this.poller);
-    this.poller = undefined;
+    await this.poller.stop();
     await this.unlisten?.().catch((err: unknown) => this.logger.warn({ err: errorInfo(err) }, 'could not stop listening for work'));
     this.unlisten = undefined;
     this.clockwork.stop();
     this.lanes.stop();
     await Promise.all(this.lanes.running());
-    await this.polling;
     await this.dispatcher.stop();
     for (const l of this.live.values()) l.handle.stop();
     this.live.clear();
