@@ -14,16 +14,27 @@ export const SERVICES = {
 } as const;
 export type Service = keyof typeof SERVICES;
 
-export interface Slot { readonly id: string; readonly label: string }
-export interface AppointmentContext { user: string; service?: Service; slots: Slot[]; slot?: Slot }
+export interface Slot {
+  readonly id: string;
+  readonly label: string;
+}
+export interface AppointmentContext {
+  user: string;
+  service?: Service;
+  slots: Slot[];
+  slot?: Slot;
+}
 
 /** Finds free slots for a service (a real bot asks its calendar; tests provide their own). */
 export const findSlots = fromPromise(async ({ input }: { input: { service: Service } }): Promise<Slot[]> => {
   await new Promise((r) => setTimeout(r, 50));
   const day = input.service === 'color' ? 'Wed' : 'Tue';
-  return [{ id: 'slot1', label: `${day} 10:00` }, { id: 'slot2', label: `${day} 13:30` }, { id: 'slot3', label: `${day} 17:00` }];
+  return [
+    { id: 'slot1', label: `${day} 10:00` },
+    { id: 'slot2', label: `${day} 13:30` },
+    { id: 'slot3', label: `${day} 17:00` },
+  ];
 });
-
 
 export const machine = setup({
   types: { context: {} as AppointmentContext, input: {} as { user: string }, events: {} as ColloquyEvent },
@@ -35,13 +46,29 @@ export const machine = setup({
   initial: 'service',
   states: {
     service: {
-      entry: say(list({
-        header: 'Studio Nova', body: 'Book an appointment: which service?', button: 'Services',
-        sections: [
-          { title: 'Hair', rows: [{ id: 'haircut', title: 'Haircut', description: '30 min - $25' }, { id: 'color', title: 'Color', description: '90 min - $70' }] },
-          { title: 'Nails', rows: [{ id: 'manicure', title: 'Manicure', description: '45 min - $20' }, { id: 'pedicure', title: 'Pedicure', description: '60 min - $30' }] },
-        ],
-      })),
+      entry: say(
+        list({
+          header: 'Studio Nova',
+          body: 'Book an appointment: which service?',
+          button: 'Services',
+          sections: [
+            {
+              title: 'Hair',
+              rows: [
+                { id: 'haircut', title: 'Haircut', description: '30 min - $25' },
+                { id: 'color', title: 'Color', description: '90 min - $70' },
+              ],
+            },
+            {
+              title: 'Nails',
+              rows: [
+                { id: 'manicure', title: 'Manicure', description: '45 min - $20' },
+                { id: 'pedicure', title: 'Pedicure', description: '60 min - $30' },
+              ],
+            },
+          ],
+        }),
+      ),
       on: {
         'reply.haircut': { target: 'searching', actions: assign({ service: 'haircut' as const }) },
         'reply.color': { target: 'searching', actions: assign({ service: 'color' as const }) },
@@ -51,7 +78,8 @@ export const machine = setup({
     },
     searching: {
       invoke: {
-        src: 'findSlots', input: ({ context }) => ({ service: context.service! }),
+        src: 'findSlots',
+        input: ({ context }) => ({ service: context.service! }),
         onDone: [
           { guard: ({ event }) => event.output.length === 0, target: 'service', actions: say(text('No free slots this week, sorry. Another service?')) },
           { target: 'slot', actions: assign({ slots: ({ event }) => event.output.slice(0, 3) }) },
@@ -60,11 +88,13 @@ export const machine = setup({
       },
     },
     slot: {
-      entry: say(({ context }) => buttons({
-        image: 'https://images.example.com/studio-nova/chair.png',
-        body: `${SERVICES[context.service!].title} (${SERVICES[context.service!].minutes} min). Pick a time:`,
-        buttons: context.slots.map((s) => ({ id: s.id, title: s.label })),
-      })),
+      entry: say(({ context }) =>
+        buttons({
+          image: 'https://images.example.com/studio-nova/chair.png',
+          body: `${SERVICES[context.service!].title} (${SERVICES[context.service!].minutes} min). Pick a time:`,
+          buttons: context.slots.map((s) => ({ id: s.id, title: s.label })),
+        }),
+      ),
       on: {
         // Slots change every day, so the buttons carry positions (slot1…slot3) rather than times.
         'reply.slot1': { target: 'confirming', guard: ({ context }) => context.slots.length > 0, actions: assign({ slot: ({ context }) => context.slots[0] }) },
@@ -73,10 +103,16 @@ export const machine = setup({
       },
     },
     confirming: {
-      entry: say(({ context }) => buttons({
-        body: `${SERVICES[context.service!].title} on ${context.slot!.label}. Shall I book it?`, footer: 'We hold the slot for 30 minutes',
-        buttons: [{ id: 'confirm', title: 'Book it' }, { id: 'change', title: 'Another time' }],
-      })),
+      entry: say(({ context }) =>
+        buttons({
+          body: `${SERVICES[context.service!].title} on ${context.slot!.label}. Shall I book it?`,
+          footer: 'We hold the slot for 30 minutes',
+          buttons: [
+            { id: 'confirm', title: 'Book it' },
+            { id: 'change', title: 'Another time' },
+          ],
+        }),
+      ),
       after: {
         reminder: { actions: say(({ context }) => text(`Reminder: ${context.slot!.label} is still held for you. Tap "Book it" to confirm.`)) },
         release: { target: 'released' },

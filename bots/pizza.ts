@@ -47,13 +47,21 @@ export const machine = setup({
       after: { expiry: { target: 'abandoned' } },
       states: {
         menu: {
-          entry: say(list({
-            header: "Luigi's Pizza", body: 'Hi! What would you like today?', footer: 'Delivery in about 30 minutes', button: 'See the menu',
-            sections: [
-              { title: 'Pizzas', rows: (['margherita', 'pepperoni', 'veggie'] as const).map((id) => ({ id, title: MENU[id].title, description: `${MENU[id].description} - from $${MENU[id].price}` })) },
-              { title: 'Drinks', rows: [{ id: 'lemonade', title: MENU.lemonade.title, description: MENU.lemonade.description }] },
-            ],
-          })),
+          entry: say(
+            list({
+              header: "Luigi's Pizza",
+              body: 'Hi! What would you like today?',
+              footer: 'Delivery in about 30 minutes',
+              button: 'See the menu',
+              sections: [
+                {
+                  title: 'Pizzas',
+                  rows: (['margherita', 'pepperoni', 'veggie'] as const).map((id) => ({ id, title: MENU[id].title, description: `${MENU[id].description} - from $${MENU[id].price}` })),
+                },
+                { title: 'Drinks', rows: [{ id: 'lemonade', title: MENU.lemonade.title, description: MENU.lemonade.description }] },
+              ],
+            }),
+          ),
           on: {
             'reply.margherita': { target: 'size', actions: assign({ item: 'margherita' as const }) },
             'reply.pepperoni': { target: 'size', actions: assign({ item: 'pepperoni' as const }) },
@@ -62,11 +70,14 @@ export const machine = setup({
           },
         },
         size: {
-          entry: say(({ context }) => buttons({
-            image: MENU[context.item!].image,
-            body: `${MENU[context.item!].title}: which size?`, footer: 'Prices include tax',
-            buttons: (Object.keys(SIZES) as Size[]).map((s) => ({ id: s, title: `${s[0]!.toUpperCase()}${s.slice(1)} $${(MENU[context.item!].price * SIZES[s]).toFixed(2)}` })),
-          })),
+          entry: say(({ context }) =>
+            buttons({
+              image: MENU[context.item!].image,
+              body: `${MENU[context.item!].title}: which size?`,
+              footer: 'Prices include tax',
+              buttons: (Object.keys(SIZES) as Size[]).map((s) => ({ id: s, title: `${s[0]!.toUpperCase()}${s.slice(1)} $${(MENU[context.item!].price * SIZES[s]).toFixed(2)}` })),
+            }),
+          ),
           after: { reminder: { actions: say(text('Still there? Tap a size whenever you are ready.')) } },
           on: {
             'reply.small': { target: 'address', actions: assign({ size: 'small' as const }) },
@@ -75,13 +86,21 @@ export const machine = setup({
           },
         },
         address: {
-          entry: say(({ context }) => flow({
-            body: 'Where should we deliver?', flowId: '771203945', cta: 'Enter address', screen: 'DELIVERY_ADDRESS',
-            data: { product_name: MENU[context.item!].title, product_description: `${context.size} - ${MENU[context.item!].description}`, product_price: price(context) },
-            sms: 'Reply with your delivery address (street, number, city).',
-          })),
+          entry: say(({ context }) =>
+            flow({
+              body: 'Where should we deliver?',
+              flowId: '771203945',
+              cta: 'Enter address',
+              screen: 'DELIVERY_ADDRESS',
+              data: { product_name: MENU[context.item!].title, product_description: `${context.size} - ${MENU[context.item!].description}`, product_price: price(context) },
+              sms: 'Reply with your delivery address (street, number, city).',
+            }),
+          ),
           on: {
-            flow: { target: '#pizza.placed', actions: assign({ address: ({ event }) => [event.data['street'], event.data['city']].filter(Boolean).join(', ') || String(event.data['address'] ?? '') }) },
+            flow: {
+              target: '#pizza.placed',
+              actions: assign({ address: ({ event }) => [event.data['street'], event.data['city']].filter(Boolean).join(', ') || String(event.data['address'] ?? '') }),
+            },
             text: { target: '#pizza.placed', actions: assign({ address: ({ event }) => event.text.trim() }) },
           },
         },
@@ -90,17 +109,23 @@ export const machine = setup({
     placed: {
       entry: [
         assign({ orderId: ({ context }) => `P${context.user.slice(-4)}${Math.floor(Date.now() / 1000) % 10_000}` }),
-        say(({ context }) => buttons({
-          document: { link: `https://receipts.example.com/${context.orderId}.pdf`, fileName: `receipt-${context.orderId}.pdf` },
-          body: `Thanks! ${context.size} ${MENU[context.item!].title} for $${price(context).toFixed(2)}, to ${context.address}. Your receipt is attached.`,
-          buttons: [{ id: 'track', title: 'Track my order' }, { id: 'done', title: "That's all" }],
-        })),
+        say(({ context }) =>
+          buttons({
+            document: { link: `https://receipts.example.com/${context.orderId}.pdf`, fileName: `receipt-${context.orderId}.pdf` },
+            body: `Thanks! ${context.size} ${MENU[context.item!].title} for $${price(context).toFixed(2)}, to ${context.address}. Your receipt is attached.`,
+            buttons: [
+              { id: 'track', title: 'Track my order' },
+              { id: 'done', title: "That's all" },
+            ],
+          }),
+        ),
       ],
       on: { 'reply.track': 'tracking', 'reply.done': 'done' },
     },
     tracking: {
       invoke: {
-        src: 'trackOrder', input: ({ context }) => ({ orderId: context.orderId! }),
+        src: 'trackOrder',
+        input: ({ context }) => ({ orderId: context.orderId! }),
         onDone: { target: 'done', actions: [assign({ status: ({ event }) => event.output }), say(({ event }) => text(event.output))] },
         onError: { target: 'done', actions: say(text('We could not look your order up just now; it is on its way all the same.')) },
       },
@@ -117,7 +142,14 @@ export default defineBot({
     sender: '15550000001',
     expireAfterMs: 2 * 60 * 60_000,
     flowForms: {
-      '771203945': { title: 'Delivery address', fields: [{ name: 'street', label: 'Street and number', required: true }, { name: 'city', label: 'City', required: true }, { name: 'notes', label: 'Notes for the rider' }] },
+      '771203945': {
+        title: 'Delivery address',
+        fields: [
+          { name: 'street', label: 'Street and number', required: true },
+          { name: 'city', label: 'City', required: true },
+          { name: 'notes', label: 'Notes for the rider' },
+        ],
+      },
     },
   },
 });

@@ -15,8 +15,12 @@ export const TOPICS = {
 } as const;
 export type Topic = keyof typeof TOPICS;
 
-export interface SupportContext { user: string; topic?: Topic; description?: string; ticket?: string }
-
+export interface SupportContext {
+  user: string;
+  topic?: Topic;
+  description?: string;
+  ticket?: string;
+}
 
 export const machine = setup({
   types: { context: {} as SupportContext, input: {} as { user: string }, events: {} as ColloquyEvent },
@@ -27,13 +31,24 @@ export const machine = setup({
   on: { 'delivery.failed': '.unreachable' },
   states: {
     topic: {
-      entry: say(list({
-        header: 'Help desk', body: 'What can we help you with?', footer: 'Mon-Sat, 8:00-20:00', button: 'Topics',
-        sections: [
-          { title: 'Service', rows: [{ id: 'wifi', title: TOPICS.wifi.title, description: 'No signal, slow, dropping' }, { id: 'setup', title: TOPICS.setup.title }] },
-          { title: 'Account', rows: [{ id: 'billing', title: TOPICS.billing.title, description: 'Charges, invoices, payments' }] },
-        ],
-      })),
+      entry: say(
+        list({
+          header: 'Help desk',
+          body: 'What can we help you with?',
+          footer: 'Mon-Sat, 8:00-20:00',
+          button: 'Topics',
+          sections: [
+            {
+              title: 'Service',
+              rows: [
+                { id: 'wifi', title: TOPICS.wifi.title, description: 'No signal, slow, dropping' },
+                { id: 'setup', title: TOPICS.setup.title },
+              ],
+            },
+            { title: 'Account', rows: [{ id: 'billing', title: TOPICS.billing.title, description: 'Charges, invoices, payments' }] },
+          ],
+        }),
+      ),
       on: {
         'reply.wifi': { target: 'howto', actions: assign({ topic: 'wifi' as const }) },
         'reply.billing': { target: 'howto', actions: assign({ topic: 'billing' as const }) },
@@ -41,16 +56,26 @@ export const machine = setup({
       },
     },
     howto: {
-      entry: say(({ context }) => buttons({
-        video: TOPICS[context.topic!].video,
-        body: `This two-minute video solves most ${TOPICS[context.topic!].title.toLowerCase()}. Did it help?`,
-        buttons: [{ id: 'solved', title: 'Yes, solved' }, { id: 'agent', title: 'No, talk to a person' }],
-      })),
+      entry: say(({ context }) =>
+        buttons({
+          video: TOPICS[context.topic!].video,
+          body: `This two-minute video solves most ${TOPICS[context.topic!].title.toLowerCase()}. Did it help?`,
+          buttons: [
+            { id: 'solved', title: 'Yes, solved' },
+            { id: 'agent', title: 'No, talk to a person' },
+          ],
+        }),
+      ),
       on: { 'reply.solved': 'resolved', 'reply.agent': 'describe' },
     },
     describe: {
       entry: say(text('Please describe what is happening, in one message.')),
-      on: { text: { target: 'handoff', actions: assign({ description: ({ event }) => event.text.slice(0, 500), ticket: ({ context }) => `T-${context.user.slice(-4)}-${Math.floor(Date.now() / 1000) % 100_000}` }) } },
+      on: {
+        text: {
+          target: 'handoff',
+          actions: assign({ description: ({ event }) => event.text.slice(0, 500), ticket: ({ context }) => `T-${context.user.slice(-4)}-${Math.floor(Date.now() / 1000) % 100_000}` }),
+        },
+      },
     },
     handoff: {
       entry: [
@@ -60,10 +85,15 @@ export const machine = setup({
       on: { 'handoff.ended': 'anythingElse', 'handoff.timeout': 'callback' },
     },
     anythingElse: {
-      entry: say(buttons({
-        body: 'You are back with the assistant. Is there anything else we can help with?',
-        buttons: [{ id: 'more', title: 'Yes, something else' }, { id: 'done', title: 'No, thank you' }],
-      })),
+      entry: say(
+        buttons({
+          body: 'You are back with the assistant. Is there anything else we can help with?',
+          buttons: [
+            { id: 'more', title: 'Yes, something else' },
+            { id: 'done', title: 'No, thank you' },
+          ],
+        }),
+      ),
       on: { 'reply.more': 'topic', 'reply.done': 'resolved' },
     },
     callback: {

@@ -11,24 +11,40 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assign, setup } from 'xstate';
-import {
-  Runtime, buttons, createHttpAdapter, defineBot, findStranded, loadConfig, openSqliteStore, say, text, type Bot, type ColloquyEvent,
-} from 'colloquy';
+import { Runtime, buttons, createHttpAdapter, defineBot, findStranded, loadConfig, openSqliteStore, say, text, type Bot, type ColloquyEvent } from 'colloquy';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 type Ctx = { size?: string; milk?: string; note?: string };
-const sizes = buttons({ body: 'Which size?', buttons: [{ id: 'regular', title: 'Regular' }, { id: 'large', title: 'Large' }] });
+const sizes = buttons({
+  body: 'Which size?',
+  buttons: [
+    { id: 'regular', title: 'Regular' },
+    { id: 'large', title: 'Large' },
+  ],
+});
 const welcome = buttons({ body: 'A flat white?', buttons: [{ id: 'flat-white', title: 'Flat white' }] });
 
 // Version 1: menu → size → milk → done.
 const v1 = defineBot({
   id: 'coffee',
   machine: setup({ types: { context: {} as Ctx, events: {} as ColloquyEvent } }).createMachine({
-    context: {}, initial: 'menu',
+    context: {},
+    initial: 'menu',
     states: {
       menu: { entry: say(welcome), on: { 'reply.flat-white': 'size' } },
       size: { entry: say(sizes), on: { 'reply.large': { target: 'milk', actions: assign({ size: 'large' }) }, 'reply.regular': { target: 'milk', actions: assign({ size: 'regular' }) } } },
-      milk: { entry: say(buttons({ body: 'Milk?', buttons: [{ id: 'oat', title: 'Oat' }, { id: 'cow', title: 'Cow' }] })), on: { 'reply.oat': { target: 'done', actions: assign({ milk: 'oat' }) }, 'reply.cow': { target: 'done', actions: assign({ milk: 'cow' }) } } },
+      milk: {
+        entry: say(
+          buttons({
+            body: 'Milk?',
+            buttons: [
+              { id: 'oat', title: 'Oat' },
+              { id: 'cow', title: 'Cow' },
+            ],
+          }),
+        ),
+        on: { 'reply.oat': { target: 'done', actions: assign({ milk: 'oat' }) }, 'reply.cow': { target: 'done', actions: assign({ milk: 'cow' }) } },
+      },
       done: { type: 'final', entry: say(({ context }) => text(`Your ${context.size} flat white with ${context.milk} milk is on its way`)) },
     },
   }),
@@ -41,7 +57,8 @@ const v2 = defineBot({
   version: 2,
   migrations: { 2: { states: { size: 'cupSize' }, context: (ctx: Ctx) => ({ ...ctx, note: 'migrated from v1' }) } },
   machine: setup({ types: { context: {} as Ctx, events: {} as ColloquyEvent } }).createMachine({
-    context: {}, initial: 'menu',
+    context: {},
+    initial: 'menu',
     states: {
       menu: { entry: say(welcome), on: { 'reply.flat-white': 'cupSize' } },
       cupSize: { entry: say(sizes), on: { 'reply.large': { target: 'done', actions: assign({ size: 'large' }) }, 'reply.regular': { target: 'done', actions: assign({ size: 'regular' }) } } },
@@ -59,8 +76,9 @@ let n = 0;
 
 /** A runtime on the database file serving `bots`, for one phase of the example. */
 async function serving(bots: Bot[], fn: (tap: (user: string, id: string) => Promise<void>, runtime: Runtime) => Promise<void>): Promise<void> {
-  const adapter = createHttpAdapter(config.provider.kind === 'real' ? config.provider
-    : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+  const adapter = createHttpAdapter(
+    config.provider.kind === 'real' ? config.provider : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET },
+  );
   const store = openSqliteStore(path);
   const runtime = new Runtime({ store, adapter, bots, sender: config.sender ?? SANDBOX_SENDER });
   await runtime.start();

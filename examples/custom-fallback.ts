@@ -7,9 +7,7 @@
  *   node --conditions=source --import tsx examples/custom-fallback.ts
  */
 import { setup } from 'xstate';
-import {
-  Runtime, UNREACHABLE_CODES, buttons, createHttpAdapter, defineBot, loadConfig, openSqliteStore, say, type ColloquyEvent, type FallbackInfo,
-} from 'colloquy';
+import { Runtime, UNREACHABLE_CODES, buttons, createHttpAdapter, defineBot, loadConfig, openSqliteStore, say, type ColloquyEvent, type FallbackInfo } from 'colloquy';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 // The user's local hour. In production, from their time zone; the demo below sets it per case.
@@ -21,7 +19,15 @@ const machine = setup({ types: { events: {} as ColloquyEvent } }).createMachine(
   initial: 'asking',
   states: {
     asking: {
-      entry: say(buttons({ body: 'Your appointment is tomorrow at 10:00. Still good?', buttons: [{ id: 'yes', title: 'Yes' }, { id: 'move', title: 'Reschedule' }] })),
+      entry: say(
+        buttons({
+          body: 'Your appointment is tomorrow at 10:00. Still good?',
+          buttons: [
+            { id: 'yes', title: 'Yes' },
+            { id: 'move', title: 'Reschedule' },
+          ],
+        }),
+      ),
       on: { 'reply.yes': 'confirmed', 'reply.move': 'confirmed', 'delivery.failed': 'phoneThem' },
     },
     confirmed: { type: 'final' },
@@ -33,8 +39,9 @@ const reminders = defineBot({ id: 'reminders', machine, options: { fallback: { s
 // The real provider when COLLOQUY_BASE_URL (and friends) are set; otherwise a sandbox in-process.
 const config = loadConfig();
 const sandbox = config.provider.kind === 'sandbox' ? await startSandbox({ port: 0 }) : undefined;
-const adapter = createHttpAdapter(config.provider.kind === 'real' ? config.provider
-  : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+const adapter = createHttpAdapter(
+  config.provider.kind === 'real' ? config.provider : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET },
+);
 const store = openSqliteStore(':memory:');
 const runtime = new Runtime({ store, adapter, bots: [reminders], sender: config.sender ?? SANDBOX_SENDER, sms: config.sms });
 await runtime.start();
@@ -42,7 +49,11 @@ await runtime.start();
 // The sandbox refuses the bot's buttons with a chosen code (for real, 131047 comes when a bot speaks
 // 24 h after the user last wrote). Against the real provider nothing is injected: EXAMPLE_TO gets one try.
 const cases = sandbox
-  ? [{ user: '5215500000001', hour: 14, code: 131047 }, { user: '5215500000002', hour: 23, code: 131047 }, { user: '5215500000003', hour: 14, code: 131009 }]
+  ? [
+      { user: '5215500000001', hour: 14, code: 131047 },
+      { user: '5215500000002', hour: 23, code: 131047 },
+      { user: '5215500000003', hour: 14, code: 131009 },
+    ]
   : [{ user: process.env['EXAMPLE_TO'] ?? '5215512345678', hour: new Date().getHours(), code: undefined }];
 
 for (const { user, hour, code } of cases) {

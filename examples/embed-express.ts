@@ -9,24 +9,36 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { setup } from 'xstate';
-import {
-  Runtime, createHttpAdapter, createWebhookRouter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, type ColloquyEvent, type Message,
-} from 'colloquy';
+import { Runtime, createHttpAdapter, createWebhookRouter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, type ColloquyEvent, type Message } from 'colloquy';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, textMessage, webhookPayload } from 'colloquy/sandbox';
 
 const shop = defineBot({
   id: 'shop',
   machine: setup({ types: { events: {} as ColloquyEvent } }).createMachine({
     initial: 'menu',
-    states: { menu: { entry: say(list({ body: 'Hi! What are you after?', button: 'Browse', rows: [{ id: 'shoes', title: 'Shoes' }, { id: 'bags', title: 'Bags' }] })) } },
+    states: {
+      menu: {
+        entry: say(
+          list({
+            body: 'Hi! What are you after?',
+            button: 'Browse',
+            rows: [
+              { id: 'shoes', title: 'Shoes' },
+              { id: 'bags', title: 'Bags' },
+            ],
+          }),
+        ),
+      },
+    },
   }),
 });
 
 // The real provider when COLLOQUY_BASE_URL (and friends) are set; otherwise a sandbox in-process.
 const config = loadConfig();
 const sandbox = config.provider.kind === 'sandbox' ? await startSandbox({ port: 0 }) : undefined;
-const adapter = createHttpAdapter(config.provider.kind === 'real' ? config.provider
-  : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+const adapter = createHttpAdapter(
+  config.provider.kind === 'real' ? config.provider : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET },
+);
 const sender = config.sender ?? SANDBOX_SENDER;
 const secret = config.webhookSecret ?? 'example-app-secret';
 

@@ -13,17 +13,30 @@ import { HANDOFF_SIGNATURE_HEADER, loadConfig, startServer, verifyHandoffSignatu
 import support from '../bots/support.js';
 
 const SECRET = 'connector-secret-0123456789'; // COLLOQUY_HANDOFF_WEBHOOK_SECRET
-const TOKEN = 'agents-token-0123456789';       // COLLOQUY_AGENT_TOKEN
+const TOKEN = 'agents-token-0123456789'; // COLLOQUY_AGENT_TOKEN
 const USER = '5215512345678';
 
 async function listen(app: express.Express): Promise<{ url: string; close: () => void }> {
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => { server.closeAllConnections(); server.close(); } };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }
 
 // ── The helpdesk's own API (pretend): tickets with notes. ───────────────────────────────────
-interface Ticket { id: number; customer: string; subject: string; queue: string; status: 'open' | 'pending' | 'solved'; notes: string[] }
+interface Ticket {
+  id: number;
+  customer: string;
+  subject: string;
+  queue: string;
+  status: 'open' | 'pending' | 'solved';
+  notes: string[];
+}
 const tickets: Ticket[] = [];
 const helpdeskApp = express().use(express.json());
 helpdeskApp.post('/api/tickets', (req, res) => {
@@ -47,8 +60,8 @@ helpdeskApp.patch('/api/tickets/:id', (req, res) => {
 const helpdesk = await listen(helpdeskApp);
 
 // ── The connector: Colloquy's events → the helpdesk's API. ──────────────────────────────────
-const seen = new Set<string>();                 // event ids already handled (a database table in production)
-const ticketOf = new Map<number, number>();     // handoff id → ticket id
+const seen = new Set<string>(); // event ids already handled (a database table in production)
+const ticketOf = new Map<number, number>(); // handoff id → ticket id
 const connectorApp = express();
 // The raw body: the signature is over the exact bytes received.
 connectorApp.post('/colloquy-events', express.raw({ type: 'application/json' }), async (req, res) => {
@@ -77,15 +90,18 @@ connectorApp.post('/colloquy-events', express.raw({ type: 'application/json' }),
 const connector = await listen(connectorApp);
 
 // ── Colloquy with the support bot, its connector pointed at ours. ──────────────────────────
-const config = { ...loadConfig({}), port: 0, db: ':memory:', logLevel: 'silent' as const, agentToken: TOKEN,
-  handoffWebhook: { url: `${connector.url}/colloquy-events`, secret: SECRET } };
+const config = { ...loadConfig({}), port: 0, db: ':memory:', logLevel: 'silent' as const, agentToken: TOKEN, handoffWebhook: { url: `${connector.url}/colloquy-events`, secret: SECRET } };
 const colloquy = await startServer({ bots: [support], config });
 const customer = async (event: { type: string; [k: string]: unknown }) => {
   await colloquy.runtime.receive({ botId: 'support', user: USER, source: 'whatsapp', event });
   await colloquy.runtime.idle();
 };
 const agentApi = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-  const res = await fetch(`${colloquy.url}/agent/handoffs/${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${colloquy.url}/agent/handoffs/${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   console.log(`agent API POST ${path.replace(/^\d+\//, '…/')} → ${res.status}`);
   return res;
 };
@@ -102,7 +118,11 @@ await agentApi(`${id}/release`, { agent: 'ana', note: 'refunded' });
 await colloquy.runtime.idle();
 await colloquy.handoffConnector!.settle();
 
-const forged = await fetch(`${connector.url}/colloquy-events`, { method: 'POST', headers: { 'content-type': 'application/json', [HANDOFF_SIGNATURE_HEADER]: 'sha256=00' }, body: '{"type":"handoff.ended"}' });
+const forged = await fetch(`${connector.url}/colloquy-events`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', [HANDOFF_SIGNATURE_HEADER]: 'sha256=00' },
+  body: '{"type":"handoff.ended"}',
+});
 console.log(`a forged event → ${forged.status}`);
 
 for (const entry of await colloquy.runtime.transcript({ botId: 'support', user: USER })) {

@@ -5,16 +5,15 @@
  *
  *   node --conditions=source --import tsx examples/send-once.ts
  */
-import {
-  createHttpAdapter, list, loadConfig, toInteractiveRequest, toSmsRequest, type SendResult,
-} from 'colloquy';
+import { createHttpAdapter, list, loadConfig, toInteractiveRequest, toSmsRequest, type SendResult } from 'colloquy';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 // The real provider when COLLOQUY_BASE_URL (and friends) are set; otherwise a sandbox in-process.
 const config = loadConfig();
 const sandbox = config.provider.kind === 'sandbox' ? await startSandbox({ port: 0 }) : undefined;
-const adapter = createHttpAdapter(config.provider.kind === 'real' ? config.provider
-  : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+const adapter = createHttpAdapter(
+  config.provider.kind === 'real' ? config.provider : { baseUrl: sandbox!.url, authUrl: sandbox!.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET },
+);
 const from = config.sender ?? SANDBOX_SENDER;
 const to = process.env['EXAMPLE_TO'] ?? '5215512345678'; // with a real provider, a number you own
 
@@ -30,8 +29,13 @@ function show(what: string, r: SendResult): void {
 
 // Builders validate against the provider's limits when called (a 25-character row title throws here).
 const menu = list({
-  header: 'Today at Luigi’s', body: 'Two specials, until we run out.', button: 'See specials',
-  rows: [{ id: 'calzone', title: 'Calzone', description: 'Ricotta, ham' }, { id: 'tiramisu', title: 'Tiramisu' }],
+  header: 'Today at Luigi’s',
+  body: 'Two specials, until we run out.',
+  button: 'See specials',
+  rows: [
+    { id: 'calzone', title: 'Calzone', description: 'Ricotta, ham' },
+    { id: 'tiramisu', title: 'Tiramisu' },
+  ],
 });
 show('list', await adapter.send({ channel: 'interactive', request: toInteractiveRequest(menu, { from, to }) }));
 show('sms', await adapter.send({ channel: 'sms', request: toSmsRequest('Your table is ready.', { to, tag: 'example', ...config.sms }) }));

@@ -5,14 +5,14 @@ const API = base + '/api';
 export async function getJson(path) {
   const res = await fetch(API + path, { headers: { accept: 'application/json' } });
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.message || ('HTTP ' + res.status));
+  if (!res.ok) throw new Error(body.message || 'HTTP ' + res.status);
   return body;
 }
 
 export async function post(path, body) {
   const res = await fetch(API + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const answer = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(answer.message || ('HTTP ' + res.status));
+  if (!res.ok) throw new Error(answer.message || 'HTTP ' + res.status);
   return answer;
 }
 

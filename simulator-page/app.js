@@ -49,9 +49,17 @@ function connect() {
   $('avatar').textContent = s.bot.id.slice(0, 1).toUpperCase();
   document.title = s.bot.id + ' \u00b7 ' + phone(s.user) + ' \u00b7 Colloquy simulator';
   render();
-  s.es = watch(s.bot.id, s.user, (view) => { s.view = view; render(); }, (live) => {
-    $('presence').textContent = live ? 'online' : 'reconnecting\u2026';
-  });
+  s.es = watch(
+    s.bot.id,
+    s.user,
+    (view) => {
+      s.view = view;
+      render();
+    },
+    (live) => {
+      $('presence').textContent = live ? 'online' : 'reconnecting\u2026';
+    },
+  );
 }
 
 function render() {
@@ -73,7 +81,11 @@ function render() {
 
 async function send(path, body, bubble) {
   const temp = bubble ? { id: null, at: Date.now(), ...bubble } : null;
-  if (temp) { s.pending.push(temp); s.stick = true; render(); }
+  if (temp) {
+    s.pending.push(temp);
+    s.stick = true;
+    render();
+  }
   try {
     const answer = await post(path, { bot: s.bot.id, user: s.user, ...body });
     if (temp) temp.id = answer.id;
@@ -98,23 +110,30 @@ function showList(item, list) {
 
 function showFlow(item, params) {
   const form = s.bot.flowForms[params.flow_id];
-  openFlow($('screen'), params, form, (data) =>
-    send('/flow', { token: params.flow_token, data, context: item.providerId || undefined }, { text: 'Form sent', via: 'flow' }));
+  openFlow($('screen'), params, form, (data) => send('/flow', { token: params.flow_token, data, context: item.providerId || undefined }, { text: 'Form sent', via: 'flow' }));
 }
 
 function setupToolbar() {
   const select = $('bot-select');
   if (s.bots.length > 1) {
-    select.replaceChildren(...s.bots.map((b) => {
-      const o = document.createElement('option');
-      o.value = b.id;
-      o.textContent = b.id + ' (' + phone(b.number) + ')';
-      return o;
-    }));
+    select.replaceChildren(
+      ...s.bots.map((b) => {
+        const o = document.createElement('option');
+        o.value = b.id;
+        o.textContent = b.id + ' (' + phone(b.number) + ')';
+        return o;
+      }),
+    );
     select.value = s.bot.id;
-    select.addEventListener('change', () => { s.bot = s.bots.find((b) => b.id === select.value) || s.bots[0]; connect(); });
+    select.addEventListener('change', () => {
+      s.bot = s.bots.find((b) => b.id === select.value) || s.bots[0];
+      connect();
+    });
   } else $('bot-picker').hidden = true;
-  $('new-user').addEventListener('click', () => { s.user = newUser(); connect(); });
+  $('new-user').addEventListener('click', () => {
+    s.user = newUser();
+    connect();
+  });
 }
 
 function setupComposer() {
@@ -133,7 +152,9 @@ function setupComposer() {
     const text = input.value.trim();
     if (!text) return;
     input.value = '';
-    send(s.sms ? '/sms' : '/text', { text }, { text, via: s.sms ? 'sms' : 'text' }).catch(() => { input.value = text; });
+    send(s.sms ? '/sms' : '/text', { text }, { text, via: s.sms ? 'sms' : 'text' }).catch(() => {
+      input.value = text;
+    });
   });
 }
 
@@ -143,7 +164,9 @@ function toast(message) {
   el.textContent = message;
   el.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { el.hidden = true; }, 6000);
+  toastTimer = setTimeout(() => {
+    el.hidden = true;
+  }, 6000);
 }
 
 main().catch((err) => toast('The simulator could not start: ' + String(err.message || err)));

@@ -71,7 +71,14 @@ function userBubble(item, tail, before) {
   if (item.via === 'flow') {
     content.push(h('div', { class: 'flow-sent' }, h('span', { class: 'flow-icon' }, '\u2714'), ' ', h('span', { class: 'text' }, item.text)));
     const rows = Object.entries(item.data || {}).filter(([k]) => k !== 'flow_token');
-    if (rows.length) content.push(h('dl', { class: 'answers' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'string' ? v : JSON.stringify(v))])));
+    if (rows.length)
+      content.push(
+        h(
+          'dl',
+          { class: 'answers' },
+          rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, typeof v === 'string' ? v : JSON.stringify(v))]),
+        ),
+      );
   } else content.push(h('span', { class: 'text' }, item.text));
   content.push(meta(item, userTicks(item)));
   const cls = 'bubble out' + (tail ? ' tail' : '') + (sms ? ' sms' : '');
@@ -120,22 +127,23 @@ function texts(header, body, footer) {
 }
 
 function listBubble(item, list, tail, ctx) {
-  const open = h('button', { type: 'button', class: 'action list-open', onclick: () => ctx.openList(item, list) },
-    icon('list', 'action-icon'), list.buttonText);
+  const open = h('button', { type: 'button', class: 'action list-open', onclick: () => ctx.openList(item, list) }, icon('list', 'action-icon'), list.buttonText);
   return shell(item, tail, 'list', [texts(list.headerText, list.body, list.footer), h('div', { class: 'actions' }, open)]);
 }
 
 function buttonsBubble(item, rb, tail, ctx) {
   const media = mediaOf(item, rb);
-  const buttons = h('div', { class: 'reply-buttons' }, rb.buttons.map((b) =>
-    h('button', { type: 'button', class: 'reply-button', dataset: { id: b.id }, onclick: () => ctx.tap(item, 'button', b) }, b.title)));
+  const buttons = h(
+    'div',
+    { class: 'reply-buttons' },
+    rb.buttons.map((b) => h('button', { type: 'button', class: 'reply-button', dataset: { id: b.id }, onclick: () => ctx.tap(item, 'button', b) }, b.title)),
+  );
   return shell(item, tail, 'buttons', [media, texts(undefined, rb.body, rb.footer)], buttons);
 }
 
 function flowBubble(item, flow, tail, ctx) {
   const p = flow.action.parameters;
-  const cta = h('button', { type: 'button', class: 'action flow-open', onclick: () => ctx.openFlow(item, p) },
-    icon('form', 'action-icon'), p.flow_cta);
+  const cta = h('button', { type: 'button', class: 'action flow-open', onclick: () => ctx.openFlow(item, p) }, icon('form', 'action-icon'), p.flow_cta);
   return shell(item, tail, 'flow', [texts(undefined, flow.body, undefined), h('div', { class: 'actions' }, cta)]);
 }
 
@@ -163,16 +171,22 @@ function image(link) {
 
 function video(link) {
   const url = safeUrl(link);
-  return h('div', { class: 'media video' },
+  return h(
+    'div',
+    { class: 'media video' },
     url ? h('video', { src: url, controls: true, preload: 'none', playsinline: true }) : null,
-    h('a', { class: 'video-link', href: url || '#', target: '_blank', rel: 'noopener noreferrer' }, icon('play', 'play-icon'), fileOf(link)));
+    h('a', { class: 'video-link', href: url || '#', target: '_blank', rel: 'noopener noreferrer' }, icon('play', 'play-icon'), fileOf(link)),
+  );
 }
 
 function documentCard(doc) {
   const url = safeUrl(doc.link);
-  return h('a', { class: 'media document', href: url || '#', target: '_blank', rel: 'noopener noreferrer', title: doc.link },
+  return h(
+    'a',
+    { class: 'media document', href: url || '#', target: '_blank', rel: 'noopener noreferrer', title: doc.link },
     h('span', { class: 'doc-badge' }, extensionOf(doc.fileName)),
-    h('span', { class: 'doc-text' }, h('span', { class: 'doc-name' }, doc.fileName), h('small', {}, extensionOf(doc.fileName) + ' \u00b7 document')));
+    h('span', { class: 'doc-text' }, h('span', { class: 'doc-name' }, doc.fileName), h('small', {}, extensionOf(doc.fileName) + ' \u00b7 document')),
+  );
 }
 
 function fileOf(link) {

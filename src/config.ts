@@ -63,16 +63,17 @@ export function loadConfig(env: Env = process.env): Config {
   };
   const baseUrl = url(get, 'COLLOQUY_BASE_URL');
   const authMethod = oneOf(get, 'COLLOQUY_AUTH_METHOD', ['body', 'basic'] as const) ?? 'body';
-  const provider: ProviderConfig = baseUrl === undefined
-    ? { kind: 'sandbox' }
-    : {
-        kind: 'real',
-        baseUrl,
-        authUrl: url(get, 'COLLOQUY_AUTH_URL') ?? missing('COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set (the identity provider serving /token)'),
-        clientId: get('COLLOQUY_CLIENT_ID') ?? missing('COLLOQUY_CLIENT_ID', 'is required when COLLOQUY_BASE_URL is set'),
-        clientSecret: get('COLLOQUY_CLIENT_SECRET') ?? missing('COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'),
-        authMethod,
-      };
+  const provider: ProviderConfig =
+    baseUrl === undefined
+      ? { kind: 'sandbox' }
+      : {
+          kind: 'real',
+          baseUrl,
+          authUrl: url(get, 'COLLOQUY_AUTH_URL') ?? missing('COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set (the identity provider serving /token)'),
+          clientId: get('COLLOQUY_CLIENT_ID') ?? missing('COLLOQUY_CLIENT_ID', 'is required when COLLOQUY_BASE_URL is set'),
+          clientSecret: get('COLLOQUY_CLIENT_SECRET') ?? missing('COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'),
+          authMethod,
+        };
   const sender = digits(get, 'COLLOQUY_SENDER');
   if (provider.kind === 'real' && sender === undefined) missing('COLLOQUY_SENDER', 'is required when COLLOQUY_BASE_URL is set (the number messages are sent from)');
   const country = get('COLLOQUY_SMS_COUNTRY');
@@ -160,7 +161,10 @@ function laneTimes(get: (n: string) => string | undefined): Pick<Config, 'laneLe
 
 /** Whether `host` only accepts connections from this machine (`127.0.0.0/8`, `::1`, `localhost`). */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   return h === 'localhost' || h === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(h);
 }
 

@@ -60,14 +60,8 @@ export class MessageValidationError extends ColloquyError {
   readonly bot: string | undefined;
   readonly state: string | undefined;
   constructor(issues: readonly Issue[], origin: MessageOrigin = {}, options?: { cause?: unknown }) {
-    const where = [origin.bot && `bot "${origin.bot}"`, origin.state && `state "${origin.state}"`]
-      .filter(Boolean)
-      .join(', ');
-    super(
-      'message_invalid',
-      `Invalid message${where ? ` from ${where}` : ''} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${formatIssues(issues)}`,
-      options,
-    );
+    const where = [origin.bot && `bot "${origin.bot}"`, origin.state && `state "${origin.state}"`].filter(Boolean).join(', ');
+    super('message_invalid', `Invalid message${where ? ` from ${where}` : ''} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${formatIssues(issues)}`, options);
     this.issues = issues;
     this.bot = origin.bot;
     this.state = origin.state;
@@ -125,7 +119,10 @@ export class StoreError extends ColloquyError {
 /** Another process saved the conversation first; the turn is retried. */
 export class VersionConflictError extends StoreError {
   override name = 'VersionConflictError';
-  constructor(readonly conversationId: number, readonly expected: number) {
+  constructor(
+    readonly conversationId: number,
+    readonly expected: number,
+  ) {
     super('version_conflict', `Conversation ${conversationId} was saved by someone else (expected version ${expected})`);
   }
 }

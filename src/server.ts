@@ -81,7 +81,9 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   let runtime: Runtime | undefined;
   let stopping = false;
   const http = await startHttpServer({
-    port: o.config.port, host: o.config.host, metrics,
+    port: o.config.port,
+    host: o.config.host,
+    metrics,
     health: async () => {
       const base = { ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind };
       if (!base.ok || !store.health) return base;
@@ -93,14 +95,19 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   });
   const sandboxControls = sandboxControlsAllowed(o.config, logger);
   const sender = o.config.sender ?? SANDBOX_SENDER;
-  const sandbox = o.config.provider.kind === 'sandbox'
-    ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender), controlRoutes: sandboxControls })
-    : undefined;
+  const sandbox =
+    o.config.provider.kind === 'sandbox'
+      ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender), controlRoutes: sandboxControls })
+      : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
-  const dispatcher = { ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }), ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }), ...o.dispatcher };
+  const dispatcher = {
+    ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }),
+    ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }),
+    ...o.dispatcher,
+  };
   const lanes = { ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }), ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }) };
   const hook = o.config.handoffWebhook;
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs, handoffEvents: hook !== undefined });
@@ -113,7 +120,16 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   connector?.wake();
   const rt = runtime;
   const running: RunningServer = {
-    url: http.url, runtime: rt, store, metrics, adapter, sandbox, sandboxUrl, sandboxControls, config: o.config, handoffConnector: connector,
+    url: http.url,
+    runtime: rt,
+    store,
+    metrics,
+    adapter,
+    sandbox,
+    sandboxUrl,
+    sandboxControls,
+    config: o.config,
+    handoffConnector: connector,
     async close() {
       if (stopping) return;
       stopping = true;
@@ -131,7 +147,10 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
 /** The sandbox's control routes sign and deliver any payload unauthenticated: loopback only, unless asked for. */
 function sandboxControlsAllowed(config: Config, logger: Logger): boolean {
   if (config.provider.kind !== 'sandbox' || isLoopbackHost(config.host) || config.sandboxPublic) return true;
-  logger.warn({ host: config.host }, `sandbox control routes (/sandbox/_sandbox/*) and the web simulator are not mounted: HOST=${config.host} is not a loopback address and they take no authentication; set COLLOQUY_SANDBOX_PUBLIC=1 to mount them anyway`);
+  logger.warn(
+    { host: config.host },
+    `sandbox control routes (/sandbox/_sandbox/*) and the web simulator are not mounted: HOST=${config.host} is not a loopback address and they take no authentication; set COLLOQUY_SANDBOX_PUBLIC=1 to mount them anyway`,
+  );
   return false;
 }
 

@@ -14,7 +14,18 @@ const fixture = (f: string) => join(import.meta.dirname, 'fixtures', 'versions',
 function capture(json = false): Io & { stdout: () => string; stderr: () => string } {
   let out = '';
   let err = '';
-  return { out: (t) => { out += t; }, err: (t) => { err += t; }, env: {}, json, stdout: () => out, stderr: () => err };
+  return {
+    out: (t) => {
+      out += t;
+    },
+    err: (t) => {
+      err += t;
+    },
+    env: {},
+    json,
+    stdout: () => out,
+    stderr: () => err,
+  };
 }
 
 let sb: RunningSandbox;
@@ -31,19 +42,27 @@ beforeAll(async () => {
   remove = t.remove;
   db = join(t.dir, 'colloquy.db');
   const w = await world([shop(1)], { path: db, sb });
-  for (const u of [A, B, C, '5215500000104']) { await w.send(textEvent('hi'), u); await w.send(reply('order'), u); }
+  for (const u of [A, B, C, '5215500000104']) {
+    await w.send(textEvent('hi'), u);
+    await w.send(reply('order'), u);
+  }
   for (const u of [B, C, '5215500000104']) await w.send(reply('large'), u);
   await w.send(reply('thin'), '5215500000104');
   await w.stop();
 });
-afterAll(async () => { await sb.close(); remove(); });
+afterAll(async () => {
+  await sb.close();
+  remove();
+});
 
 describe('colloquy check --db', () => {
   it('names the conversations version 3 would strand, by bot, version and state, and exits 1', async () => {
     const io = capture();
     expect(await main(['check', fixture('shop-v3.ts'), '--db', db], io)).toBe(1);
     const out = io.stdout();
-    expect(out).toMatch(/shop v1 › ordering\.crust › stranded: 2 live conversations \(2, 3\); version 3 has no state ordering\.crust \(after its migrations\); onIncompatible 'restart' would restart them/);
+    expect(out).toMatch(
+      /shop v1 › ordering\.crust › stranded: 2 live conversations \(2, 3\); version 3 has no state ordering\.crust \(after its migrations\); onIncompatible 'restart' would restart them/,
+    );
     expect(out).not.toMatch(/ordering\.size › stranded/);
     expect(out).toMatch(/3 live conversations checked: 2 would be stranded\./);
   });
@@ -63,9 +82,14 @@ describe('colloquy check --db', () => {
     const old = join(db, '..', 'old.db');
     const raw = new Database(old);
     raw.pragma('journal_mode = WAL');
-    migrate(raw, readMigrations().filter((f) => f.name < '0005'));
-    raw.prepare(`INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, created_at, updated_at, last_activity_at)
-      VALUES ('shop', '5215500000109', 'active', ?, '{"ordering":"crust"}', 3, 'ft_old', 1, 1, 1)`).run(JSON.stringify({ status: 'active', value: { ordering: 'crust' }, context: {}, children: {}, historyValue: {} }));
+    migrate(
+      raw,
+      readMigrations().filter((f) => f.name < '0005'),
+    );
+    raw
+      .prepare(`INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, created_at, updated_at, last_activity_at)
+      VALUES ('shop', '5215500000109', 'active', ?, '{"ordering":"crust"}', 3, 'ft_old', 1, 1, 1)`)
+      .run(JSON.stringify({ status: 'active', value: { ordering: 'crust' }, context: {}, children: {}, historyValue: {} }));
     raw.close();
     const io = capture();
     expect(await main(['check', fixture('shop-v3.ts'), '--db', old], io)).toBe(1);

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/index.js';
 
-const real = { COLLOQUY_BASE_URL: 'https://api.example.com/', COLLOQUY_AUTH_URL: 'https://auth.example.com', COLLOQUY_CLIENT_ID: 'id', COLLOQUY_CLIENT_SECRET: 's3cret', COLLOQUY_SENDER: '5215500000000' };
+const real = {
+  COLLOQUY_BASE_URL: 'https://api.example.com/',
+  COLLOQUY_AUTH_URL: 'https://auth.example.com',
+  COLLOQUY_CLIENT_ID: 'id',
+  COLLOQUY_CLIENT_SECRET: 's3cret',
+  COLLOQUY_SENDER: '5215500000000',
+};
 
 function fails(env: Record<string, string>): ConfigError {
   try {
@@ -16,8 +22,23 @@ function fails(env: Record<string, string>): ConfigError {
 describe('loadConfig', () => {
   it('defaults to the sandbox on 127.0.0.1:3000 with ./data/colloquy.db', () => {
     expect(loadConfig({})).toEqual({
-      port: 3000, host: '127.0.0.1', db: './data/colloquy.db', provider: { kind: 'sandbox' }, sender: undefined,
-      webhookSecret: undefined, verifyToken: undefined, sms: {}, logLevel: 'info', maxBodyBytes: 1_048_576, sendRate: undefined, sandboxPublic: false, sendLeaseMs: undefined, sendHeartbeatMs: undefined, laneLeaseMs: undefined, laneHeartbeatMs: undefined, pollMs: undefined,
+      port: 3000,
+      host: '127.0.0.1',
+      db: './data/colloquy.db',
+      provider: { kind: 'sandbox' },
+      sender: undefined,
+      webhookSecret: undefined,
+      verifyToken: undefined,
+      sms: {},
+      logLevel: 'info',
+      maxBodyBytes: 1_048_576,
+      sendRate: undefined,
+      sandboxPublic: false,
+      sendLeaseMs: undefined,
+      sendHeartbeatMs: undefined,
+      laneLeaseMs: undefined,
+      laneHeartbeatMs: undefined,
+      pollMs: undefined,
     });
   });
 

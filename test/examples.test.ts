@@ -19,8 +19,12 @@ function run(args: string[]): Promise<{ code: number | null; out: string; err: s
     const p = spawn(args[0]!, args.slice(1), { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    p.stdout.on('data', (d: Buffer) => { out += d; });
-    p.stderr.on('data', (d: Buffer) => { err += d; });
+    p.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    p.stderr.on('data', (d: Buffer) => {
+      err += d;
+    });
     p.on('error', reject);
     p.on('close', (code) => resolve({ code, out, err }));
   });

@@ -26,12 +26,18 @@ export function fromLoopback(req: Request): boolean {
 /** The middleware: 401 with a reason unless the request may pass. */
 export function agentAuth(o: AgentAuth): RequestHandler {
   return (req, res, next) => {
-    const refuse = (message: string) => void res.status(401).set('WWW-Authenticate', 'Bearer realm="colloquy-agents"').json({ error: { code: 'unauthorized', message } });
+    const refuse = (message: string) =>
+      void res
+        .status(401)
+        .set('WWW-Authenticate', 'Bearer realm="colloquy-agents"')
+        .json({ error: { code: 'unauthorized', message } });
     if (o.token === undefined) {
       if (o.openOnLoopback && fromLoopback(req)) return next();
-      return refuse(o.openOnLoopback
-        ? 'the agents\' API is open only to loopback without COLLOQUY_AGENT_TOKEN; set it to call from elsewhere'
-        : 'the agents\' API is disabled: set COLLOQUY_AGENT_TOKEN and send it as "Authorization: Bearer <token>"');
+      return refuse(
+        o.openOnLoopback
+          ? "the agents' API is open only to loopback without COLLOQUY_AGENT_TOKEN; set it to call from elsewhere"
+          : 'the agents\' API is disabled: set COLLOQUY_AGENT_TOKEN and send it as "Authorization: Bearer <token>"',
+      );
     }
     const m = /^Bearer\s+(.+)$/i.exec(req.get('authorization') ?? '');
     if (!m || !sameSecret(m[1]!.trim(), o.token)) return refuse('send the agents\' token as "Authorization: Bearer <token>"');

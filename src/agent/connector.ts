@@ -49,12 +49,18 @@ export class HandoffConnector {
   /** Looks for due events now. */
   wake(): void {
     if (this.stopped) return;
-    if (this.pumping) { this.again = true; return; }
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
     this.pumping = this.pump()
       .catch((err) => this.logger.error({ err: errorInfo(err) }, 'handoff connector failed to claim events'))
       .finally(() => {
         this.pumping = undefined;
-        if (this.again) { this.again = false; this.wake(); }
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
       });
   }
 
@@ -84,7 +90,16 @@ export class HandoffConnector {
     if (this.stopped) return;
     const next = await this.o.store.nextHandoffEventAt();
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = next === undefined ? undefined : this.clock.setTimeout(() => { this.timer = undefined; this.wake(); }, Math.max(0, next - this.clock.now()));
+    this.timer =
+      next === undefined
+        ? undefined
+        : this.clock.setTimeout(
+            () => {
+              this.timer = undefined;
+              this.wake();
+            },
+            Math.max(0, next - this.clock.now()),
+          );
   }
 
   private async deliver(e: HandoffEventRecord): Promise<void> {
@@ -92,10 +107,15 @@ export class HandoffConnector {
     let error: string | undefined;
     try {
       const res = await fetch(this.o.url, {
-        method: 'POST', body, signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
+        method: 'POST',
+        body,
+        signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
         headers: {
-          'content-type': 'application/json', 'user-agent': 'colloquy-handoff-connector',
-          [HANDOFF_SIGNATURE_HEADER]: signHandoffEvent(body, this.o.secret), 'X-Colloquy-Event': e.type, 'X-Colloquy-Event-Id': e.eventId,
+          'content-type': 'application/json',
+          'user-agent': 'colloquy-handoff-connector',
+          [HANDOFF_SIGNATURE_HEADER]: signHandoffEvent(body, this.o.secret),
+          'X-Colloquy-Event': e.type,
+          'X-Colloquy-Event-Id': e.eventId,
         },
       });
       await res.arrayBuffer().catch(() => undefined);
@@ -106,7 +126,10 @@ export class HandoffConnector {
     const now = this.clock.now();
     const outcome = error === undefined ? 'sent' : e.attempts >= (this.o.maxAttempts ?? 12) ? 'failed' : 'retry';
     this.o.metrics?.inc('colloquy_handoff_events_total', 'Handoff events POSTed to the helpdesk connector, by type and outcome', { type: e.type, outcome });
-    if (error === undefined) { await this.o.store.settleHandoffEvent(e.id, e.claim, { sent: true }, now); return; }
+    if (error === undefined) {
+      await this.o.store.settleHandoffEvent(e.id, e.claim, { sent: true }, now);
+      return;
+    }
     if (outcome === 'failed') this.logger.error({ event: e.eventId, type: e.type, attempts: e.attempts, reason: error }, 'handoff event given up after its last attempt');
     else this.logger.warn({ event: e.eventId, type: e.type, attempt: e.attempts, reason: error }, 'handoff event not delivered; will retry');
     await this.o.store.settleHandoffEvent(e.id, e.claim, { sent: false, error, retryAt: outcome === 'retry' ? now + this.backoff(e.attempts) : undefined }, now);

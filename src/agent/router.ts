@@ -26,32 +26,50 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
   const router = express.Router();
   const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
   router.use('/agent', agentAuth(o));
-  router.get('/agent/handoffs', wrap(async (req, res) => void res.json({ handoffs: await o.desk.queue(parseBody(QueueQuery, { ...req.query })) })));
-  router.post('/agent/handoffs/:id/claim', json, wrap(async (req, res) => {
-    const b = parseBody(ClaimBody, req.body);
-    res.json({ handoff: await o.desk.claim(idOf(req), agentOf(req, b.agent)) });
-  }));
-  router.post('/agent/handoffs/:id/messages', json, wrap(async (req, res) => {
-    const b = parseBody(MessageBody, req.body);
-    const key = req.get('idempotency-key');
-    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HandoffError('invalid', 'Idempotency-Key: must be 1 to 255 printable ASCII characters', 'Idempotency-Key');
-    const id = idOf(req);
-    const agent = agentOf(req, b.agent);
-    const r = await o.desk.send(id, agent, agentMessage(b), key);
-    res.status(r.duplicate ? 200 : 202).json({ outboxId: r.outboxId, duplicate: r.duplicate });
-  }));
-  router.post('/agent/handoffs/:id/release', json, wrap(async (req, res) => {
-    const b = parseBody(ReleaseBody, req.body);
-    res.json({ handoff: await o.desk.release(idOf(req), agentOf(req, b.agent), b.note) });
-  }));
-  router.get('/agent/conversations/:id', wrap(async (req, res) => void res.json(await o.desk.conversation(idOf(req)))));
-  router.use('/agent', (_req, res) => void res.status(404).json({ error: { code: 'not_found', message: 'no such agents\' API route' } }));
+  router.get(
+    '/agent/handoffs',
+    wrap(async (req, res) => void res.json({ handoffs: await o.desk.queue(parseBody(QueueQuery, { ...req.query })) })),
+  );
+  router.post(
+    '/agent/handoffs/:id/claim',
+    json,
+    wrap(async (req, res) => {
+      const b = parseBody(ClaimBody, req.body);
+      res.json({ handoff: await o.desk.claim(idOf(req), agentOf(req, b.agent)) });
+    }),
+  );
+  router.post(
+    '/agent/handoffs/:id/messages',
+    json,
+    wrap(async (req, res) => {
+      const b = parseBody(MessageBody, req.body);
+      const key = req.get('idempotency-key');
+      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HandoffError('invalid', 'Idempotency-Key: must be 1 to 255 printable ASCII characters', 'Idempotency-Key');
+      const id = idOf(req);
+      const agent = agentOf(req, b.agent);
+      const r = await o.desk.send(id, agent, agentMessage(b), key);
+      res.status(r.duplicate ? 200 : 202).json({ outboxId: r.outboxId, duplicate: r.duplicate });
+    }),
+  );
+  router.post(
+    '/agent/handoffs/:id/release',
+    json,
+    wrap(async (req, res) => {
+      const b = parseBody(ReleaseBody, req.body);
+      res.json({ handoff: await o.desk.release(idOf(req), agentOf(req, b.agent), b.note) });
+    }),
+  );
+  router.get(
+    '/agent/conversations/:id',
+    wrap(async (req, res) => void res.json(await o.desk.conversation(idOf(req)))),
+  );
+  router.use('/agent', (_req, res) => void res.status(404).json({ error: { code: 'not_found', message: "no such agents' API route" } }));
   router.use('/agent', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.parse.failed') return void res.status(400).json({ error: { code: 'invalid', message: 'body: not valid JSON', field: 'body' } });
     if (e.type === 'entity.too.large') return void res.status(413).json({ error: { code: 'too_large', message: 'body: too large' } });
-    o.logger?.error({ err: errorInfo(err) }, 'agents\' API request failed');
+    o.logger?.error({ err: errorInfo(err) }, "agents' API request failed");
     res.status(500).json({ error: { code: 'internal', message: 'the request failed; see the server log' } });
   });
   return router;

@@ -40,7 +40,11 @@ export function strandText(db: string, r: StrandReport): string {
   });
   for (const [bot, n] of Object.entries(r.otherBots)) lines.push(`(${n} live conversation${n === 1 ? '' : 's'} of bot "${bot}", not among the files given, not checked)`);
   const total = r.stranded.reduce((n, g) => n + g.conversations.length, 0);
-  lines.push(total === 0 ? `${db}: ${r.checked} live conversation${r.checked === 1 ? '' : 's'} checked: none stranded.` : `${db}: ${r.checked} live conversation${r.checked === 1 ? '' : 's'} checked: ${total} would be stranded.`);
+  lines.push(
+    total === 0
+      ? `${db}: ${r.checked} live conversation${r.checked === 1 ? '' : 's'} checked: none stranded.`
+      : `${db}: ${r.checked} live conversation${r.checked === 1 ? '' : 's'} checked: ${total} would be stranded.`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

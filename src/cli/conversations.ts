@@ -42,10 +42,18 @@ export async function conversationsCommand(o: ConversationsOptions, io: Io): Pro
 
 /** Whether a conversation is in `state` or a state inside it. */
 function inState(c: ConversationRecord, state: string): boolean {
-  return stateLabel(c).split(', ').some((p) => p === state || p.startsWith(`${state}.`));
+  return stateLabel(c)
+    .split(', ')
+    .some((p) => p === state || p.startsWith(`${state}.`));
 }
 
-interface Count { readonly bot: string; readonly version: number; readonly status: string; readonly state: string; count: number }
+interface Count {
+  readonly bot: string;
+  readonly version: number;
+  readonly status: string;
+  readonly state: string;
+  count: number;
+}
 
 function counts(rows: readonly ConversationRecord[]): Count[] {
   const by = new Map<string, Count>();
@@ -66,12 +74,26 @@ function countsText(rows: readonly Count[], total: number): string {
 }
 
 function listEntry(c: ConversationRecord) {
-  return { id: c.id, bot: c.botId, version: c.botVersion, user: c.user, status: c.status, state: stateLabel(c), channel: c.channel, createdAt: iso(c.createdAt), lastActivityAt: iso(c.lastActivityAt), endedAt: c.endedAt === null ? null : iso(c.endedAt) };
+  return {
+    id: c.id,
+    bot: c.botId,
+    version: c.botVersion,
+    user: c.user,
+    status: c.status,
+    state: stateLabel(c),
+    channel: c.channel,
+    createdAt: iso(c.createdAt),
+    lastActivityAt: iso(c.lastActivityAt),
+    endedAt: c.endedAt === null ? null : iso(c.endedAt),
+  };
 }
 
 function listText(rows: readonly ConversationRecord[]): string {
   if (rows.length === 0) return 'No conversations match.\n';
-  const table = [['ID', 'BOT', 'VERSION', 'USER', 'STATUS', 'STATE', 'CHANNEL', 'LAST ACTIVITY'], ...rows.map((c) => [String(c.id), c.botId, `v${c.botVersion}`, c.user, c.status, stateLabel(c), c.channel, iso(c.lastActivityAt)])];
+  const table = [
+    ['ID', 'BOT', 'VERSION', 'USER', 'STATUS', 'STATE', 'CHANNEL', 'LAST ACTIVITY'],
+    ...rows.map((c) => [String(c.id), c.botId, `v${c.botVersion}`, c.user, c.status, stateLabel(c), c.channel, iso(c.lastActivityAt)]),
+  ];
   return columns(table);
 }
 

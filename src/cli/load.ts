@@ -20,7 +20,12 @@ export function botFiles(paths: readonly string[]): string[] {
       throw new ConfigError('bots', `no such file or folder: ${p}`);
     }
     if (st.isDirectory()) {
-      out.push(...readdirSync(abs).filter((f) => BOT_FILE.test(f) && !NOT_A_BOT.test(f) && !f.startsWith('_')).sort().map((f) => join(abs, f)));
+      out.push(
+        ...readdirSync(abs)
+          .filter((f) => BOT_FILE.test(f) && !NOT_A_BOT.test(f) && !f.startsWith('_'))
+          .sort()
+          .map((f) => join(abs, f)),
+      );
     } else out.push(abs);
   }
   return out;
@@ -56,7 +61,9 @@ export async function loadBot(file: string): Promise<Bot> {
   } catch (err) {
     if (err instanceof MessageValidationError) {
       // A builder called at the top of the module (say(list({...}))) runs on import, outside any state.
-      throw new ConfigError('bots', `${file}: a message built when the module loads is invalid; build it inside say(() => …) so the error names its state:\n${formatIssues(err.issues)}`, { cause: err });
+      throw new ConfigError('bots', `${file}: a message built when the module loads is invalid; build it inside say(() => …) so the error names its state:\n${formatIssues(err.issues)}`, {
+        cause: err,
+      });
     }
     if (/\.[mc]?ts$/.test(file) && !tsxInstalled()) {
       throw new ConfigError('bots', `cannot load ${file}: TypeScript bot files need tsx, an optional peer dependency of colloquy (npm install tsx), or compile them to .js`, { cause: err });

@@ -4,9 +4,22 @@ import type { Logger } from '../log.js';
 
 /** Paths pino blanks out wherever they appear in a log line. */
 export const REDACT = [
-  'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
-  'token', '*.token', 'access_token', '*.access_token', 'client_secret', '*.client_secret',
-  'clientSecret', '*.clientSecret', 'secret', '*.secret', 'signature', '*.signature',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'token',
+  '*.token',
+  'access_token',
+  '*.access_token',
+  'client_secret',
+  '*.client_secret',
+  'clientSecret',
+  '*.clientSecret',
+  'secret',
+  '*.secret',
+  'signature',
+  '*.signature',
 ];
 
 /** A pino logger writing to stderr, so stdout stays for the command's own output. */

@@ -46,10 +46,21 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv], allowPositionals: true, strict: true,
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
       options: {
-        to: { type: 'string' }, from: { type: 'string' }, port: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-        db: { type: 'string' }, bot: { type: 'string' }, state: { type: 'string' }, status: { type: 'string' }, user: { type: 'string' }, list: { type: 'boolean' },
+        to: { type: 'string' },
+        from: { type: 'string' },
+        port: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        db: { type: 'string' },
+        bot: { type: 'string' },
+        state: { type: 'string' },
+        status: { type: 'string' },
+        user: { type: 'string' },
+        list: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -81,26 +92,46 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
 }
 
 interface Options {
-  to?: string | undefined; from?: string | undefined; port?: string | undefined; json?: boolean | undefined;
-  db?: string | undefined; bot?: string | undefined; state?: string | undefined; status?: string | undefined; user?: string | undefined; list?: boolean | undefined;
+  to?: string | undefined;
+  from?: string | undefined;
+  port?: string | undefined;
+  json?: boolean | undefined;
+  db?: string | undefined;
+  bot?: string | undefined;
+  state?: string | undefined;
+  status?: string | undefined;
+  user?: string | undefined;
+  list?: boolean | undefined;
 }
 
 async function run(command: string, args: string[], o: Options, io: Io): Promise<number> {
   const env = o.port === undefined ? io.env : { ...io.env, PORT: o.port };
   const withEnv: Io = { ...io, env };
   switch (command) {
-    case 'send': return (await import('./send.js')).sendCommand(args[0], o.to, withEnv);
-    case 'sms': return (await import('./send.js')).smsCommand(args.join(' ') || undefined, o.to, withEnv);
-    case 'migrate': return (await import('./migrate.js')).migrateCommand(withEnv);
-    case 'db': return (await import('./db.js')).dbCommand(args, o.from, o.to, withEnv);
-    case 'sandbox': return (await import('./sandbox.js')).sandboxCommand(withEnv);
-    case 'serve': return (await import('./serve.js')).serveCommand(args.length ? args : ['bots'], withEnv);
-    case 'simulate': return (await import('./serve.js')).simulateCommand(args, withEnv);
-    case 'chat': return (await import('./chat.js')).chatCommand(args, withEnv);
-    case 'check': return (await import('./check.js')).checkCommand(args.length ? args : ['bots'], withEnv, o.db);
-    case 'conversations': return (await import('./conversations.js')).conversationsCommand(o, withEnv);
-    case 'transcript': return (await import('./transcript.js')).transcriptCommand(args, o, withEnv);
-    case 'graph': return (await import('./graph.js')).graphCommand(args, withEnv);
+    case 'send':
+      return (await import('./send.js')).sendCommand(args[0], o.to, withEnv);
+    case 'sms':
+      return (await import('./send.js')).smsCommand(args.join(' ') || undefined, o.to, withEnv);
+    case 'migrate':
+      return (await import('./migrate.js')).migrateCommand(withEnv);
+    case 'db':
+      return (await import('./db.js')).dbCommand(args, o.from, o.to, withEnv);
+    case 'sandbox':
+      return (await import('./sandbox.js')).sandboxCommand(withEnv);
+    case 'serve':
+      return (await import('./serve.js')).serveCommand(args.length ? args : ['bots'], withEnv);
+    case 'simulate':
+      return (await import('./serve.js')).simulateCommand(args, withEnv);
+    case 'chat':
+      return (await import('./chat.js')).chatCommand(args, withEnv);
+    case 'check':
+      return (await import('./check.js')).checkCommand(args.length ? args : ['bots'], withEnv, o.db);
+    case 'conversations':
+      return (await import('./conversations.js')).conversationsCommand(o, withEnv);
+    case 'transcript':
+      return (await import('./transcript.js')).transcriptCommand(args, o, withEnv);
+    case 'graph':
+      return (await import('./graph.js')).graphCommand(args, withEnv);
     default:
       throw new ColloquyError('usage', `unknown command "${command}"\n\n${USAGE}`);
   }

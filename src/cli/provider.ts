@@ -24,7 +24,12 @@ export async function openProvider(config: Config, logger: Logger, onEvent?: (e:
   const sandbox = await startSandbox({ port: 0 });
   const adapter = createHttpAdapter({ ...providerOptions(config, sandbox.url), ...extra });
   return {
-    adapter, sender: config.sender ?? SANDBOX_SENDER, sandbox,
-    close: async () => { await adapter.close(); await sandbox.close(); },
+    adapter,
+    sender: config.sender ?? SANDBOX_SENDER,
+    sandbox,
+    close: async () => {
+      await adapter.close();
+      await sandbox.close();
+    },
   };
 }

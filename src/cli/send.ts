@@ -49,7 +49,10 @@ async function withProvider(io: Io, build: (sender: string) => Outbound): Promis
     try {
       outbound = build(provider.sender);
     } catch (err) {
-      if (err instanceof MessageValidationError) { io.err(`Invalid message; nothing was sent:\n${formatIssues(err.issues)}\n`); return 1; }
+      if (err instanceof MessageValidationError) {
+        io.err(`Invalid message; nothing was sent:\n${formatIssues(err.issues)}\n`);
+        return 1;
+      }
       throw err;
     }
     const result = await provider.adapter.send(outbound);
@@ -61,13 +64,17 @@ async function withProvider(io: Io, build: (sender: string) => Outbound): Promis
 }
 
 function describe(r: SendResult, json: boolean): string {
-  if (json) return `${JSON.stringify(r.ok ? { ok: true, channel: r.channel, status: r.status, providerId: r.providerId, ...(r.sms && { code: r.sms.code, mailingId: r.sms.mailingId, result: r.sms.result }) } : { ok: false, channel: r.channel, kind: r.kind, status: r.status, providerCode: r.providerCode, reason: r.reason, hint: r.hint })}\n`;
+  if (json)
+    return `${JSON.stringify(r.ok ? { ok: true, channel: r.channel, status: r.status, providerId: r.providerId, ...(r.sms && { code: r.sms.code, mailingId: r.sms.mailingId, result: r.sms.result }) } : { ok: false, channel: r.channel, kind: r.kind, status: r.status, providerCode: r.providerCode, reason: r.reason, hint: r.hint })}\n`;
   if (r.ok) {
     const lines = [`accepted (${r.channel}, HTTP ${r.status}, ${r.attempts} attempt${r.attempts === 1 ? '' : 's'})`, `provider id: ${r.providerId ?? '(none in the answer)'}`];
     if (r.sms) lines.push(`code: ${r.sms.code}`, `mailingId: ${r.sms.mailingId}`, `result: ${r.sms.result}`);
     return `${lines.join('\n')}\n`;
   }
-  const lines = [`failed (${r.channel}, ${r.kind}${r.status !== undefined ? `, HTTP ${r.status}` : ''}${r.providerCode !== undefined ? `, provider code ${r.providerCode}` : ''})`, `reason: ${r.reason}`];
+  const lines = [
+    `failed (${r.channel}, ${r.kind}${r.status !== undefined ? `, HTTP ${r.status}` : ''}${r.providerCode !== undefined ? `, provider code ${r.providerCode}` : ''})`,
+    `reason: ${r.reason}`,
+  ];
   if (r.hint) lines.push(`hint: ${r.hint}`);
   return `${lines.join('\n')}\n`;
 }

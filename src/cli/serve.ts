@@ -27,7 +27,12 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
   const logger = createLogger(config.logLevel);
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
   const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
-  io.out(banner(server, bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`)));
+  io.out(
+    banner(
+      server,
+      bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`),
+    ),
+  );
   logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db), owner: server.runtime.owner }, 'colloquy serve started');
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
@@ -45,12 +50,22 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
 }
 
 function banner(s: RunningServer, bots: string[]): string {
-  const lines = [`Colloquy is serving ${bots.length} bot${bots.length === 1 ? '' : 's'}: ${bots.join(', ')}`, `  webhook     ${s.url}/webhook   (SMS: ${s.url}/webhook/sms)`, `  health      ${s.url}/healthz    metrics: ${s.url}/metrics`];
+  const lines = [
+    `Colloquy is serving ${bots.length} bot${bots.length === 1 ? '' : 's'}: ${bots.join(', ')}`,
+    `  webhook     ${s.url}/webhook   (SMS: ${s.url}/webhook/sms)`,
+    `  health      ${s.url}/healthz    metrics: ${s.url}/metrics`,
+  ];
   if (s.sandbox) {
     lines.push(`  sandbox     ${s.sandboxUrl}   (no COLLOQUY_BASE_URL set: messages go to the built-in sandbox provider)`);
-    lines.push(s.sandboxControls ? `  simulator   ${s.url}/simulator   (agent console: ${s.url}/simulator/agent)` : `  simulator   not mounted: HOST=${s.config.host} is not loopback (set COLLOQUY_SANDBOX_PUBLIC=1 to mount it and /sandbox/_sandbox/*)`);
+    lines.push(
+      s.sandboxControls
+        ? `  simulator   ${s.url}/simulator   (agent console: ${s.url}/simulator/agent)`
+        : `  simulator   not mounted: HOST=${s.config.host} is not loopback (set COLLOQUY_SANDBOX_PUBLIC=1 to mount it and /sandbox/_sandbox/*)`,
+    );
   } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : ''}`);
-  lines.push(`  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? 'bearer token required' : s.sandbox ? 'open on loopback: no COLLOQUY_AGENT_TOKEN' : 'disabled: set COLLOQUY_AGENT_TOKEN'})`);
+  lines.push(
+    `  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? 'bearer token required' : s.sandbox ? 'open on loopback: no COLLOQUY_AGENT_TOKEN' : 'disabled: set COLLOQUY_AGENT_TOKEN'})`,
+  );
   lines.push(`  database    ${describeStoreLocation(s.config.db)}`, '');
   return lines.join('\n');
 }

@@ -29,7 +29,8 @@ export async function transcriptCommand(args: readonly string[], o: { db?: strin
 
 /** The readable transcript: a header, then one line per inbound and per message. */
 export function transcriptText(c: ConversationRecord, entries: readonly TranscriptEntry[]): string {
-  const head = `Conversation ${c.id} · bot ${c.botId} v${c.botVersion} · user ${c.user} · ${c.status} · state ${stateLabel(c)} · ${c.channel}\n` +
+  const head =
+    `Conversation ${c.id} · bot ${c.botId} v${c.botVersion} · user ${c.user} · ${c.status} · state ${stateLabel(c)} · ${c.channel}\n` +
     `started ${iso(c.createdAt)} · last activity ${iso(c.lastActivityAt)}${c.endedAt === null ? '' : ` · ended ${iso(c.endedAt)}`}\n`;
   if (entries.length === 0) return `${head}(nothing in or out yet)\n`;
   return head + entries.map((e) => (e.direction === 'in' ? inLine(e) : outLine(e.record))).join('\n') + '\n';
@@ -61,7 +62,9 @@ function messageText(m: Message): string {
   try {
     const list = choicesOf(m);
     if (list.length) choices = ` [${list.map((c) => `${c.id}=${JSON.stringify(c.title)}`).join(', ')}]`;
-  } catch { /* a flow has no choices */ }
+  } catch {
+    /* a flow has no choices */
+  }
   return `${m.kind} ${JSON.stringify(body)}${choices}`;
 }
 

@@ -40,7 +40,12 @@ export class ActorHandle {
   dirty = false;
   private readonly waiters: (() => void)[] = [];
 
-  constructor(readonly bot: Bot, snapshot: unknown, input: unknown, onChange: () => void) {
+  constructor(
+    readonly bot: Bot,
+    snapshot: unknown,
+    input: unknown,
+    onChange: () => void,
+  ) {
     const options = snapshot === undefined ? { input } : { snapshot: snapshot as never, input };
     this.actor = createActor(bot.machine as AnyStateMachine, { ...options, clock: inertClock as never });
     this.actor.on(SAY_EVENT, (e: SayEvent) => {
@@ -52,8 +57,15 @@ export class ActorHandle {
       this.handoffs.push('error' in e ? { state, error: e.error } : { state, options: e.options });
     });
     this.actor.subscribe({
-      next: () => { this.changed(onChange); this.wake(); },
-      error: (err: unknown) => { this.error = err; this.changed(onChange); this.wake(); },
+      next: () => {
+        this.changed(onChange);
+        this.wake();
+      },
+      error: (err: unknown) => {
+        this.error = err;
+        this.changed(onChange);
+        this.wake();
+      },
       complete: () => this.wake(),
     });
     const scheduler = this.actor.system.scheduler as { cancel: (source: AnyActorRef, id: string) => void };

@@ -20,7 +20,10 @@ export function pause(clock: RuntimeClock, ms: number): { done: Promise<void>; c
   let cancel = () => {};
   const done = new Promise<void>((resolve) => {
     const handle = clock.setTimeout(resolve, ms);
-    cancel = () => { clock.clearTimeout(handle); resolve(); };
+    cancel = () => {
+      clock.clearTimeout(handle);
+      resolve();
+    };
   });
   return { done, cancel };
 }

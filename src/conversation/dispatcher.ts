@@ -62,24 +62,36 @@ export class Dispatcher {
   private failures = 0;
   private readonly waits = new Set<() => void>();
 
-  constructor(private readonly d: Deps, options: DispatcherOptions = {}) {
+  constructor(
+    private readonly d: Deps,
+    options: DispatcherOptions = {},
+  ) {
     const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.o = { concurrency: 64, maxAttempts: 6, baseDelayMs: 2_000, maxDelayMs: 300_000, ...options, leaseMs, heartbeatMs: options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3)) };
     if (!(this.o.leaseMs > 0)) throw new ConfigError('dispatcher.leaseMs', `must be a positive number of milliseconds (got ${this.o.leaseMs})`);
-    if (!(this.o.heartbeatMs > 0 && this.o.heartbeatMs < this.o.leaseMs)) throw new ConfigError('dispatcher.heartbeatMs', `must be positive and shorter than the lease (${this.o.leaseMs} ms), got ${this.o.heartbeatMs}`);
+    if (!(this.o.heartbeatMs > 0 && this.o.heartbeatMs < this.o.leaseMs))
+      throw new ConfigError('dispatcher.heartbeatMs', `must be positive and shorter than the lease (${this.o.leaseMs} ms), got ${this.o.heartbeatMs}`);
   }
 
   /** Looks for due rows now. */
   wake(): void {
     if (this.stopped) return;
-    if (this.pumping) { this.again = true; return; }
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
     this.pumping = this.pump()
-      .then(() => { this.failures = 0; })
+      .then(() => {
+        this.failures = 0;
+      })
       .catch((err: unknown) => this.pumpFailed(err))
       .finally(() => {
         this.pumping = undefined;
         // A wake() during the pump's last steps (after its loop looked at `again`) must not be lost.
-        if (this.again) { this.again = false; this.wake(); }
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
       });
   }
 
@@ -112,7 +124,13 @@ export class Dispatcher {
   private setTimer(delayMs: number): void {
     if (this.stopped) return;
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
-    this.timer = this.d.clock.setTimeout(() => { this.timer = undefined; this.wake(); }, Math.max(0, delayMs));
+    this.timer = this.d.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.wake();
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   private async pump(): Promise<void> {
@@ -140,7 +158,11 @@ export class Dispatcher {
     this.inflight.set(row.id, held);
     const t = this.deliver(row, held)
       .catch((err) => this.d.logger.error({ err: errorInfo(err), outbox: row.id }, 'recording a send failed'))
-      .finally(() => { this.inflight.delete(row.id); this.tasks.delete(t); this.wake(); });
+      .finally(() => {
+        this.inflight.delete(row.id);
+        this.tasks.delete(t);
+        this.wake();
+      });
     this.tasks.add(t);
   }
 
@@ -154,13 +176,23 @@ export class Dispatcher {
     const renew = () => {
       timer = this.d.clock.setTimeout(() => {
         if (held.claim === null || released) return;
-        void this.d.store.renewLease(id, held.claim, this.d.clock.now() + this.o.leaseMs)
-          .then((ok) => { if (ok) renew(); else this.d.logger.warn({ outbox: id }, 'a send lease was lost (another process claimed the row)'); })
-          .catch((err) => { this.d.logger.warn({ err: errorInfo(err), outbox: id }, 'could not renew a send lease; trying at the next beat'); renew(); });
+        void this.d.store
+          .renewLease(id, held.claim, this.d.clock.now() + this.o.leaseMs)
+          .then((ok) => {
+            if (ok) renew();
+            else this.d.logger.warn({ outbox: id }, 'a send lease was lost (another process claimed the row)');
+          })
+          .catch((err) => {
+            this.d.logger.warn({ err: errorInfo(err), outbox: id }, 'could not renew a send lease; trying at the next beat');
+            renew();
+          });
       }, this.o.heartbeatMs);
     };
     renew();
-    return () => { released = true; if (timer !== undefined) this.d.clock.clearTimeout(timer); };
+    return () => {
+      released = true;
+      if (timer !== undefined) this.d.clock.clearTimeout(timer);
+    };
   }
 
   /**
@@ -256,8 +288,13 @@ function code(r: SendFailed): string | undefined {
 
 function accepted(r: Extract<SendResult, { ok: true }>): SendRecord {
   return {
-    state: 'sent', providerId: r.providerId, httpStatus: r.status, response: r.raw,
-    smsCode: r.sms?.code, smsMailingId: r.sms?.mailingId === null || r.sms?.mailingId === undefined ? undefined : String(r.sms.mailingId), smsResult: r.sms?.result ?? undefined,
+    state: 'sent',
+    providerId: r.providerId,
+    httpStatus: r.status,
+    response: r.raw,
+    smsCode: r.sms?.code,
+    smsMailingId: r.sms?.mailingId === null || r.sms?.mailingId === undefined ? undefined : String(r.sms.mailingId),
+    smsResult: r.sms?.result ?? undefined,
   };
 }
 

@@ -30,7 +30,13 @@ export function shouldFallBack(bot: Bot, row: OutboxRecord, info: FallbackInfo):
 }
 
 /** What follows a failure: the SMS fallback, or `delivery.failed` for the bot. */
-export function followUp(bot: Bot, row: OutboxRecord, failure: Pick<SendFailed, 'reason' | 'providerCode' | 'hint' | 'status' | 'auth'>, trigger: FallbackTrigger, ctx: { sms: SmsSettings; now: number }): { follow: FailureFollowUp; fellBack: boolean } {
+export function followUp(
+  bot: Bot,
+  row: OutboxRecord,
+  failure: Pick<SendFailed, 'reason' | 'providerCode' | 'hint' | 'status' | 'auth'>,
+  trigger: FallbackTrigger,
+  ctx: { sms: SmsSettings; now: number },
+): { follow: FailureFollowUp; fellBack: boolean } {
   const message = row.message as Message;
   const info: FallbackInfo = { trigger, status: failure.status, code: failure.providerCode, reason: failure.reason, message };
   if (!failure.auth && shouldFallBack(bot, row, info)) {
@@ -39,7 +45,11 @@ export function followUp(bot: Bot, row: OutboxRecord, failure: Pick<SendFailed, 
   }
   const reason = trigger === 'retries-exhausted' ? `retries exhausted: ${failure.reason}` : failure.reason;
   const inbound: NewInbound = {
-    providerId: `delivery:${row.id}`, botId: row.botId, user: row.user, source: 'delivery', receivedAt: ctx.now,
+    providerId: `delivery:${row.id}`,
+    botId: row.botId,
+    user: row.user,
+    source: 'delivery',
+    receivedAt: ctx.now,
     event: { type: 'delivery.failed', channel: row.channel, reason, code: failure.providerCode, hint: failure.hint, messageId: row.fallbackOf ?? row.id },
     raw: { conversationId: row.conversationId, outbox: row.id },
   };

@@ -16,7 +16,11 @@ import { summarize, type TranscriptLine } from './handoff-lines.js';
 /** Why an agent's request was refused: `not_found` (404), `conflict` (409) or `invalid` (400). */
 export class HandoffError extends ColloquyError {
   override name = 'HandoffError';
-  constructor(code: 'not_found' | 'conflict' | 'invalid', message: string, readonly field?: string) {
+  constructor(
+    code: 'not_found' | 'conflict' | 'invalid',
+    message: string,
+    readonly field?: string,
+  ) {
     super(code, message);
   }
 }
@@ -75,14 +79,25 @@ export class HandoffDesk {
 
   /** Open handoffs, oldest first, each with the conversation's last lines; optionally of one queue, bot or status. */
   async queue(filter: { readonly queue?: string | undefined; readonly bot?: string | undefined; readonly status?: 'waiting' | 'claimed' | undefined } = {}): Promise<QueuedHandoff[]> {
-    await this.d.store.closeOrphanHandoffs(this.write()).then((n) => { if (n) this.changed(); });
+    await this.d.store.closeOrphanHandoffs(this.write()).then((n) => {
+      if (n) this.changed();
+    });
     const out: QueuedHandoff[] = [];
     for (const h of await this.d.store.openHandoffs()) {
       if ((filter.queue !== undefined && h.queue !== filter.queue) || (filter.bot !== undefined && h.botId !== filter.bot) || (filter.status !== undefined && h.state !== filter.status)) continue;
       const lines = (await this.d.store.transcript(h.conversationId)).map(summarize);
       out.push({
-        conversationId: h.conversationId, bot: h.botId, user: h.user, reason: h.reason, queue: h.queue, status: h.state === 'claimed' ? 'claimed' : 'waiting',
-        agent: h.state === 'claimed' ? h.agent : null, since: h.startedAt, claimedAt: h.claimedAt, timeoutAt: h.timeoutAt, lastMessages: lines.slice(-LAST_MESSAGES),
+        conversationId: h.conversationId,
+        bot: h.botId,
+        user: h.user,
+        reason: h.reason,
+        queue: h.queue,
+        status: h.state === 'claimed' ? 'claimed' : 'waiting',
+        agent: h.state === 'claimed' ? h.agent : null,
+        since: h.startedAt,
+        claimedAt: h.claimedAt,
+        timeoutAt: h.timeoutAt,
+        lastMessages: lines.slice(-LAST_MESSAGES),
       });
     }
     return out;
@@ -142,8 +157,14 @@ export class HandoffDesk {
     const conv = await this.conversationOrThrow(conversationId);
     const [handoff, transcript] = await Promise.all([this.d.store.openHandoff(conversationId), this.d.store.transcript(conversationId)]);
     return {
-      conversationId, bot: conv.botId, user: conv.user, status: conv.status, state: conv.state, channel: conv.channel,
-      handoff: handoff ?? null, transcript: transcript.map((e: TranscriptEntry) => summarize(e)),
+      conversationId,
+      bot: conv.botId,
+      user: conv.user,
+      status: conv.status,
+      state: conv.state,
+      channel: conv.channel,
+      handoff: handoff ?? null,
+      transcript: transcript.map((e: TranscriptEntry) => summarize(e)),
     };
   }
 
@@ -156,7 +177,11 @@ export class HandoffDesk {
   /** @internal Something about handoffs changed. */
   changed(): void {
     for (const l of this.listeners) {
-      try { l(); } catch (err) { this.d.logger.warn({ err }, 'a handoff listener threw'); }
+      try {
+        l();
+      } catch (err) {
+        this.d.logger.warn({ err }, 'a handoff listener threw');
+      }
     }
   }
 

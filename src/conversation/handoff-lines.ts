@@ -30,8 +30,14 @@ export function summarize(e: TranscriptEntry): TranscriptLine {
   const m = r.message as Message;
   const agent = r.agent ?? undefined;
   return {
-    direction: 'out', at: e.at, from: agent !== undefined ? 'agent' : 'bot', ...(agent !== undefined && { agent }), kind: r.kind, text: messageText(m),
-    delivery: { state: r.deliveryStatus ?? r.state, channel: r.channel, fallback: r.fallbackOf !== null }, raw: m,
+    direction: 'out',
+    at: e.at,
+    from: agent !== undefined ? 'agent' : 'bot',
+    ...(agent !== undefined && { agent }),
+    kind: r.kind,
+    text: messageText(m),
+    delivery: { state: r.deliveryStatus ?? r.state, channel: r.channel, fallback: r.fallbackOf !== null },
+    raw: m,
   };
 }
 
@@ -47,10 +53,16 @@ function inboundText(ev: { type: string; text?: string; title?: string; by?: str
 /** The text a person reads for a message. */
 export function messageText(m: Message): string {
   switch (m.kind) {
-    case 'text': case 'sms': return m.text;
-    case 'list': return m.listMessages.body;
-    case 'buttons': return m.replyButtons.body;
-    case 'flow': return m.flow.body ?? '(a flow)';
-    default: return '';
+    case 'text':
+    case 'sms':
+      return m.text;
+    case 'list':
+      return m.listMessages.body;
+    case 'buttons':
+      return m.replyButtons.body;
+    case 'flow':
+      return m.flow.body ?? '(a flow)';
+    default:
+      return '';
   }
 }

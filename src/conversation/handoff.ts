@@ -24,9 +24,7 @@ export interface HandoffOptions {
 }
 
 /** What `handoff()` emits: the options, or the error their function threw. */
-export type HandoffRequestEvent =
-  | { readonly type: typeof HANDOFF_EVENT; readonly options: HandoffOptions }
-  | { readonly type: typeof HANDOFF_EVENT; readonly error: unknown };
+export type HandoffRequestEvent = { readonly type: typeof HANDOFF_EVENT; readonly options: HandoffOptions } | { readonly type: typeof HANDOFF_EVENT; readonly error: unknown };
 
 /** Options, or a function of the machine's context and event that returns them. */
 export type HandoffInput<TContext extends MachineContext, TExpressionEvent extends EventObject, TParams, TEvent extends EventObject> =
@@ -43,12 +41,9 @@ export type HandoffInput<TContext extends MachineContext, TExpressionEvent exten
  *   on: { 'handoff.ended': 'anythingElse', 'handoff.timeout': 'callback' },
  * }
  */
-export function handoff<
-  TContext extends MachineContext,
-  TExpressionEvent extends EventObject,
-  TParams extends ParameterizedObject['params'] | undefined,
-  TEvent extends EventObject,
->(input: HandoffInput<TContext, TExpressionEvent, TParams, TEvent> = {}): ActionFunction<TContext, TExpressionEvent, TEvent, TParams, never, never, never, never, HandoffRequestEvent> {
+export function handoff<TContext extends MachineContext, TExpressionEvent extends EventObject, TParams extends ParameterizedObject['params'] | undefined, TEvent extends EventObject>(
+  input: HandoffInput<TContext, TExpressionEvent, TParams, TEvent> = {},
+): ActionFunction<TContext, TExpressionEvent, TEvent, TParams, never, never, never, never, HandoffRequestEvent> {
   return emit<TContext, TExpressionEvent, TParams, TEvent, HandoffRequestEvent>((args, params): HandoffRequestEvent => {
     try {
       return { type: HANDOFF_EVENT, options: typeof input === 'function' ? input(args, params) : input };
@@ -63,6 +58,7 @@ export function handoffProblem(o: HandoffOptions): string | undefined {
   if (typeof o !== 'object' || o === null) return 'handoff() options must be an object';
   if (o.reason !== undefined && (typeof o.reason !== 'string' || o.reason.length > 500)) return 'reason must be a string of at most 500 characters';
   if (o.queue !== undefined && (typeof o.queue !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/.test(o.queue))) return 'queue must be 1–64 letters, digits, spaces, "_", "-" or "."';
-  if (o.timeoutMs !== undefined && (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 1 || o.timeoutMs > 30 * 24 * 3_600_000)) return 'timeoutMs must be a whole number of milliseconds from 1 to 30 days';
+  if (o.timeoutMs !== undefined && (!Number.isInteger(o.timeoutMs) || o.timeoutMs < 1 || o.timeoutMs > 30 * 24 * 3_600_000))
+    return 'timeoutMs must be a whole number of milliseconds from 1 to 30 days';
   return undefined;
 }

@@ -20,7 +20,11 @@ interface Deps {
 
 /** Counts and logs a conversation whose state the version that would run it does not have. */
 export function reportIncompatible(d: Deps, bot: Bot, conv: ConversationRecord, i: Incompatible): void {
-  d.metrics.inc('colloquy_incompatible_conversations_total', 'Conversations whose state a bot version no longer has, by bot, version and policy', { bot: bot.id, version: String(i.from), policy: bot.onIncompatible });
+  d.metrics.inc('colloquy_incompatible_conversations_total', 'Conversations whose state a bot version no longer has, by bot, version and policy', {
+    bot: bot.id,
+    version: String(i.from),
+    policy: bot.onIncompatible,
+  });
   d.logger.warn(
     { bot: bot.id, version: i.from, toVersion: i.to, state: i.stored.join(', '), missing: i.states.join(', '), conversation: conv.id, user: conv.user, policy: bot.onIncompatible },
     `conversation ${conv.id} is in a state version ${i.to} of bot "${bot.id}" does not have (${i.states.join(', ')}); onIncompatible: ${bot.onIncompatible}`,
@@ -33,11 +37,17 @@ export function reportIncompatible(d: Deps, bot: Bot, conv: ConversationRecord, 
  */
 export function reportMigrated(d: Deps, bot: Bot, conv: ConversationRecord, steps: readonly number[]): void {
   if (conv.botVersion > bot.version) {
-    d.logger.warn({ bot: bot.id, version: conv.botVersion, toVersion: bot.version, conversation: conv.id, user: conv.user, state: conv.state }, `conversation ${conv.id} of version ${conv.botVersion} now runs on version ${bot.version} of bot "${bot.id}" (version ${conv.botVersion} is not served)`);
+    d.logger.warn(
+      { bot: bot.id, version: conv.botVersion, toVersion: bot.version, conversation: conv.id, user: conv.user, state: conv.state },
+      `conversation ${conv.id} of version ${conv.botVersion} now runs on version ${bot.version} of bot "${bot.id}" (version ${conv.botVersion} is not served)`,
+    );
     return;
   }
   d.metrics.inc('colloquy_conversations_migrated_total', 'Conversations brought to a newer bot version by its migrations', { bot: bot.id, from: String(conv.botVersion), to: String(bot.version) });
-  d.logger.info({ bot: bot.id, version: conv.botVersion, toVersion: bot.version, steps, conversation: conv.id, user: conv.user, state: conv.state }, `conversation ${conv.id} migrated from version ${conv.botVersion} to ${bot.version}`);
+  d.logger.info(
+    { bot: bot.id, version: conv.botVersion, toVersion: bot.version, steps, conversation: conv.id, user: conv.user, state: conv.state },
+    `conversation ${conv.id} migrated from version ${conv.botVersion} to ${bot.version}`,
+  );
 }
 
 /**
@@ -49,7 +59,14 @@ export async function closeIncompatible(d: Deps, bot: Bot, conv: ConversationRec
   const none = { upsert: [], remove: [], activeStateNodes: [] };
   const close = { conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', flowToken: conv.flowToken, userActivity: false, outbox: [], timers: none };
   if (bot.onIncompatible === 'end') {
-    await d.store.commitTurn({ ...close, key: { botId: conv.botId, user: conv.user }, status: 'expired', inboxId, inboxNote: `not run: the conversation ended because its ${why}`, now: d.clock.now() });
+    await d.store.commitTurn({
+      ...close,
+      key: { botId: conv.botId, user: conv.user },
+      status: 'expired',
+      inboxId,
+      inboxNote: `not run: the conversation ended because its ${why}`,
+      now: d.clock.now(),
+    });
     return;
   }
   // Failed while the conversation is still active, so the inbound stays in its transcript.

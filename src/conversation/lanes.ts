@@ -94,7 +94,8 @@ export class Lanes {
     this.leaseMs = o.leaseMs ?? DEFAULT_LANE_LEASE_MS;
     this.heartbeatMs = o.heartbeatMs ?? Math.min(DEFAULT_LANE_HEARTBEAT_MS, Math.floor(this.leaseMs / 3));
     if (!(this.leaseMs > 0)) throw new ConfigError('lanes.leaseMs', `must be a positive number of milliseconds (got ${this.leaseMs})`);
-    if (!(this.heartbeatMs > 0 && this.heartbeatMs < this.leaseMs)) throw new ConfigError('lanes.heartbeatMs', `must be positive and shorter than the lease (${this.leaseMs} ms), got ${this.heartbeatMs}`);
+    if (!(this.heartbeatMs > 0 && this.heartbeatMs < this.leaseMs))
+      throw new ConfigError('lanes.heartbeatMs', `must be positive and shorter than the lease (${this.leaseMs} ms), got ${this.heartbeatMs}`);
   }
 
   /** Starts the heartbeat. */
@@ -127,7 +128,10 @@ export class Lanes {
     const lane = this.lane(key);
     if (mode === 'sync') lane.sync = true;
     if (mode === 'resume') lane.resume = true;
-    if (lane.running) { lane.again = true; return; }
+    if (lane.running) {
+      lane.again = true;
+      return;
+    }
     lane.running = true;
     const k = laneKey(key);
     const at = { botId: key.botId, user: key.user };
@@ -205,7 +209,10 @@ export class Lanes {
       const lane = this.lanes.get(laneKey(r.key));
       // Ours in the database, not known here (a claim whose answer was lost): run it, which re-claims it.
       if (!lane?.held) this.kick(r.key);
-      else if (r.workSeq > lane.seq) { lane.seq = r.workSeq; this.kick(r.key); }
+      else if (r.workSeq > lane.seq) {
+        lane.seq = r.workSeq;
+        this.kick(r.key);
+      }
     }
     for (const [k, lane] of this.lanes) {
       if (!lane.held || lane.held.epoch > mark || seen.has(k)) continue;
@@ -224,7 +231,7 @@ export class Lanes {
   /** Runs the lane's work until none is left; a store that is unavailable for now is waited out and tried again. */
   private async drain(key: ConversationKey, lane: Lane): Promise<void> {
     const count = { turns: 0 };
-    for (let failures = 0; ;) {
+    for (let failures = 0; ; ) {
       try {
         if (!(await this.step(key, lane, count))) return;
         failures = 0;
@@ -247,11 +254,21 @@ export class Lanes {
     lane.again = false;
     if (lane.resume) {
       lane.resume = false;
-      try { await this.work.resume(key); } catch (err) { if (isStoreUnavailable(err)) lane.resume = true; throw err; }
+      try {
+        await this.work.resume(key);
+      } catch (err) {
+        if (isStoreUnavailable(err)) lane.resume = true;
+        throw err;
+      }
     }
     if (lane.sync) {
       lane.sync = false;
-      try { await this.work.sync(key); } catch (err) { if (isStoreUnavailable(err)) lane.sync = true; throw err; }
+      try {
+        await this.work.sync(key);
+      } catch (err) {
+        if (isStoreUnavailable(err)) lane.sync = true;
+        throw err;
+      }
     }
     // Everything added up to `seen` was committed before it was read, so `next` finds it.
     const seen = lane.seq;
@@ -287,8 +304,14 @@ export class Lanes {
   private async release(key: ConversationKey, lane: Lane, seen: number): Promise<boolean> {
     if (this.work.keep(key) || !lane.held) return false;
     const r = await this.store.releaseLane(this.owner, key, lane.held.fence, seen);
-    if (r.outcome === 'released') { lane.held = undefined; return false; }
-    if (r.outcome === 'more') { lane.seq = Math.max(lane.seq, r.workSeq); return true; }
+    if (r.outcome === 'released') {
+      lane.held = undefined;
+      return false;
+    }
+    if (r.outcome === 'more') {
+      lane.seq = Math.max(lane.seq, r.workSeq);
+      return true;
+    }
     this.lose(key, lane);
     return false;
   }

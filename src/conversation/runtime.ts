@@ -97,22 +97,39 @@ export class Runtime {
     this.bots = new ServedBots(o.bots);
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: o.handoffEvents === true };
-    this.lanes = new Lanes({
-      resume: (k) => this.resume(k), sync: (k) => this.sync(k), next: (k) => this.store.nextInbound(k), process: (row) => this.process(row),
-      keep: (k) => this.live.has(laneKey(k)), lost: (k) => this.dropLive(k),
-      storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
-      observe: (e) => {
-        if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', 'Conversations taken over from another process whose lease ran out (or that gave them up)', {});
-        else this.metrics.set('colloquy_lanes_held', 'Conversations this process held at its last heartbeat', {}, e.count);
+    this.lanes = new Lanes(
+      {
+        resume: (k) => this.resume(k),
+        sync: (k) => this.sync(k),
+        next: (k) => this.store.nextInbound(k),
+        process: (row) => this.process(row),
+        keep: (k) => this.live.has(laneKey(k)),
+        lost: (k) => this.dropLive(k),
+        storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
+        observe: (e) => {
+          if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', 'Conversations taken over from another process whose lease ran out (or that gave them up)', {});
+          else this.metrics.set('colloquy_lanes_held', 'Conversations this process held at its last heartbeat', {}, e.count);
+        },
       },
-    }, o.store, this.logger, this.clock, o.lanes);
+      o.store,
+      this.logger,
+      this.clock,
+      o.lanes,
+    );
     this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
-    this.poller = new Poller(this.clock, this.pollMs, () => this.pollOnce(), (p) => this.track(p));
+    this.poller = new Poller(
+      this.clock,
+      this.pollMs,
+      () => this.pollOnce(),
+      (p) => this.track(p),
+    );
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeDispatcher: () => this.dispatcher.wake(), kick });
     this.dispatcher = new Dispatcher(
       {
-        ...base, adapter: o.adapter, logger: this.logger,
+        ...base,
+        adapter: o.adapter,
+        logger: this.logger,
         storeUnavailable: (err, delayMs, work) => this.storeUnavailable(work, err, delayMs),
         onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
         onSent: (row, id) => this.deliveries.sent(row, id),
@@ -120,16 +137,28 @@ export class Runtime {
       o.dispatcher,
     );
     this.handoffs = new HandoffDesk({
-      ...base, logger: this.logger, sender: o.sender, sms: o.sms ?? {}, notify: o.handoffEvents === true,
-      bot: (id) => this.bots.newest(id), kick: (key) => kick(key), wakeDispatcher: () => this.dispatcher.wake(),
+      ...base,
+      logger: this.logger,
+      sender: o.sender,
+      sms: o.sms ?? {},
+      notify: o.handoffEvents === true,
+      bot: (id) => this.bots.newest(id),
+      kick: (key) => kick(key),
+      wakeDispatcher: () => this.dispatcher.wake(),
     });
-    this.clockwork = new Clockwork({
-      ...base, bots: () => this.bots.newestEach(), kick, track: (p) => this.track(p),
-      failed: (err, delayMs) => {
-        if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
-        else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
+    this.clockwork = new Clockwork(
+      {
+        ...base,
+        bots: () => this.bots.newestEach(),
+        kick,
+        track: (p) => this.track(p),
+        failed: (err, delayMs) => {
+          if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
+          else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
+        },
       },
-    }, o.sweepEveryMs ?? 60_000);
+      o.sweepEveryMs ?? 60_000,
+    );
   }
 
   /** A served bot by id: its newest version, or the version asked for. */
@@ -192,14 +221,18 @@ export class Runtime {
     }
   }
 
-
   /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
   async receive(inbound: Inbound): Promise<{ inboxId: number; duplicate: boolean }> {
     if (!this.accepting) throw new ColloquyError('stopped', 'The runtime is not accepting messages (not started, or shutting down)');
     if (!this.bots.has(inbound.botId)) throw new ConfigError('botId', `no bot "${inbound.botId}" is served`);
     const r = await this.store.addInbound({
-      providerId: inbound.providerId ?? `api:${randomUUID()}`, botId: inbound.botId, user: inbound.user,
-      source: inbound.source ?? 'api', event: inbound.event, raw: inbound.raw, receivedAt: this.clock.now(),
+      providerId: inbound.providerId ?? `api:${randomUUID()}`,
+      botId: inbound.botId,
+      user: inbound.user,
+      source: inbound.source ?? 'api',
+      event: inbound.event,
+      raw: inbound.raw,
+      receivedAt: this.clock.now(),
     });
     this.metrics.inc('colloquy_inbound_total', 'Inbounds received, by source and whether they were duplicates', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
     if (!r.duplicate) this.lanes.kick(inbound);
@@ -219,9 +252,18 @@ export class Runtime {
   async idle(): Promise<void> {
     for (;;) {
       const lanes = this.lanes.running();
-      if (lanes.length) { await Promise.all(lanes); continue; }
-      if (!this.dispatcher.idle) { await this.dispatcher.settle(); continue; }
-      if (this.background.size) { await Promise.all(this.background); continue; }
+      if (lanes.length) {
+        await Promise.all(lanes);
+        continue;
+      }
+      if (!this.dispatcher.idle) {
+        await this.dispatcher.settle();
+        continue;
+      }
+      if (this.background.size) {
+        await Promise.all(this.background);
+        continue;
+      }
       return;
     }
   }
@@ -279,13 +321,16 @@ export class Runtime {
 
   /** Both directions of a conversation, in order, with delivery results. */
   async transcript(key: ConversationKey | number): Promise<TranscriptEntry[]> {
-    const conv = typeof key === 'number' ? await this.store.conversation(key) : await this.store.activeConversation(key) ?? (await this.store.conversations(key)).at(-1);
+    const conv = typeof key === 'number' ? await this.store.conversation(key) : ((await this.store.activeConversation(key)) ?? (await this.store.conversations(key)).at(-1));
     return conv ? this.store.transcript(conv.id) : [];
   }
 
   private async process(row: InboxRecord): Promise<void> {
     const bot = this.bots.newest(row.botId);
-    if (!bot) { await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now()); return; }
+    if (!bot) {
+      await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now());
+      return;
+    }
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -314,7 +359,7 @@ export class Runtime {
     const key = { botId: row.botId, user: row.user };
     const userEvent = isUserEvent(row.event);
     let conv = await this.store.activeConversation(key);
-    let bot = conv ? this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot ?? newest : newest;
+    let bot = conv ? (this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot ?? newest) : newest;
     let expire: number | undefined;
     if (conv && userEvent && isExpired(bot, conv, this.clock.now())) {
       this.logger.info({ bot: bot.id, user: key.user, conversation: conv.id }, 'conversation expired after idling; starting a new one');
@@ -357,7 +402,7 @@ export class Runtime {
       return;
     }
     const { live, fresh } = opened;
-    if (conv && !fresh && conv.botVersion !== bot.version) reportMigrated(this, bot, conv, 'migrated' in opened ? opened.migrated ?? [] : []);
+    if (conv && !fresh && conv.botVersion !== bot.version) reportMigrated(this, bot, conv, 'migrated' in opened ? (opened.migrated ?? []) : []);
     const restarted = !fresh ? false : conv !== undefined;
     if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
@@ -417,7 +462,10 @@ export class Runtime {
     const bot = live?.handle.bot;
     if (!live || !bot) return;
     const conv = await this.store.conversation(live.conversationId);
-    if (conv?.status !== 'active' || conv.version !== live.version) { this.dropLive(key); return; }
+    if (conv?.status !== 'active' || conv.version !== live.version) {
+      this.dropLive(key);
+      return;
+    }
     live.channel = conv.channel;
     try {
       throwIfFailed(bot, live.handle);
@@ -430,7 +478,19 @@ export class Runtime {
       this.dropLive(key);
       if (err instanceof VersionConflictError) return;
       this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
-      await this.store.commitTurn({ key, conversationId: conv.id, expectedVersion: conv.version, snapshot: conv.snapshot, state: conv.state ?? '', status: 'failed', flowToken: conv.flowToken, userActivity: false, outbox: [], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: this.clock.now() });
+      await this.store.commitTurn({
+        key,
+        conversationId: conv.id,
+        expectedVersion: conv.version,
+        snapshot: conv.snapshot,
+        state: conv.state ?? '',
+        status: 'failed',
+        flowToken: conv.flowToken,
+        userActivity: false,
+        outbox: [],
+        timers: { upsert: [], remove: [], activeStateNodes: [] },
+        now: this.clock.now(),
+      });
     }
   }
 
@@ -450,7 +510,10 @@ export class Runtime {
     const { live } = opened;
     if (!live) return; // its next inbound ends or fails it, per onIncompatible
     // Dirty: the invocation settled already (between the actor's start and now); sync commits it.
-    if (opened.fresh || (!live.handle.busy && !live.handle.dirty)) { live.handle.stop(); return; }
+    if (opened.fresh || (!live.handle.busy && !live.handle.dirty)) {
+      live.handle.stop();
+      return;
+    }
     this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running when its process stopped; it runs again');
     this.live.set(laneKey(key), live);
     if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
@@ -466,7 +529,11 @@ export class Runtime {
       if (this.live.get(k) === live) this.live.delete(k);
       live.handle.stop();
     }
-    try { bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never }); } catch (err) { this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw'); }
+    try {
+      bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never });
+    } catch (err) {
+      this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
+    }
     if (sent) this.dispatcher.wake();
     this.track(this.clockwork.check());
   }

@@ -10,9 +10,7 @@ import type { Message } from '../messages/message.js';
 export const SAY_EVENT = 'colloquy.say';
 
 /** What `say()` emits: the messages, or the error their builder threw. */
-export type SayEvent =
-  | { readonly type: typeof SAY_EVENT; readonly messages: readonly Message[] }
-  | { readonly type: typeof SAY_EVENT; readonly error: unknown };
+export type SayEvent = { readonly type: typeof SAY_EVENT; readonly messages: readonly Message[] } | { readonly type: typeof SAY_EVENT; readonly error: unknown };
 
 /** A message, several, or a function of the machine's context and event that builds them. */
 export type SayInput<TContext extends MachineContext, TExpressionEvent extends EventObject, TParams, TEvent extends EventObject> =
@@ -26,12 +24,9 @@ export type SayInput<TContext extends MachineContext, TExpressionEvent extends E
  * @example
  * entry: say(({ context }) => buttons({ body: `Hi ${context.name}`, buttons: [{ id: 'yes', title: 'Yes' }] }))
  */
-export function say<
-  TContext extends MachineContext,
-  TExpressionEvent extends EventObject,
-  TParams extends ParameterizedObject['params'] | undefined,
-  TEvent extends EventObject,
->(input: SayInput<TContext, TExpressionEvent, TParams, TEvent>): ActionFunction<TContext, TExpressionEvent, TEvent, TParams, never, never, never, never, SayEvent> {
+export function say<TContext extends MachineContext, TExpressionEvent extends EventObject, TParams extends ParameterizedObject['params'] | undefined, TEvent extends EventObject>(
+  input: SayInput<TContext, TExpressionEvent, TParams, TEvent>,
+): ActionFunction<TContext, TExpressionEvent, TEvent, TParams, never, never, never, never, SayEvent> {
   return emit<TContext, TExpressionEvent, TParams, TEvent, SayEvent>((args, params): SayEvent => {
     try {
       const out = typeof input === 'function' ? input(args, params) : input;

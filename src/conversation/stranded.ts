@@ -41,7 +41,10 @@ export async function findStranded(store: Store, bots: readonly Bot[]): Promise<
   let checked = 0;
   for (const conv of await store.conversations({ status: 'active' })) {
     const choice = served.choose(conv.botId, conv.botVersion, (conv.snapshot as { value?: unknown } | null)?.value);
-    if (!choice) { otherBots[conv.botId] = (otherBots[conv.botId] ?? 0) + 1; continue; }
+    if (!choice) {
+      otherBots[conv.botId] = (otherBots[conv.botId] ?? 0) + 1;
+      continue;
+    }
     checked++;
     const reason = strandReason(choice.bot, conv);
     if (reason === undefined) continue;

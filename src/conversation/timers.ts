@@ -30,7 +30,10 @@ export class Clockwork {
   /** Checks that failed in a row: the next try waits longer. */
   private failures = 0;
 
-  constructor(private readonly d: Deps, private readonly sweepEveryMs: number) {}
+  constructor(
+    private readonly d: Deps,
+    private readonly sweepEveryMs: number,
+  ) {}
 
   start(): Promise<void> {
     this.running = true;
@@ -78,10 +81,16 @@ export class Clockwork {
     const { clock } = this.d;
     if (this.timer !== undefined) clock.clearTimeout(this.timer);
     this.timerAt = next;
-    this.timer = next === undefined ? undefined : clock.setTimeout(() => {
-      this.timer = this.timerAt = undefined;
-      this.d.track(this.check());
-    }, Math.max(0, next - clock.now()));
+    this.timer =
+      next === undefined
+        ? undefined
+        : clock.setTimeout(
+            () => {
+              this.timer = this.timerAt = undefined;
+              this.d.track(this.check());
+            },
+            Math.max(0, next - clock.now()),
+          );
   }
 
   /** Expires conversations idle past their bot's expiry; returns how many. */
@@ -95,7 +104,11 @@ export class Clockwork {
 
   private scheduleSweep(): void {
     this.sweeper = this.d.clock.setTimeout(() => {
-      this.d.track(this.sweep().finally(() => { if (this.running) this.scheduleSweep(); }));
+      this.d.track(
+        this.sweep().finally(() => {
+          if (this.running) this.scheduleSweep();
+        }),
+      );
     }, this.sweepEveryMs);
   }
 }

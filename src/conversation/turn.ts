@@ -82,7 +82,13 @@ export type Opened =
 export async function openActor(deps: TurnDeps, bot: Bot, key: ConversationKey, conv: ConversationRecord | undefined): Promise<Opened> {
   const input = bot.options.input ? bot.options.input(key) : { user: key.user, botId: key.botId };
   const onChange = () => deps.onLiveChange(key);
-  const base = { conversationId: conv?.id ?? 0, version: conv?.version ?? 0, botVersion: bot.version, flowToken: conv?.flowToken ?? newFlowToken(), channel: conv?.channel ?? ('interactive' as const) };
+  const base = {
+    conversationId: conv?.id ?? 0,
+    version: conv?.version ?? 0,
+    botVersion: bot.version,
+    flowToken: conv?.flowToken ?? newFlowToken(),
+    channel: conv?.channel ?? ('interactive' as const),
+  };
   let incompatible: Incompatible | undefined;
   if (conv && conv.snapshot !== null && typeof conv.snapshot === 'object') {
     const timers = conv.botVersion === bot.version ? [] : await deps.store.timers(conv.id);
@@ -148,11 +154,24 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const carried = live.carried;
   try {
     const result = await deps.store.commitTurn({
-      key, conversationId: plan.conv?.id, expectedVersion: plan.conv?.version ?? 0,
-      snapshot, state, status, flowToken: live.flowToken, botVersion: live.botVersion, channel: plan.channel ?? (plan.conv ? undefined : live.channel),
-      lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)), userActivity: plan.userActivity, expire: plan.expire,
-      inboxId: plan.inboxId, outbox, timers: withCarried(timers, live), now,
-      handoff, notifyHandoffs: deps.notifyHandoffs,
+      key,
+      conversationId: plan.conv?.id,
+      expectedVersion: plan.conv?.version ?? 0,
+      snapshot,
+      state,
+      status,
+      flowToken: live.flowToken,
+      botVersion: live.botVersion,
+      channel: plan.channel ?? (plan.conv ? undefined : live.channel),
+      lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)),
+      userActivity: plan.userActivity,
+      expire: plan.expire,
+      inboxId: plan.inboxId,
+      outbox,
+      timers: withCarried(timers, live),
+      now,
+      handoff,
+      notifyHandoffs: deps.notifyHandoffs,
     });
     return { ...result, handoff };
   } catch (err) {
@@ -179,7 +198,11 @@ export function requestedHandoff(bot: Bot, requests: readonly ({ state: string; 
   const last = requests.at(-1);
   if (last === undefined) return undefined;
   if ('error' in last) {
-    throw new BotError(`Bot "${bot.id}", state "${last.state}": handoff() failed: ${last.error instanceof Error ? last.error.message : String(last.error)}`, { bot: bot.id, state: last.state }, { cause: last.error });
+    throw new BotError(
+      `Bot "${bot.id}", state "${last.state}": handoff() failed: ${last.error instanceof Error ? last.error.message : String(last.error)}`,
+      { bot: bot.id, state: last.state },
+      { cause: last.error },
+    );
   }
   const problem = handoffProblem(last.options);
   if (problem !== undefined) throw new BotError(`Bot "${bot.id}", state "${last.state}": handoff(): ${problem}`, { bot: bot.id, state: last.state });

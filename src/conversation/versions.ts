@@ -59,7 +59,10 @@ export function validateMigrationTargets(bot: string, version: number, machine: 
 const isPath = (p: unknown): p is string => typeof p === 'string' && p.length > 0 && p.split('.').every((s) => s.length > 0);
 
 /** An active leaf of a state value: its path, and whether XState writes it as a string (`{a: 'b'}`) or an empty object (a parallel region's atomic state). */
-interface Leaf { path: string[]; asString: boolean }
+interface Leaf {
+  path: string[];
+  asString: boolean;
+}
 
 /** The active leaves of a state value. */
 export function leavesOf(value: unknown, prefix: string[] = []): Leaf[] {
@@ -80,7 +83,10 @@ export function valueFromLeaves(leaves: readonly Leaf[]): unknown {
     const parents = leaf.asString ? leaf.path.slice(0, -1) : leaf.path;
     parents.forEach((seg, i) => {
       const last = i === parents.length - 1;
-      if (last && leaf.asString) { node[seg] = leaf.path.at(-1); return; }
+      if (last && leaf.asString) {
+        node[seg] = leaf.path.at(-1);
+        return;
+      }
       if (typeof node[seg] !== 'object' || node[seg] === null) node[seg] = {};
       node = node[seg] as Record<string, unknown>;
     });
@@ -131,7 +137,9 @@ export function pathExists(machine: AnyStateMachine, path: readonly string[]): b
 
 /** The leaves of a state value that the machine does not have, as dotted paths (empty when it fits). */
 export function missingStates(machine: AnyStateMachine, value: unknown): string[] {
-  return leavesOf(value).filter((l) => !pathExists(machine, l.path)).map((l) => l.path.join('.'));
+  return leavesOf(value)
+    .filter((l) => !pathExists(machine, l.path))
+    .map((l) => l.path.join('.'));
 }
 
 /** A persisted snapshot, as far as migrations read it. */
@@ -155,7 +163,13 @@ export interface MigratedSnapshot {
 /** A migration step's context function threw. */
 export class MigrationError extends BotError {
   override name = 'MigrationError';
-  constructor(bot: string, readonly from: number, readonly to: number, state: string, cause: unknown) {
+  constructor(
+    bot: string,
+    readonly from: number,
+    readonly to: number,
+    state: string,
+    cause: unknown,
+  ) {
     super(`Bot "${bot}": migration ${to} (from version ${from}) failed in state "${state}": ${cause instanceof Error ? cause.message : String(cause)}`, { bot, state }, { cause });
   }
 }
@@ -163,7 +177,12 @@ export class MigrationError extends BotError {
 /** A conversation's state exists neither in its bot's version nor via a migration, and the bot says `onIncompatible: 'fail'`. */
 export class IncompatibleStateError extends BotError {
   override name = 'IncompatibleStateError';
-  constructor(bot: string, readonly fromVersion: number, state: string, message: string) {
+  constructor(
+    bot: string,
+    readonly fromVersion: number,
+    state: string,
+    message: string,
+  ) {
     super(message, { bot, state });
   }
 }
@@ -223,7 +242,14 @@ function renameInvocation(ref: string, rootId: string, renames: Readonly<Record<
 /** Drops history entries the machine cannot resolve (XState would warn and skip them on restore). */
 export function pruneHistory(machine: AnyStateMachine, snapshot: unknown): unknown {
   const s = snapshot as PersistedSnapshot;
-  const known = (id: string) => { try { machine.getStateNodeById(id); return true; } catch { return false; } };
+  const known = (id: string) => {
+    try {
+      machine.getStateNodeById(id);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const historyValue: Record<string, { id: string }[]> = {};
   for (const [k, nodes] of Object.entries(s.historyValue ?? {})) {
     const kept = nodes.filter((n) => known(n.id));

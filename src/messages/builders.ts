@@ -52,8 +52,7 @@ export function list(init: ListInit): ListMessage {
       messages: s.rows.map((r) => ({ id: r.id, title: r.title, ...(r.description !== undefined && { description: r.description }) })),
     })),
   };
-  const extra: Issue[] =
-    init.sections !== undefined && init.rows !== undefined ? [{ path: ['listMessages', 'sections'], message: 'give either sections or rows, not both' }] : [];
+  const extra: Issue[] = init.sections !== undefined && init.rows !== undefined ? [{ path: ['listMessages', 'sections'], message: 'give either sections or rows, not both' }] : [];
   return { kind: 'list', listMessages: validated(ListMessagesSchema, body, 'listMessages', init, extra), ...smsOf(init) };
 }
 

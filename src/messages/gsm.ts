@@ -9,9 +9,7 @@
  * escape to the extension table, not a character). 0x09 is the capital `Ç`, as in Unicode's
  * GSM0338 mapping: a lower-case `ç` is not in the table.
  */
-export const GSM7_BASIC =
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' +
-  '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
+export const GSM7_BASIC = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' + '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
 
 /** The extension table (3GPP TS 23.038 §6.2.1.1): each costs two septets (escape + code). */
 export const GSM7_EXTENSION = '\f^{}\\[~]|€';

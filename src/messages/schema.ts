@@ -223,7 +223,10 @@ export const SmsRequestSchema = z.strictObject({
   msisdns: z.array(digits).min(1, 'at least one recipient is required'),
   message: text(LIMITS.sms.message),
   tag: z.string().max(100).optional(),
-  country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO-3166 alpha-2 code in upper case').optional(),
+  country: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO-3166 alpha-2 code in upper case')
+    .optional(),
   dial: z.number().int().positive().optional(),
   mask: z.string().min(1).max(11).optional(),
 });

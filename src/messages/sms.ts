@@ -157,9 +157,7 @@ function rowLine(r: Row): string {
 
 function compose(d: Draft): string {
   const top = lines(d.header, d.body, d.media);
-  const choices = d.sections
-    .map((s) => lines(d.sectionTitles ? s.title : undefined, ...s.rows.map(rowLine)))
-    .join(d.sectionTitles ? '\n\n' : '\n');
+  const choices = d.sections.map((s) => lines(d.sectionTitles ? s.title : undefined, ...s.rows.map(rowLine))).join(d.sectionTitles ? '\n\n' : '\n');
   const hint = d.sections.length > 0 ? d.hint : undefined;
   return [top, d.note, choices, lines(d.footer, hint)].filter((p) => p !== undefined && p !== '').join('\n\n');
 }

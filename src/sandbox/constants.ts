@@ -37,8 +37,7 @@ export const SANDBOX_PATHS = {
 export const REENGAGEMENT_ERROR_CODE = 131047;
 
 /** The details Meta gives with {@link REENGAGEMENT_ERROR_CODE}. */
-export const REENGAGEMENT_DETAILS =
-  'Message failed to send because more than 24 hours have passed since the customer last replied to this number.';
+export const REENGAGEMENT_DETAILS = 'Message failed to send because more than 24 hours have passed since the customer last replied to this number.';
 
 /** The SMS endpoint's documented result codes (provider.md §1.3), by absolute value. */
 export const SMS_ERROR_CODES: Readonly<Record<number, { readonly message: string; readonly hint: string }>> = {

@@ -20,7 +20,14 @@ export const DeliverBody = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('list_reply'), ...message, rowId: z.string(), title: z.string(), description: z.string().optional() }),
   z.strictObject({ kind: z.literal('flow_reply'), ...message, flowToken: z.string(), data: z.record(z.string(), z.unknown()).optional() }),
   z.strictObject({ kind: z.literal('image'), ...message, caption: z.string().optional(), mimeType: z.string().optional() }),
-  z.strictObject({ kind: z.literal('status'), providerId: z.string(), status: z.enum(['sent', 'delivered', 'read', 'failed']), recipient: user.optional(), to: user.optional(), errors: z.array(cloudError).optional() }),
+  z.strictObject({
+    kind: z.literal('status'),
+    providerId: z.string(),
+    status: z.enum(['sent', 'delivered', 'read', 'failed']),
+    recipient: user.optional(),
+    to: user.optional(),
+    errors: z.array(cloudError).optional(),
+  }),
   z.strictObject({ kind: z.literal('sms'), from: user, text: z.string(), to: user.optional(), messageId: z.string().optional() }),
   z.strictObject({ kind: z.literal('payload'), payload: z.unknown(), sms: z.boolean().optional() }),
 ]);

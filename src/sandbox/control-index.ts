@@ -34,12 +34,22 @@ export function controlIndex(sandbox: Sandbox, routes: readonly ControlRoute[], 
   else res.json(listing);
 }
 
-type Listing = { sandbox: string; credentials: Record<string, string>; provider: { method: string; path: string; does: string }[]; control: { method: string; path: string; does: string; body?: unknown }[] };
+type Listing = {
+  sandbox: string;
+  credentials: Record<string, string>;
+  provider: { method: string; path: string; does: string }[];
+  control: { method: string; path: string; does: string; body?: unknown }[];
+};
 
 function indexHtml(l: Listing): string {
   const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  const rows = (rs: Listing['control']): string => rs.map((r) => `<tr><td>${r.method}</td><td><code>${esc(r.path)}</code></td><td>${esc(r.does)}${r.body === undefined ? '' : `<br><code>${esc(JSON.stringify(r.body))}</code>`}</td></tr>`).join('\n');
-  const creds = Object.entries(l.credentials).map(([k, v]) => `<li>${k}: <code>${esc(v)}</code></li>`).join('');
+  const rows = (rs: Listing['control']): string =>
+    rs
+      .map((r) => `<tr><td>${r.method}</td><td><code>${esc(r.path)}</code></td><td>${esc(r.does)}${r.body === undefined ? '' : `<br><code>${esc(JSON.stringify(r.body))}</code>`}</td></tr>`)
+      .join('\n');
+  const creds = Object.entries(l.credentials)
+    .map(([k, v]) => `<li>${k}: <code>${esc(v)}</code></li>`)
+    .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox provider</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;max-width:60em}td{padding:.2em .6em;vertical-align:top}code{font-size:13px}</style></head>
 <body><h1>Sandbox provider</h1><p>${esc(l.sandbox)}. The same listing as JSON: <code>curl</code> this address.</p>
@@ -47,4 +57,3 @@ function indexHtml(l: Listing): string {
 <h2>Provider routes</h2><table>${rows(l.provider)}</table>
 <h2>Control routes (JSON bodies)</h2><table>${rows(l.control)}</table></body></html>`;
 }
-

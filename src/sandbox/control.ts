@@ -20,29 +20,59 @@ const FailBody = z.strictObject({ endpoint: target, status: z.number().int().min
 const RateLimitBody = z.strictObject({ endpoint: target, retryAfter: z.number().int().nonnegative().optional(), body: z.unknown().optional(), times });
 const LatencyBody = z.strictObject({ ms: z.number().nonnegative(), endpoint: target.optional(), times });
 const SmsErrorBody = z.strictObject({ code: z.number().int(), hint: z.string().optional(), message: z.string().optional(), status: z.number().int().min(200).max(599).optional(), times });
-const RefuseBody = z.strictObject({ to: numbers, code: z.number().int().optional(), status: z.number().int().min(200).max(599).optional(), message: z.string().optional(), details: z.string().optional() });
+const RefuseBody = z.strictObject({
+  to: numbers,
+  code: z.number().int().optional(),
+  status: z.number().int().min(200).max(599).optional(),
+  message: z.string().optional(),
+  details: z.string().optional(),
+});
 const AllowBody = z.strictObject({ to: numbers });
 const LifetimeBody = z.strictObject({ seconds: z.number().int().positive() });
 
 function controlRoutes(sandbox: Sandbox): ControlRoute[] {
-  const route = (method: ControlRoute['method'], path: string, does: string, action: ControlRoute['action'], body?: unknown): ControlRoute => ({ method, path, does, action, ...(body !== undefined && { body }) });
+  const route = (method: ControlRoute['method'], path: string, does: string, action: ControlRoute['action'], body?: unknown): ControlRoute => ({
+    method,
+    path,
+    does,
+    action,
+    ...(body !== undefined && { body }),
+  });
   return [
-    route('GET', '/requests', 'every provider request since the last reset (?endpoint=token|messaging|sms)', (req) => (typeof req.query['endpoint'] === 'string' ? sandbox.requestsTo(endpoint.parse(req.query['endpoint'])) : sandbox.requests)),
+    route('GET', '/requests', 'every provider request since the last reset (?endpoint=token|messaging|sms)', (req) =>
+      typeof req.query['endpoint'] === 'string' ? sandbox.requestsTo(endpoint.parse(req.query['endpoint'])) : sandbox.requests,
+    ),
     route('GET', '/messages', 'every accepted message (?to=<number>)', (req) => (typeof req.query['to'] === 'string' ? sandbox.messagesTo(req.query['to']) : sandbox.messages)),
     route('GET', '/stats', 'counts of requests, messages, token requests and tokens issued', () => stats(sandbox)),
     route('GET', '/faults', 'the faults waiting to fire', () => sandbox.faults.snapshot()),
     route('DELETE', '/faults', 'removes every fault', () => sandbox.clearFaults()),
     route('POST', '/faults/clear', 'removes every fault', () => sandbox.clearFaults()),
-    route('POST', '/faults/fail', 'answers the next calls to an endpoint (token, messaging, sms or any) with a status', (req) => failFrom(sandbox, parseBody(FailBody, req.body)), { endpoint: 'messaging', status: 500, times: 2 }),
-    route('POST', '/faults/rate-limit', 'answers the next calls with 429 and Retry-After', (req) => rateLimitFrom(sandbox, parseBody(RateLimitBody, req.body)), { endpoint: 'any', retryAfter: 3, times: 1 }),
+    route('POST', '/faults/fail', 'answers the next calls to an endpoint (token, messaging, sms or any) with a status', (req) => failFrom(sandbox, parseBody(FailBody, req.body)), {
+      endpoint: 'messaging',
+      status: 500,
+      times: 2,
+    }),
+    route('POST', '/faults/rate-limit', 'answers the next calls with 429 and Retry-After', (req) => rateLimitFrom(sandbox, parseBody(RateLimitBody, req.body)), {
+      endpoint: 'any',
+      retryAfter: 3,
+      times: 1,
+    }),
     route('POST', '/faults/latency', 'delays the next calls', (req) => latencyFrom(sandbox, parseBody(LatencyBody, req.body)), { ms: 2000, endpoint: 'messaging', times: 1 }),
-    route('POST', '/faults/sms-error', 'answers the next SMS with one of the provider\'s error codes', (req) => smsErrorFrom(sandbox, parseBody(SmsErrorBody, req.body)), { code: 15, times: 1 }),
-    route('POST', '/faults/refuse-interactive', 'refuses WhatsApp messages to these numbers (the SMS fallback takes over)', (req) => refuseFrom(sandbox, parseBody(RefuseBody, req.body)), { to: '15551234567' }),
+    route('POST', '/faults/sms-error', "answers the next SMS with one of the provider's error codes", (req) => smsErrorFrom(sandbox, parseBody(SmsErrorBody, req.body)), { code: 15, times: 1 }),
+    route('POST', '/faults/refuse-interactive', 'refuses WhatsApp messages to these numbers (the SMS fallback takes over)', (req) => refuseFrom(sandbox, parseBody(RefuseBody, req.body)), {
+      to: '15551234567',
+    }),
     route('POST', '/faults/allow-interactive', 'accepts WhatsApp messages to these numbers again', (req) => sandbox.faults.allowInteractive(parseBody(AllowBody, req.body).to), { to: '15551234567' }),
     route('POST', '/tokens/expire', 'expires every token issued so far', () => sandbox.expireTokens()),
     route('POST', '/tokens/lifetime', 'sets the lifetime of new tokens, in seconds', (req) => sandbox.setTokenLifetime(parseBody(LifetimeBody, req.body).seconds), { seconds: 600 }),
     route('POST', '/reset', 'forgets requests and messages and removes faults', () => sandbox.reset()),
-    route('POST', '/deliver', 'a simulated user writes to the webhook: kind text, button_reply, list_reply, flow_reply, image, status, sms or payload', (req) => deliverFromJson(sandbox.deliver, req.body), { kind: 'text', from: '15551234567', text: 'hi' }),
+    route(
+      'POST',
+      '/deliver',
+      'a simulated user writes to the webhook: kind text, button_reply, list_reply, flow_reply, image, status, sms or payload',
+      (req) => deliverFromJson(sandbox.deliver, req.body),
+      { kind: 'text', from: '15551234567', text: 'hi' },
+    ),
   ];
 }
 

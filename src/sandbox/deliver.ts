@@ -107,7 +107,11 @@ export class Deliverer {
    * A delivery status for a message the sandbox accepted (or any id, given its recipient), about
    * the number the message was sent from unless `to` says otherwise.
    */
-  async status(providerId: string, status: DeliveryStatus, options: { readonly recipient?: string | undefined; readonly errors?: readonly CloudError[] | undefined; readonly to?: string | undefined } = {}): Promise<DeliveryResult> {
+  async status(
+    providerId: string,
+    status: DeliveryStatus,
+    options: { readonly recipient?: string | undefined; readonly errors?: readonly CloudError[] | undefined; readonly to?: string | undefined } = {},
+  ): Promise<DeliveryResult> {
     const recipient = options.recipient ?? this.#deps.recipientOf(providerId);
     if (recipient === undefined) throw new ConfigError('recipient', `no message with id "${providerId}" was sent through the sandbox: give the recipient`);
     const update = statusUpdate({ id: providerId, status, recipient, at: this.#deps.clock.now(), errors: options.errors });

@@ -2,15 +2,7 @@
 import express from 'express';
 import { ConfigError } from '../errors.js';
 import type { Sandbox } from './api.js';
-import {
-  SANDBOX_BUSINESS_ACCOUNT_ID,
-  SANDBOX_CLIENT_ID,
-  SANDBOX_CLIENT_SECRET,
-  SANDBOX_PATHS,
-  SANDBOX_PHONE_NUMBER_ID,
-  SANDBOX_SENDER,
-  SANDBOX_TOKEN_LIFETIME_SECONDS,
-} from './constants.js';
+import { SANDBOX_BUSINESS_ACCOUNT_ID, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_PATHS, SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER, SANDBOX_TOKEN_LIFETIME_SECONDS } from './constants.js';
 import { controlRouter } from './control.js';
 import { Deliverer } from './deliver.js';
 import type { EndpointDeps } from './deps.js';
@@ -119,7 +111,10 @@ function maxRecords(n: number | undefined): number {
 }
 
 function checkWebhook(target: WebhookTarget): WebhookTarget {
-  for (const [name, url] of [['webhook.url', target.url], ['webhook.smsUrl', target.smsUrl]] as const) {
+  for (const [name, url] of [
+    ['webhook.url', target.url],
+    ['webhook.smsUrl', target.smsUrl],
+  ] as const) {
     if (url === undefined) continue;
     let parsed: URL;
     try {

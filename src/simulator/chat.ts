@@ -48,7 +48,10 @@ export class ChatSession {
   #watching: Promise<void> | undefined;
   #closed = false;
 
-  private constructor(private conv: TestConversation, private readonly o: ChatOptions) {}
+  private constructor(
+    private conv: TestConversation,
+    private readonly o: ChatOptions,
+  ) {}
 
   /** Starts the harness and prints the greeting. */
   static async start(o: ChatOptions): Promise<ChatSession> {
@@ -111,16 +114,37 @@ export class ChatSession {
   private async command(line: string): Promise<boolean> {
     const [, name = '', rest = ''] = /^\/(\S*)\s*(.*)$/s.exec(line) ?? [];
     switch (name.toLowerCase()) {
-      case 'quit': case 'exit': case 'q': return false;
-      case 'help': this.o.out(CHAT_HELP); return true;
-      case 'state': this.printState(); return true;
-      case 'restart': await this.restart(); return true;
-      case 'wait': await this.wait(rest); return true;
-      case 'flow': await this.andPrint(this.conv.submitFlow(parseFlow(rest))); return true;
-      case 'sms': await this.andPrint(this.conv.sms(required(rest, '/sms <text>'))); return true;
-      case 'type': await this.andPrint(this.conv.type(required(rest, '/type <text>'))); return true;
-      case 'tap': await this.andPrint(this.conv.tap(required(rest, '/tap <id or title>'))); return true;
-      default: this.o.out(`! unknown command /${name}; /help lists the commands\n`); return true;
+      case 'quit':
+      case 'exit':
+      case 'q':
+        return false;
+      case 'help':
+        this.o.out(CHAT_HELP);
+        return true;
+      case 'state':
+        this.printState();
+        return true;
+      case 'restart':
+        await this.restart();
+        return true;
+      case 'wait':
+        await this.wait(rest);
+        return true;
+      case 'flow':
+        await this.andPrint(this.conv.submitFlow(parseFlow(rest)));
+        return true;
+      case 'sms':
+        await this.andPrint(this.conv.sms(required(rest, '/sms <text>')));
+        return true;
+      case 'type':
+        await this.andPrint(this.conv.type(required(rest, '/type <text>')));
+        return true;
+      case 'tap':
+        await this.andPrint(this.conv.tap(required(rest, '/tap <id or title>')));
+        return true;
+      default:
+        this.o.out(`! unknown command /${name}; /help lists the commands\n`);
+        return true;
     }
   }
 
@@ -142,7 +166,10 @@ export class ChatSession {
 
   private printState(): void {
     const c = this.conv.conversation;
-    if (!c) { this.o.out('(no conversation yet: type a message to start)\n'); return; }
+    if (!c) {
+      this.o.out('(no conversation yet: type a message to start)\n');
+      return;
+    }
     this.o.out(`state: ${c.state ?? '(none)'} (${c.status})\ncontext: ${JSON.stringify(this.conv.context, null, 2)}\n`);
   }
 
@@ -174,7 +201,8 @@ export class ChatSession {
   private watch(): void {
     if (this.#watching) return;
     const conv = this.conv;
-    this.#watching = conv.untilInvocationsSettle(Infinity)
+    this.#watching = conv
+      .untilInvocationsSettle(Infinity)
       .then(() => {
         if (this.#closed || conv !== this.conv || !conv.sent.some((s) => s.seq > this.#printed)) return;
         this.o.unprompted?.before();
@@ -185,7 +213,9 @@ export class ChatSession {
       .catch((err: unknown) => {
         if (!this.#closed && conv === this.conv) this.o.out(`! ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}\n`);
       })
-      .finally(() => { this.#watching = undefined; });
+      .finally(() => {
+        this.#watching = undefined;
+      });
   }
 }
 

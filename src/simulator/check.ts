@@ -125,9 +125,7 @@ function isDeadEnd(node: AnyStateNode): boolean {
 
 function deadEndMessage(node: AnyStateNode): string {
   const loops = ownTransitions(node).some((t) => t.target !== undefined || t.actions.length > 0);
-  return loops
-    ? 'the state can never be left: its transitions all stay in it'
-    : 'the state can never be left: no transition, after, invoke onDone/onError or done state leads out';
+  return loops ? 'the state can never be left: its transitions all stay in it' : 'the state can never be left: no transition, after, invoke onDone/onError or done state leads out';
 }
 
 function sortFindings(findings: readonly Finding[], machine: AnyStateMachine): Finding[] {

@@ -120,7 +120,10 @@ function eventLabel(node: AnyStateNode, t: AnyTransitionDefinition): string {
   if (node.always?.includes(t) || type === '') return 'always';
   const after = node.after.find((a) => a.eventType === type);
   if (after) return `after ${typeof after.delay === 'number' ? formatDelay(after.delay) : typeof after.delay === 'string' ? after.delay : 'delay'}`;
-  for (const [prefix, word] of [['xstate.done.actor.', 'done'], ['xstate.error.actor.', 'error']] as const) {
+  for (const [prefix, word] of [
+    ['xstate.done.actor.', 'done'],
+    ['xstate.error.actor.', 'error'],
+  ] as const) {
     if (!type.startsWith(prefix)) continue;
     const inv = node.invoke.find((i) => i.id === type.slice(prefix.length));
     return `${word}(${typeof inv?.src === 'string' ? inv.src : (inv?.id ?? 'actor')})`;
@@ -137,7 +140,11 @@ function guardName(guard: unknown): string | undefined {
 
 /** A delay in ms as `10m`, `1h`, `30s` or `1500ms`. */
 export function formatDelay(ms: number): string {
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -145,7 +152,11 @@ export function formatDelay(ms: number): string {
 
 /** Text safe after a Mermaid `:`. */
 function clean(s: string): string {
-  return s.replace(/[\r\n]+/g, ' ').replace(/[:;]/g, ' ').replace(/\s+/g, ' ').trim();
+  return s
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/[:;]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** The inside of the root, a compound or a parallel state: initial arrow, states, transitions. */

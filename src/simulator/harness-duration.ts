@@ -33,7 +33,12 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   const parts: string[] = [];
   let rest = ms;
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     const n = Math.floor(rest / size);
     if (n > 0) parts.push(`${n}${unit}`);
     rest -= n * size;

@@ -82,7 +82,10 @@ export function statePaths(state: string): string[] {
   }
   const out: string[] = [];
   const walk = (v: unknown, prefix: string): void => {
-    if (typeof v === 'string') { out.push(prefix ? `${prefix}.${v}` : v); return; }
+    if (typeof v === 'string') {
+      out.push(prefix ? `${prefix}.${v}` : v);
+      return;
+    }
     if (v === null || typeof v !== 'object') return;
     for (const [k, child] of Object.entries(v)) {
       const here = prefix ? `${prefix}.${k}` : k;

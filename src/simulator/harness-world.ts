@@ -67,7 +67,10 @@ export class HarnessWorld {
   static async start(bot: Bot, o: TestBotOptions = {}): Promise<HarnessWorld> {
     const server = await startSandbox({ port: 0, host: '127.0.0.1' });
     const adapter = createHttpAdapter({
-      baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret,
+      baseUrl: server.url,
+      authUrl: server.url,
+      clientId: server.sandbox.clientId,
+      clientSecret: server.sandbox.clientSecret,
       retry: { baseDelayMs: 1, maxDelayMs: 5 },
     });
     let store: Store;
@@ -80,8 +83,14 @@ export class HarnessWorld {
     const clock = new ManualClock(o.now === undefined ? undefined : +o.now);
     if (o.from) await seedConversation(store, { botId: bot.id, user: o.user ?? DEFAULT_TEST_USER }, o.from, clock.now());
     const runtime = new Runtime({
-      store, adapter, bots: [bot], sender: o.sender ?? SANDBOX_SENDER, sms: o.sms, clock,
-      logger: o.logger ?? silentLogger, dispatcher: { baseDelayMs: 1000, ...o.dispatcher },
+      store,
+      adapter,
+      bots: [bot],
+      sender: o.sender ?? SANDBOX_SENDER,
+      sms: o.sms,
+      clock,
+      logger: o.logger ?? silentLogger,
+      dispatcher: { baseDelayMs: 1000, ...o.dispatcher },
     });
     try {
       await runtime.start();

@@ -51,7 +51,11 @@ export class TestConversation implements WorldView {
   readonly #steps: TranscriptStep[] = [];
   readonly #others: Map<string, TestConversation>;
 
-  private constructor(private readonly world: HarnessWorld, readonly user: string, others: Map<string, TestConversation>) {
+  private constructor(
+    private readonly world: HarnessWorld,
+    readonly user: string,
+    others: Map<string, TestConversation>,
+  ) {
     this.#others = others;
   }
 
@@ -139,9 +143,10 @@ export class TestConversation implements WorldView {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       if (timeoutMs === Infinity) return;
-      timer = setTimeout(() => reject(new checks.ExpectationError(
-        `The invocations of state ${this.state ?? '(none)'} were still running after ${timeoutMs} ms (real time).\n${checks.whatWasSent(this.view())}`,
-      )), timeoutMs);
+      timer = setTimeout(
+        () => reject(new checks.ExpectationError(`The invocations of state ${this.state ?? '(none)'} were still running after ${timeoutMs} ms (real time).\n${checks.whatWasSent(this.view())}`)),
+        timeoutMs,
+      );
     });
     try {
       await Promise.race([this.world.runtime.invocationsSettled(this.key), timeout]);
@@ -288,7 +293,9 @@ export class TestConversation implements WorldView {
    */
   expectHandoff(match: HandoffMatch = {}): HandoffRecord {
     const h = this.#handoff;
-    const fail = (why: string): never => { throw new checks.ExpectationError(`Expected a handoff after ${this.#lastAction}${why}\nState: ${this.state ?? '(none)'}`); };
+    const fail = (why: string): never => {
+      throw new checks.ExpectationError(`Expected a handoff after ${this.#lastAction}${why}\nState: ${this.state ?? '(none)'}`);
+    };
     if (!h) return fail(', but the conversation is not handed over to a person');
     if (match.status !== undefined && h.state !== match.status) fail(` that is ${match.status}, but it is ${h.state}`);
     if (match.queue !== undefined && h.queue !== match.queue) fail(` in queue ${JSON.stringify(match.queue)}, but its queue is ${JSON.stringify(h.queue)}`);
@@ -367,7 +374,10 @@ export interface HandoffMatch {
  * bot is done, like the user's; a refused action (409, 400) throws with the reason.
  */
 export class TestAgent {
-  constructor(private readonly conv: TestConversation, readonly name: string) {}
+  constructor(
+    private readonly conv: TestConversation,
+    readonly name: string,
+  ) {}
 
   /** Claims the handoff. */
   claim(): Promise<void> {

@@ -14,9 +14,7 @@ import { createMachine, emit, type AnyStateMachine } from 'xstate';
 export const MARK = 'colloquy.check.mark';
 
 /** A marker: what the `say()` actions that follow it belong to. */
-export type Mark =
-  | { readonly type: typeof MARK; readonly at: 'entry'; readonly state: string }
-  | { readonly type: typeof MARK; readonly at: 'exit' | 'transition' };
+export type Mark = { readonly type: typeof MARK; readonly at: 'entry'; readonly state: string } | { readonly type: typeof MARK; readonly at: 'exit' | 'transition' };
 
 /** The instrumented machine and its guard switches. */
 export interface Instrumented {

@@ -44,9 +44,7 @@ export function isWithin(node: AnyStateNode, outer: AnyStateNode): boolean {
  */
 export function handles(snapshot: AnyMachineSnapshot, type: string): boolean {
   if (snapshot.status !== 'active') return false;
-  return snapshot._nodes.some((n) =>
-    [...n.transitions.entries()].some(([descriptor, defs]) => matchesDescriptor(descriptor, type) && defs.some(isLive)),
-  );
+  return snapshot._nodes.some((n) => [...n.transitions.entries()].some(([descriptor, defs]) => matchesDescriptor(descriptor, type) && defs.some(isLive)));
 }
 
 function isLive(t: AnyTransitionDefinition): boolean {
@@ -91,7 +89,10 @@ export function staticallyReachable(machine: AnyStateMachine): Set<AnyStateNode>
     enterDefault(n);
     for (let child = n, a = n.parent; a; child = a, a = a.parent) {
       mark(a);
-      if (a.type === 'parallel') childrenOf(a).filter((r) => r !== child && !seen.has(r)).forEach(enterDefault);
+      if (a.type === 'parallel')
+        childrenOf(a)
+          .filter((r) => r !== child && !seen.has(r))
+          .forEach(enterDefault);
     }
   };
   enterDefault(machine.root);

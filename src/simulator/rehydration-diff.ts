@@ -11,20 +11,39 @@ import { sentLine } from './transcript-lines.js';
 /** The first disagreement between the runs, as a readable message, or undefined when they agree. */
 export function findMismatch(steps: readonly RehydrationStep[], runs: RehydrationRuns): { message: string; step: number | undefined } | undefined {
   const { memory, straight, restarted } = runs;
-  const stores = [['through the store', straight], ['restarted at every step', restarted]] as const;
+  const stores = [
+    ['through the store', straight],
+    ['restarted at every step', restarted],
+  ] as const;
   for (const [i, s] of steps.entries()) {
     const r = 'event' in s ? s.reprompts : undefined;
-    const found = merge(stores.map(([name, run]) => [name, [
-      ...(run.states[i] === memory.states[i] ? [] : [`the state is ${q(run.states[i])} (in memory ${q(memory.states[i])})`]),
-      ...saidProblem(run.said[i] ?? [], r === undefined ? memory.said[i] ?? [] : run.said[r] ?? [], r),
-      ...contextProblem(memory.contexts[i], run.contexts[i]),
-    ]] as const));
+    const found = merge(
+      stores.map(
+        ([name, run]) =>
+          [
+            name,
+            [
+              ...(run.states[i] === memory.states[i] ? [] : [`the state is ${q(run.states[i])} (in memory ${q(memory.states[i])})`]),
+              ...saidProblem(run.said[i] ?? [], r === undefined ? (memory.said[i] ?? []) : (run.said[r] ?? []), r),
+              ...contextProblem(memory.contexts[i], run.contexts[i]),
+            ],
+          ] as const,
+      ),
+    );
     if (found.length) return { message: `Rehydration check failed at steps[${i}], ${stepLabel(s)}:\n${found.join('\n')}`, step: i };
   }
-  const end = merge(stores.map(([name, run]) => [`${name}, at the end (read from a fresh connection)`, [
-    ...(run.final.state === (memory.states.at(-1) ?? null) ? [] : [`the state is ${q(run.final.state)} (in memory ${q(memory.states.at(-1))})`]),
-    ...contextProblem(memory.contexts.at(-1), run.final.context),
-  ]] as const));
+  const end = merge(
+    stores.map(
+      ([name, run]) =>
+        [
+          `${name}, at the end (read from a fresh connection)`,
+          [
+            ...(run.final.state === (memory.states.at(-1) ?? null) ? [] : [`the state is ${q(run.final.state)} (in memory ${q(memory.states.at(-1))})`]),
+            ...contextProblem(memory.contexts.at(-1), run.final.context),
+          ],
+        ] as const,
+    ),
+  );
   const k = Math.max(straight.requests.length, restarted.requests.length);
   const n = Array.from({ length: k }, (_, j) => j).find((j) => difference(straight.requests[j], restarted.requests[j]) !== undefined);
   if (n !== undefined) end.push(`- the provider requests differ from request ${n + 1}: through the store ${show(straight.requests[n])}, restarted at every step ${show(restarted.requests[n])}`);
@@ -130,4 +149,3 @@ function difference(held: unknown, stored: unknown, path = ''): { path: string; 
   }
   return undefined;
 }
-

@@ -16,10 +16,7 @@ import type { RawEvent } from './transcript-format.js';
  * the runtime re-sends the prompt, which the machine alone knows nothing of, so through the store
  * the step must say what `steps[i]` said there (what the machine alone says is not compared).
  */
-export type RehydrationStep =
-  | { readonly event: RawEvent; readonly reprompts?: number | undefined }
-  | { readonly flow: Readonly<Record<string, unknown>> }
-  | { readonly advance: Duration };
+export type RehydrationStep = { readonly event: RawEvent; readonly reprompts?: number | undefined } | { readonly flow: Readonly<Record<string, unknown>> } | { readonly advance: Duration };
 
 /** The machine alone, in memory. */
 export interface MemoryRun {

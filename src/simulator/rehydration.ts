@@ -68,7 +68,11 @@ export type CheckRehydrationOptions = Omit<StoreRunOptions, 'restart'>;
 /** What {@link checkRehydration} throws: the runs, and the index of the step where they disagree. */
 export class RehydrationMismatchError extends ExpectationError {
   override name = 'RehydrationMismatchError';
-  constructor(message: string, readonly step: number | undefined, readonly runs: RehydrationRuns) {
+  constructor(
+    message: string,
+    readonly step: number | undefined,
+    readonly runs: RehydrationRuns,
+  ) {
     super(message);
   }
 }
@@ -84,7 +88,11 @@ const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 export async function runInMemory(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions = {}): Promise<MemoryRun> {
   const clock = new SimulatedClock();
   const t0 = options.now === undefined ? MANUAL_CLOCK_START : +options.now;
-  return withDateNow(options, () => t0 + clock.now(), () => memoryRun(bot, steps, options, clock));
+  return withDateNow(
+    options,
+    () => t0 + clock.now(),
+    () => memoryRun(bot, steps, options, clock),
+  );
 }
 
 async function memoryRun(bot: Bot, steps: readonly RehydrationStep[], options: RehydrationOptions, clock: SimulatedClock): Promise<MemoryRun> {
@@ -93,9 +101,15 @@ async function memoryRun(bot: Bot, steps: readonly RehydrationStep[], options: R
   const input = bot.options.input ? bot.options.input(key) : key;
   const actor = createActor(bot.machine as AnyStateMachine, options.from ? { input, clock, snapshot: migratedSnapshot(bot, options.from) as never } : { input, clock });
   let failure: { error: unknown } | undefined;
-  actor.subscribe({ error: (error: unknown) => { failure ??= { error }; } });
+  actor.subscribe({
+    error: (error: unknown) => {
+      failure ??= { error };
+    },
+  });
   let current: Message[] = [];
-  actor.on(SAY_EVENT, (e: SayEvent) => { if ('messages' in e) current.push(...e.messages); });
+  actor.on(SAY_EVENT, (e: SayEvent) => {
+    if ('messages' in e) current.push(...e.messages);
+  });
   actor.start();
   const said: Message[][] = [];
   const states: string[] = [];
@@ -123,7 +137,11 @@ async function memoryRun(bot: Bot, steps: readonly RehydrationStep[], options: R
  */
 export async function runThroughStore(bot: Bot, steps: readonly RehydrationStep[], options: StoreRunOptions): Promise<StoreRun> {
   const clock = new ManualClock(options.now === undefined ? undefined : +options.now);
-  return withDateNow(options, () => clock.now(), () => storeRun(bot, steps, options, clock));
+  return withDateNow(
+    options,
+    () => clock.now(),
+    () => storeRun(bot, steps, options, clock),
+  );
 }
 
 async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: StoreRunOptions, clock: ManualClock): Promise<StoreRun> {
@@ -135,11 +153,15 @@ async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: St
   let r: OpenRuntime | undefined;
   const last = async (o: OpenRuntime) => (await o.store.conversations(key)).at(-1);
   try {
-    const s = server = await startSandbox({ port: 0, host: '127.0.0.1' });
+    const s = (server = await startSandbox({ port: 0, host: '127.0.0.1' }));
     const open = () => openRuntime(bot, path, s, clock, options.logger ?? silentLogger);
     if (options.from) {
       const seed = await openStore(path);
-      try { await seedConversation(seed, key, options.from, clock.now()); } finally { await seed.close(); }
+      try {
+        await seedConversation(seed, key, options.from, clock.now());
+      } finally {
+        await seed.close();
+      }
     }
     r = await open();
     const said: Message[][] = [];
@@ -148,7 +170,10 @@ async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: St
     let seen = 0;
     let n = 0;
     for (const [i, step] of steps.entries()) {
-      if (options.restart) { await r.close(); r = await open(); }
+      if (options.restart) {
+        await r.close();
+        r = await open();
+      }
       if ('advance' in step) {
         clock.advance(parseDuration(step.advance));
         await r.runtime.poke();
@@ -157,7 +182,10 @@ async function storeRun(bot: Bot, steps: readonly RehydrationStep[], options: St
         await r.runtime.receive({ ...key, providerId: `wamid.rehydrate${++n}`, source: 'whatsapp', event });
       }
       await r.settle();
-      for (let w = 0; w < 100 && busy.length > 0 && busy.includes((await last(r))?.state ?? ''); w++) { await sleep(20); await r.settle(); }
+      for (let w = 0; w < 100 && busy.length > 0 && busy.includes((await last(r))?.state ?? ''); w++) {
+        await sleep(20);
+        await r.settle();
+      }
       const out = (await r.runtime.transcript(key)).flatMap((e) => (e.direction === 'out' ? [e.record.message as Message] : []));
       said.push(json(out.slice(seen)));
       seen = out.length;
@@ -238,13 +266,25 @@ interface OpenRuntime {
 async function openRuntime(bot: Bot, path: string, server: RunningSandbox, clock: ManualClock, logger: Logger): Promise<OpenRuntime> {
   const store = await openStore(path);
   const adapter = createHttpAdapter({
-    baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret,
+    baseUrl: server.url,
+    authUrl: server.url,
+    clientId: server.sandbox.clientId,
+    clientSecret: server.sandbox.clientSecret,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
   });
   const runtime = new Runtime({ store, adapter, bots: [bot], sender: SANDBOX_SENDER, clock, logger, dispatcher: { baseDelayMs: 1000 } });
   let closed: Promise<void> | undefined;
-  const close = () => (closed ??= (async () => { await runtime.stop(); await adapter.close(); await store.close(); })());
-  const settle = async () => { await runtime.idle(); await tick(); await runtime.idle(); };
+  const close = () =>
+    (closed ??= (async () => {
+      await runtime.stop();
+      await adapter.close();
+      await store.close();
+    })());
+  const settle = async () => {
+    await runtime.idle();
+    await tick();
+    await runtime.idle();
+  };
   try {
     await runtime.start();
     await settle();

@@ -22,7 +22,8 @@ const INDENT = ' '.repeat(BOT_PREFIX.length);
 export function renderSent(s: SentMessage, options: RenderOptions = {}): string {
   if (s.channel === 'sms') {
     const lines = linesOf(s.text ?? '');
-    if (s.kind !== 'text' && s.kind !== 'sms') lines.push(`(by SMS instead of ${s.kind === 'list' ? 'a list' : s.kind === 'buttons' ? 'buttons' : 'a form'}${s.fallback ? ' that could not be delivered' : ''})`);
+    if (s.kind !== 'text' && s.kind !== 'sms')
+      lines.push(`(by SMS instead of ${s.kind === 'list' ? 'a list' : s.kind === 'buttons' ? 'buttons' : 'a form'}${s.fallback ? ' that could not be delivered' : ''})`);
     return block(SMS_PREFIX, lines);
   }
   if (s.kind === 'list') return block(BOT_PREFIX, listLines(s.listMessages));

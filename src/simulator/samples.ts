@@ -35,4 +35,3 @@ function sampleEvent(type: string, shown: readonly Choice[]): AnyEventObject {
   if (type.startsWith('xstate.error.actor.')) return { type, error: new Error('sample failure'), actorId: type.slice('xstate.error.actor.'.length) };
   return { type };
 }
-

@@ -26,9 +26,18 @@ export async function seedConversation(store: Store, key: ConversationKey, from:
   const value = (from.snapshot as { value?: unknown } | null)?.value;
   if (typeof from.snapshot !== 'object' || from.snapshot === null || value === undefined) throw new ExpectationError('from.snapshot must be a persisted XState snapshot (an object with a value)');
   await store.commitTurn({
-    key, conversationId: undefined, expectedVersion: 0, snapshot: from.snapshot, state: stateText(value), status: 'active',
-    flowToken: newFlowToken(), botVersion: from.version, userActivity: true, outbox: [],
-    timers: { upsert: from.timers ?? [], remove: [], activeStateNodes: [] }, now,
+    key,
+    conversationId: undefined,
+    expectedVersion: 0,
+    snapshot: from.snapshot,
+    state: stateText(value),
+    status: 'active',
+    flowToken: newFlowToken(),
+    botVersion: from.version,
+    userActivity: true,
+    outbox: [],
+    timers: { upsert: from.timers ?? [], remove: [], activeStateNodes: [] },
+    now,
   });
 }
 
@@ -40,7 +49,9 @@ export function migratedSnapshot(bot: Bot, from: OlderConversation): unknown {
   const m = migrateSnapshot(bot, from.snapshot, from.version, bot.version);
   const missing = missingStates(bot.machine as AnyStateMachine, (m.snapshot as { value?: unknown }).value);
   if (missing.length) {
-    throw new ExpectationError(`The version-${from.version} conversation is in ${missing.join(', ')} after the migrations, which version ${bot.version} of bot "${bot.id}" does not have (onIncompatible '${bot.onIncompatible}' would apply).`);
+    throw new ExpectationError(
+      `The version-${from.version} conversation is in ${missing.join(', ')} after the migrations, which version ${bot.version} of bot "${bot.id}" does not have (onIncompatible '${bot.onIncompatible}' would apply).`,
+    );
   }
   return pruneHistory(bot.machine as AnyStateMachine, m.snapshot);
 }

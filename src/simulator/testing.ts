@@ -21,8 +21,16 @@ export { recordTranscript, replayTranscript, expectTranscript, TranscriptMismatc
 export { transcriptLines, type AgentAction, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
 export { renderSent, type RenderOptions } from './render.js';
 export {
-  checkRehydration, runInMemory, runThroughStore, RehydrationMismatchError,
-  type RehydrationStep, type RehydrationOptions, type StoreRunOptions, type CheckRehydrationOptions,
-  type MemoryRun, type StoreRun, type RehydrationRuns,
+  checkRehydration,
+  runInMemory,
+  runThroughStore,
+  RehydrationMismatchError,
+  type RehydrationStep,
+  type RehydrationOptions,
+  type StoreRunOptions,
+  type CheckRehydrationOptions,
+  type MemoryRun,
+  type StoreRun,
+  type RehydrationRuns,
 } from './rehydration.js';
 export type { OlderConversation } from './seed.js';

@@ -16,7 +16,11 @@ export const UPDATE_TRANSCRIPTS_ENV = 'COLLOQUY_UPDATE_TRANSCRIPTS';
 /** Thrown when a conversation no longer matches its transcript; `diff` has the changed lines. */
 export class TranscriptMismatchError extends Error {
   override name = 'TranscriptMismatchError';
-  constructor(message: string, readonly diff: string, readonly actual: readonly TranscriptStep[]) {
+  constructor(
+    message: string,
+    readonly diff: string,
+    readonly actual: readonly TranscriptStep[],
+  ) {
     super(message);
   }
 }
@@ -105,8 +109,7 @@ function compareSteps(expected: readonly TranscriptStep[], actual: readonly Tran
   if (!hasChanges(lines)) return;
   const diff = formatDiff(lines);
   throw new TranscriptMismatchError(
-    `The conversation no longer matches its transcript (${where}).\n(- recorded, + now)\n${diff}\n` +
-      `If the new behaviour is right, run with ${UPDATE_TRANSCRIPTS_ENV}=1 to record it again.`,
+    `The conversation no longer matches its transcript (${where}).\n(- recorded, + now)\n${diff}\n` + `If the new behaviour is right, run with ${UPDATE_TRANSCRIPTS_ENV}=1 to record it again.`,
     diff,
     actual,
   );

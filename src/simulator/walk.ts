@@ -74,9 +74,7 @@ interface Step {
 type Position = { readonly at: 'start' } | (Step & { readonly at: 'step' });
 
 /** A move of the walk: start the machine, or send an event (several sample payloads), each with some guards forced on. */
-type Move =
-  | { readonly type: 'start'; readonly forced: readonly number[] }
-  | { readonly type: 'send'; readonly samples: readonly AnyEventObject[]; readonly forced: readonly number[] };
+type Move = { readonly type: 'start'; readonly forced: readonly number[] } | { readonly type: 'send'; readonly samples: readonly AnyEventObject[]; readonly forced: readonly number[] };
 
 const START: Position = { at: 'start' };
 
@@ -102,8 +100,14 @@ class Walker {
   readonly reached = new Set<string>();
   private readonly said = new Set<string>();
 
-  constructor(private readonly bot: Bot, readonly inst: Instrumented) {
-    this.alwaysSwitches = switchesOf(inst, allNodes(inst.machine).flatMap((n) => n.always ?? []));
+  constructor(
+    private readonly bot: Bot,
+    readonly inst: Instrumented,
+  ) {
+    this.alwaysSwitches = switchesOf(
+      inst,
+      allNodes(inst.machine).flatMap((n) => n.always ?? []),
+    );
     this.events = eventTypes(inst);
   }
 
@@ -210,9 +214,7 @@ function eventTypes(inst: Instrumented): string[] {
 /** The events worth sending in a step: those the active states handle, each with its sample payloads. */
 function candidates(step: Step, types: readonly string[]): AnyEventObject[][] {
   const taps = step.shown.filter((c) => !types.includes(`reply.${c.id}`)).map((c) => `reply.${c.id}`);
-  return [...types, ...new Set(taps)]
-    .filter((type) => handles(step.snapshot, type))
-    .map((type) => sampleEvents(type, step.shown));
+  return [...types, ...new Set(taps)].filter((type) => handles(step.snapshot, type)).map((type) => sampleEvents(type, step.shown));
 }
 
 /** The sayings in a step's actions, each with the entry it belongs to, and the states entered (from the markers). */
@@ -241,7 +243,10 @@ function emitted(action: unknown): { type: string } | undefined {
 
 /** The active atomic (or final) states, by name: `order.size`, or `a.x, b.y` in parallel regions. */
 export function activeName(snapshot: AnyMachineSnapshot): string {
-  return snapshot._nodes.filter((n) => n.type === 'atomic' || n.type === 'final').map(nodeName).join(', ');
+  return snapshot._nodes
+    .filter((n) => n.type === 'atomic' || n.type === 'final')
+    .map(nodeName)
+    .join(', ');
 }
 
 function signature(s: Saying): string {

@@ -64,7 +64,9 @@ function checkSourceLevel(source: Database.Database, from: string): void {
 
 /** The source's tables, each after the tables it references. */
 function copyOrder(source: Database.Database): string[] {
-  const names = (source.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_migrations' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
+  const names = (source.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_migrations' ORDER BY name`).all() as { name: string }[]).map(
+    (r) => r.name,
+  );
   const refs = new Map(names.map((n) => [n, (source.prepare('SELECT DISTINCT "table" AS t FROM pragma_foreign_key_list(?)').all(n) as { t: string }[]).map((r) => r.t).filter((t) => t !== n)]));
   const order: string[] = [];
   const visit = (n: string, path: readonly string[]) => {
@@ -79,7 +81,9 @@ function copyOrder(source: Database.Database): string[] {
 
 /** Locks the target's tables and refuses unless every one of them is empty. */
 async function prepareTarget(q: Queryable, tables: readonly string[], to: string): Promise<void> {
-  const { rows } = await q.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> '_migrations'`);
+  const { rows } = await q.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> '_migrations'`,
+  );
   const target = rows.map((r) => r.table_name);
   const absent = tables.filter((t) => !target.includes(t));
   if (absent.length) throw new StoreError('copy_target', `${redactUrl(to)} has no table ${absent.join(', ')}`);
@@ -92,10 +96,13 @@ async function prepareTarget(q: Queryable, tables: readonly string[], to: string
 /** Copies one table's rows in id order, then moves its identity sequence past the highest id. */
 async function copyTable(source: Database.Database, q: Queryable, table: string, batchSize: number): Promise<number> {
   const columns = (source.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid').all(table) as { name: string }[]).map((r) => r.name);
-  const targetColumns = (await q.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`, [table])).rows.map((r) => r.column_name);
+  const targetColumns = (await q.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`, [table])).rows.map(
+    (r) => r.column_name,
+  );
   const extra = columns.filter((c) => !targetColumns.includes(c));
   if (extra.length) throw new StoreError('copy_target', `Table ${table} of the target has no column ${extra.join(', ')}`);
-  const insert = (n: number) => `INSERT INTO ${ident(table)} (${columns.map(ident).join(', ')}) VALUES ${Array.from({ length: n }, (_, r) => `(${columns.map((_c, i) => `$${r * columns.length + i + 1}`).join(', ')})`).join(', ')}`;
+  const insert = (n: number) =>
+    `INSERT INTO ${ident(table)} (${columns.map(ident).join(', ')}) VALUES ${Array.from({ length: n }, (_, r) => `(${columns.map((_c, i) => `$${r * columns.length + i + 1}`).join(', ')})`).join(', ')}`;
   let count = 0;
   let batch: unknown[][] = [];
   const flush = async () => {
@@ -104,14 +111,20 @@ async function copyTable(source: Database.Database, q: Queryable, table: string,
     count += batch.length;
     batch = [];
   };
-  for (const row of source.prepare(`SELECT ${columns.map(ident).join(', ')} FROM ${ident(table)} ORDER BY rowid`).raw().iterate() as IterableIterator<unknown[]>) {
+  for (const row of source
+    .prepare(`SELECT ${columns.map(ident).join(', ')} FROM ${ident(table)} ORDER BY rowid`)
+    .raw()
+    .iterate() as IterableIterator<unknown[]>) {
     batch.push(row);
     if (batch.length >= batchSize) await flush();
   }
   await flush();
   if (targetColumns.includes('id')) {
-    await q.query(`SELECT setval(pg_get_serial_sequence($1, 'id'), COALESCE((SELECT MAX(id) FROM ${ident(table)}), 0) + 1, false)
-      WHERE pg_get_serial_sequence($1, 'id') IS NOT NULL`, [table]);
+    await q.query(
+      `SELECT setval(pg_get_serial_sequence($1, 'id'), COALESCE((SELECT MAX(id) FROM ${ident(table)}), 0) + 1, false)
+      WHERE pg_get_serial_sequence($1, 'id') IS NOT NULL`,
+      [table],
+    );
   }
   return count;
 }

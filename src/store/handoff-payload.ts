@@ -39,8 +39,20 @@ export function newEventId(): string {
 /** The body of one connector event. */
 export function handoffEventBody(type: HandoffEventType, h: HandoffRecord, now: number, message?: HandoffEventBody['message']): HandoffEventBody {
   const handoff: HandoffPayload = {
-    id: h.id, conversationId: h.conversationId, bot: h.botId, user: h.user, state: h.state, reason: h.reason, queue: h.queue,
-    agent: h.agent, note: h.note, endedBy: h.endedBy, startedAt: h.startedAt, claimedAt: h.claimedAt, endedAt: h.endedAt, timeoutAt: h.timeoutAt,
+    id: h.id,
+    conversationId: h.conversationId,
+    bot: h.botId,
+    user: h.user,
+    state: h.state,
+    reason: h.reason,
+    queue: h.queue,
+    agent: h.agent,
+    note: h.note,
+    endedBy: h.endedBy,
+    startedAt: h.startedAt,
+    claimedAt: h.claimedAt,
+    endedAt: h.endedAt,
+    timeoutAt: h.timeoutAt,
   };
   return { id: newEventId(), type, createdAt: now, handoff, ...(message !== undefined && { message }) };
 }

@@ -59,9 +59,7 @@ export interface HandoffEventRecord {
 }
 
 /** How one delivery attempt of a connector event went. */
-export type HandoffEventOutcome =
-  | { readonly sent: true }
-  | { readonly sent: false; readonly error: string; readonly retryAt?: number | undefined };
+export type HandoffEventOutcome = { readonly sent: true } | { readonly sent: false; readonly error: string; readonly retryAt?: number | undefined };
 
 /** Why an agent's action was refused: no open handoff, or another agent holds it. */
 export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken'; readonly handoff?: HandoffRecord | undefined };

@@ -53,18 +53,20 @@ export function migrate(db: Database.Database, files: readonly MigrationFile[] =
     if (done.has(file.name)) continue;
     let ran: boolean;
     try {
-      ran = db.transaction((): boolean => {
-        // Another process starting at the same time may have applied it since we looked; under
-        // the write lock this check is final.
-        const row = recorded.get(file.name) as { checksum: string } | undefined;
-        if (row) {
-          if (row.checksum !== file.checksum) throw changed(file.name, row.checksum, file.checksum);
-          return false;
-        }
-        db.exec(file.sql);
-        record.run(file.name, file.checksum, Date.now());
-        return true;
-      }).immediate();
+      ran = db
+        .transaction((): boolean => {
+          // Another process starting at the same time may have applied it since we looked; under
+          // the write lock this check is final.
+          const row = recorded.get(file.name) as { checksum: string } | undefined;
+          if (row) {
+            if (row.checksum !== file.checksum) throw changed(file.name, row.checksum, file.checksum);
+            return false;
+          }
+          db.exec(file.sql);
+          record.run(file.name, file.checksum, Date.now());
+          return true;
+        })
+        .immediate();
     } catch (cause) {
       if (cause instanceof StoreError) throw cause;
       throw new StoreError('migration_failed', `Migration ${file.name} failed and was rolled back: ${(cause as Error).message}`, { cause });

@@ -38,8 +38,7 @@ function parseBigint(text: string): number {
 
 // Per pool, not pg.types.setTypeParser: other users of pg in the same process keep their parsers.
 const types = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8 && format !== 'binary' ? parseBigint : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: string) => (oid === INT8 && format !== 'binary' ? parseBigint : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
 };
 
 /** SQLSTATE classes and codes that mean "try again later", not "this statement is wrong". */
@@ -71,7 +70,10 @@ export class PgDb implements Queryable {
   constructor(o: PgPoolOptions) {
     this.url = o.url;
     this.pool = new pg.Pool({
-      connectionString: o.url, max: o.max ?? 10, application_name: o.applicationName ?? 'colloquy', types,
+      connectionString: o.url,
+      max: o.max ?? 10,
+      application_name: o.applicationName ?? 'colloquy',
+      types,
       options: `-c lock_timeout=${Math.max(0, Math.round(o.lockTimeoutMs ?? 3_000))}`,
     });
     // An idle client losing its connection (a server restart) must not crash the process: the pool
@@ -103,7 +105,9 @@ export class PgDb implements Queryable {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch((e: unknown) => { broken = e; });
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e;
+      });
       throw mapError(err);
     } finally {
       // A connection that failed to roll back is not returned to the pool for reuse.

@@ -7,8 +7,15 @@ import { randomBytes } from 'node:crypto';
 import { VersionConflictError } from '../errors.js';
 import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
 import {
-  HANDOFF_TIMER_KEY, type AgentMessage, type HandoffEventOutcome, type HandoffEventRecord, type HandoffEventType,
-  type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite,
+  HANDOFF_TIMER_KEY,
+  type AgentMessage,
+  type HandoffEventOutcome,
+  type HandoffEventRecord,
+  type HandoffEventType,
+  type HandoffRecord,
+  type HandoffRefusal,
+  type HandoffStore,
+  type HandoffWrite,
 } from './handoff-types.js';
 import type { PgDb, Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
@@ -98,7 +105,10 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
     }
     await event(q, 'handoff.timeout', change.timeout.id, w);
   }
-  if (c.status !== 'active') { await closeOpen(q, conversationId, w); return; }
+  if (c.status !== 'active') {
+    await closeOpen(q, conversationId, w);
+    return;
+  }
   if (change === undefined || !('open' in change)) return;
   const o = change.open;
   const timeoutAt = c.now + o.timeoutMs;
@@ -172,9 +182,7 @@ export class PgHandoffs implements HandoffStore {
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
       const ev = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
       await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see pg-lanes.ts)
-      const r = await q.query<{ id: number }>(PGH.insertInbox, [
-        `handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now,
-      ]);
+      const r = await q.query<{ id: number }>(PGH.insertInbox, [`handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now]);
       await bumpLaneIn(q, h);
       await event(q, 'handoff.ended', h.id, w);
       return { ok: true, handoff: ended, inboxId: r.rows[0]!.id };
@@ -203,9 +211,7 @@ export class PgHandoffs implements HandoffStore {
       if (!h) return { ok: false, reason: 'none' };
       if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
       const o = m.outbound;
-      const r = await q.query<{ id: number }>(PGH.insertOutbox, [
-        m.conversationId, o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), m.now, m.agent, m.idempotencyKey ?? null,
-      ]);
+      const r = await q.query<{ id: number }>(PGH.insertOutbox, [m.conversationId, o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), m.now, m.agent, m.idempotencyKey ?? null]);
       if (r.rows[0]) return { ok: true, outboxId: r.rows[0].id, duplicate: false };
       // The same key was queued by a request that committed while this one waited: that row is the answer.
       return { ok: true, outboxId: (await known())!.id, duplicate: true };
@@ -227,16 +233,27 @@ export class PgHandoffs implements HandoffStore {
   async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
     const token = randomBytes(6).toString('hex');
     const { rows } = await this.db.query(PGH.claimEvents, [now, limit, now + leaseMs, token]);
-    return rows.map((r: Row): HandoffEventRecord => ({
-      id: Number(r['id']), eventId: String(r['event_id']), handoffId: Number(r['handoff_id']), type: r['type'] as HandoffEventType,
-      payload: JSON.parse(String(r['payload'])), attempts: Number(r['attempts']), claim: String(r['claim']),
-    })).sort((a, b) => a.id - b.id);
+    return rows
+      .map(
+        (r: Row): HandoffEventRecord => ({
+          id: Number(r['id']),
+          eventId: String(r['event_id']),
+          handoffId: Number(r['handoff_id']),
+          type: r['type'] as HandoffEventType,
+          payload: JSON.parse(String(r['payload'])),
+          attempts: Number(r['attempts']),
+          claim: String(r['claim']),
+        }),
+      )
+      .sort((a, b) => a.id - b.id);
   }
 
   async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
-    const r = outcome.sent ? await this.db.query(PGH.eventSent, [now, id, claim])
-      : outcome.retryAt !== undefined ? await this.db.query(PGH.eventRetry, [outcome.retryAt, outcome.error, id, claim])
-      : await this.db.query(PGH.eventFailed, [outcome.error, id, claim]);
+    const r = outcome.sent
+      ? await this.db.query(PGH.eventSent, [now, id, claim])
+      : outcome.retryAt !== undefined
+        ? await this.db.query(PGH.eventRetry, [outcome.retryAt, outcome.error, id, claim])
+        : await this.db.query(PGH.eventFailed, [outcome.error, id, claim]);
     return r.rowCount === 1;
   }
 

@@ -63,7 +63,9 @@ export async function bumpLaneIn(q: Queryable, key: ConversationKey): Promise<vo
 
 function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
   return {
-    key: { botId: String(r['bot_id']), user: String(r['user_number']) }, fence: Number(r['fence']), workSeq: Number(r['work_seq']),
+    key: { botId: String(r['bot_id']), user: String(r['user_number']) },
+    fence: Number(r['fence']),
+    workSeq: Number(r['work_seq']),
     takeover: prevOwner !== null && prevOwner !== undefined && prevOwner !== owner,
   };
 }
@@ -112,7 +114,10 @@ export async function listenForWork(url: string, listener: () => void, onError: 
   const connect = async (): Promise<void> => {
     const c = new pg.Client({ connectionString: url, application_name: 'colloquy-listen' });
     c.on('notification', () => listener());
-    c.on('error', (err) => { onError(err); reconnect(c); });
+    c.on('error', (err) => {
+      onError(err);
+      reconnect(c);
+    });
     c.on('end', () => reconnect(c));
     try {
       await c.connect();
@@ -126,10 +131,14 @@ export async function listenForWork(url: string, listener: () => void, onError: 
     }
   };
   const reconnect = (c: pg.Client) => {
-    if (closed || client !== c && client !== undefined) return;
+    if (closed || (client !== c && client !== undefined)) return;
     client = undefined;
     c.end().catch(() => undefined);
-    if (retry === undefined) retry = setTimeout(() => { retry = undefined; void connect(); }, 1_000).unref();
+    if (retry === undefined)
+      retry = setTimeout(() => {
+        retry = undefined;
+        void connect();
+      }, 1_000).unref();
   };
   await connect();
   return async () => {

@@ -17,8 +17,18 @@ export async function claimIn(q: Queryable, now: number, limit: number, leaseMs:
 /** Records a send's result; false (and nothing recorded) when `claim` no longer holds the row. */
 export async function finishIn(q: Queryable, id: number, s: SendRecord, now: number, claim: string | undefined): Promise<boolean> {
   const r = await q.query(PG.finish, [
-    id, s.state, s.providerId ?? null, s.httpStatus ?? null, j(s.response), s.smsCode ?? null, s.smsMailingId ?? null, s.smsResult ?? null,
-    s.error ?? null, s.errorCode ?? null, now, claim ?? null,
+    id,
+    s.state,
+    s.providerId ?? null,
+    s.httpStatus ?? null,
+    j(s.response),
+    s.smsCode ?? null,
+    s.smsMailingId ?? null,
+    s.smsResult ?? null,
+    s.error ?? null,
+    s.errorCode ?? null,
+    now,
+    claim ?? null,
   ]);
   return r.rowCount === 1;
 }
@@ -43,9 +53,7 @@ export async function failIn(q: Queryable, id: number, record: SendRecord | unde
   const conversationId = Number(row['conversation_id']);
   const f = follow.fallback;
   if (f) {
-    await q.query(PG.insertFallback, [
-      conversationId, row['bot_id'], row['user_number'], row['inbox_id'], f.kind, JSON.stringify(f.message), f.channel, JSON.stringify(f.request), now, id,
-    ]);
+    await q.query(PG.insertFallback, [conversationId, row['bot_id'], row['user_number'], row['inbox_id'], f.kind, JSON.stringify(f.message), f.channel, JSON.stringify(f.request), now, id]);
   }
   if (follow.inbound) await addInboundIn(q, follow.inbound);
   if (follow.channel) await q.query(PG.setChannel, [follow.channel, now, conversationId]);
@@ -58,8 +66,13 @@ export async function fireDueTimersIn(q: Queryable, now: number, limit: number):
   const due = rows.sort((a, b) => Number(a['fire_at']) - Number(b['fire_at']) || Number(a['id']) - Number(b['id']));
   for (const t of due) {
     await addInboundIn(q, {
-      providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: String(t['bot_id']), user: String(t['user_number']), source: 'timer',
-      event: JSON.parse(String(t['event'])) as NewInbound['event'], raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }, receivedAt: now,
+      providerId: `timer:${t['conversation_id']}:${t['id']}`,
+      botId: String(t['bot_id']),
+      user: String(t['user_number']),
+      source: 'timer',
+      event: JSON.parse(String(t['event'])) as NewInbound['event'],
+      raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
+      receivedAt: now,
     });
   }
   return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));

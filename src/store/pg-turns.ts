@@ -26,9 +26,7 @@ export async function commitTurnIn(q: Queryable, c: TurnCommit): Promise<CommitR
     id = await insertConversation(q, c, snapshot, ended);
     version = 1;
   } else {
-    const r = await q.query(PG.updateConv, [
-      snapshot, c.state, c.status, c.channel ?? null, j(c.lastPrompt), c.now, c.userActivity, ended, c.conversationId, c.expectedVersion, c.botVersion ?? null,
-    ]);
+    const r = await q.query(PG.updateConv, [snapshot, c.state, c.status, c.channel ?? null, j(c.lastPrompt), c.now, c.userActivity, ended, c.conversationId, c.expectedVersion, c.botVersion ?? null]);
     if (r.rowCount !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
     id = c.conversationId;
     version = c.expectedVersion + 1;
@@ -47,7 +45,17 @@ export async function commitTurnIn(q: Queryable, c: TurnCommit): Promise<CommitR
 async function insertConversation(q: Queryable, c: TurnCommit, snapshot: string, ended: number | null): Promise<number> {
   try {
     const r = await q.query<{ id: number }>(PG.insertConv, [
-      c.key.botId, c.key.user, c.status, snapshot, c.state, c.flowToken, c.channel ?? 'interactive', j(c.lastPrompt), c.now, ended, c.botVersion ?? 1,
+      c.key.botId,
+      c.key.user,
+      c.status,
+      snapshot,
+      c.state,
+      c.flowToken,
+      c.channel ?? 'interactive',
+      j(c.lastPrompt),
+      c.now,
+      ended,
+      c.botVersion ?? 1,
     ]);
     return r.rows[0]!.id;
   } catch (e) {
@@ -62,7 +70,16 @@ async function insertOutbox(q: Queryable, conversationId: number, key: Conversat
   // One by one, so ids follow the turn's order.
   for (const o of rows) {
     const r = await q.query<{ id: number }>(PG.insertOutbox, [
-      conversationId, key.botId, key.user, inboxId ?? null, o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), now, o.fallbackOf ?? null,
+      conversationId,
+      key.botId,
+      key.user,
+      inboxId ?? null,
+      o.kind,
+      JSON.stringify(o.message),
+      o.channel,
+      JSON.stringify(o.request),
+      now,
+      o.fallbackOf ?? null,
     ]);
     ids.push(r.rows[0]!.id);
   }

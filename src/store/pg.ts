@@ -15,8 +15,24 @@ import { PG } from './pg-sql.js';
 import { commitTurnIn, j } from './pg-turns.js';
 import { toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
-  CommitResult, ConversationKey, ConversationRecord, ConversationStatus, FailureFollowUp, InboxRecord, LaneClaim, LaneClaimOptions, LaneRelease,
-  NewInbound, NewStatus, OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
+  CommitResult,
+  ConversationKey,
+  ConversationRecord,
+  ConversationStatus,
+  FailureFollowUp,
+  InboxRecord,
+  LaneClaim,
+  LaneClaimOptions,
+  LaneRelease,
+  NewInbound,
+  NewStatus,
+  OutboxRecord,
+  SendRecord,
+  Store,
+  StoreHealth,
+  TimerSpec,
+  TranscriptEntry,
+  TurnCommit,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -95,8 +111,15 @@ export class PgStore implements Store {
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
     const where: string[] = [];
     const args: unknown[] = [];
-    for (const [col, v] of [['bot_id', filter.botId], ['user_number', filter.user], ['status', filter.status]] as const) {
-      if (v !== undefined) { args.push(v); where.push(`${col} = $${args.length}`); }
+    for (const [col, v] of [
+      ['bot_id', filter.botId],
+      ['user_number', filter.user],
+      ['status', filter.status],
+    ] as const) {
+      if (v !== undefined) {
+        args.push(v);
+        where.push(`${col} = $${args.length}`);
+      }
     }
     const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
     return (await this.db.query(sql, args)).rows.map(toConversation);

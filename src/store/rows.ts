@@ -83,9 +83,20 @@ export function toOutbox(r: Row): OutboxRecord {
 /** A handoff row as a record. */
 export function toHandoff(r: Row): HandoffRecord {
   return {
-    id: Number(r['id']), conversationId: Number(r['conversation_id']), botId: String(r['bot_id']), user: String(r['user_number']),
-    state: r['state'] as HandoffRecord['state'], reason: str(r['reason']), queue: str(r['queue']), agent: str(r['agent']), note: str(r['note']),
-    endedBy: str(r['ended_by']), timeoutAt: num(r['timeout_at']), startedAt: Number(r['started_at']), claimedAt: num(r['claimed_at']), endedAt: num(r['ended_at']),
+    id: Number(r['id']),
+    conversationId: Number(r['conversation_id']),
+    botId: String(r['bot_id']),
+    user: String(r['user_number']),
+    state: r['state'] as HandoffRecord['state'],
+    reason: str(r['reason']),
+    queue: str(r['queue']),
+    agent: str(r['agent']),
+    note: str(r['note']),
+    endedBy: str(r['ended_by']),
+    timeoutAt: num(r['timeout_at']),
+    startedAt: Number(r['started_at']),
+    claimedAt: num(r['claimed_at']),
+    endedAt: num(r['ended_at']),
   };
 }
 
@@ -99,9 +110,13 @@ export const STATUS_RANK: Readonly<Record<string, number>> = { sent: 1, delivere
 /** A stored delivery status. */
 export function toStatus(r: Row): NewStatus {
   return {
-    providerMessageId: String(r['provider_message_id']), status: String(r['status']), timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
-    recipient: r['recipient'] === null ? undefined : String(r['recipient']), errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
-    raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])), receivedAt: Number(r['received_at']),
+    providerMessageId: String(r['provider_message_id']),
+    status: String(r['status']),
+    timestamp: r['timestamp'] === null ? undefined : Number(r['timestamp']),
+    recipient: r['recipient'] === null ? undefined : String(r['recipient']),
+    errors: r['errors'] === null ? undefined : JSON.parse(String(r['errors'])),
+    raw: r['raw'] === null ? undefined : JSON.parse(String(r['raw'])),
+    receivedAt: Number(r['received_at']),
   };
 }
 

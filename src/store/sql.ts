@@ -6,4 +6,6 @@ export const outboxRank = (t: string): string => `(COALESCE(${t}.fallback_of, ${
 
 /** A delivery status's rank ({@link STATUS_RANK}) as an SQL expression; 0 for NULL and unknown ones. */
 export const statusRank = (expr: string): string =>
-  `(CASE ${expr} ${Object.entries(STATUS_RANK).map(([s, r]) => `WHEN '${s}' THEN ${r}`).join(' ')} ELSE 0 END)`;
+  `(CASE ${expr} ${Object.entries(STATUS_RANK)
+    .map(([s, r]) => `WHEN '${s}' THEN ${r}`)
+    .join(' ')} ELSE 0 END)`;

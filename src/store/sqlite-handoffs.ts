@@ -7,8 +7,15 @@ import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
 import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
 import {
-  HANDOFF_TIMER_KEY, type AgentMessage, type HandoffEventOutcome, type HandoffEventRecord, type HandoffEventType,
-  type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite,
+  HANDOFF_TIMER_KEY,
+  type AgentMessage,
+  type HandoffEventOutcome,
+  type HandoffEventRecord,
+  type HandoffEventType,
+  type HandoffRecord,
+  type HandoffRefusal,
+  type HandoffStore,
+  type HandoffWrite,
 } from './handoff-types.js';
 import { toHandoff, toInbox } from './rows.js';
 import type { ChannelName, TurnCommit } from './types.js';
@@ -91,7 +98,10 @@ export class SqliteHandoffs implements HandoffStore {
       }
       this.event('handoff.timeout', change.timeout.id, w);
     }
-    if (c.status !== 'active') { this.closeOpen(conversationId, 'system', w); return; }
+    if (c.status !== 'active') {
+      this.closeOpen(conversationId, 'system', w);
+      return;
+    }
     if (change === undefined || !('open' in change)) return;
     const o = change.open;
     const timeoutAt = c.now + o.timeoutMs;
@@ -117,84 +127,111 @@ export class SqliteHandoffs implements HandoffStore {
   }
 
   async claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal> {
-    return this.db.transaction((): { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal => {
-      const h = this.openRow(conversationId);
-      if (!h) return { ok: false, reason: 'none' };
-      if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-      this.q.claim.run(agent, w.now, h.id);
-      this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
-      this.event('handoff.claimed', h.id, w);
-      return { ok: true, handoff: this.byId(h.id), fresh: true };
-    }).immediate();
+    return this.db
+      .transaction((): { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal => {
+        const h = this.openRow(conversationId);
+        if (!h) return { ok: false, reason: 'none' };
+        if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
+        this.q.claim.run(agent, w.now, h.id);
+        this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+        this.event('handoff.claimed', h.id, w);
+        return { ok: true, handoff: this.byId(h.id), fresh: true };
+      })
+      .immediate();
   }
 
   async releaseHandoff(conversationId: number, agent: string, note: string | undefined, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal> {
-    return this.db.transaction((): { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal => {
-      const h = this.openRow(conversationId);
-      if (!h) return { ok: false, reason: 'none' };
-      if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
-      this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
-      this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
-      const event = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
-      const r = this.q.insertInbox.run({
-        providerId: `handoff:${h.id}:ended`, botId: h.botId, user: h.user, event: JSON.stringify(event),
-        raw: JSON.stringify({ conversationId, handoffId: h.id }), now: w.now,
-      });
-      this.q.bumpLane.run(h.botId, h.user);
-      this.event('handoff.ended', h.id, w);
-      return { ok: true, handoff: this.byId(h.id), inboxId: Number(r.lastInsertRowid) };
-    }).immediate();
+    return this.db
+      .transaction((): { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal => {
+        const h = this.openRow(conversationId);
+        if (!h) return { ok: false, reason: 'none' };
+        if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
+        this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
+        this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+        const event = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+        const r = this.q.insertInbox.run({
+          providerId: `handoff:${h.id}:ended`,
+          botId: h.botId,
+          user: h.user,
+          event: JSON.stringify(event),
+          raw: JSON.stringify({ conversationId, handoffId: h.id }),
+          now: w.now,
+        });
+        this.q.bumpLane.run(h.botId, h.user);
+        this.event('handoff.ended', h.id, w);
+        return { ok: true, handoff: this.byId(h.id), inboxId: Number(r.lastInsertRowid) };
+      })
+      .immediate();
   }
 
   async holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean> {
-    return this.db.transaction((): boolean => {
-      if (this.q.hold.run(handoff.conversationId, w.now, inboxId).changes !== 1) return false;
-      this.q.touch.run(w.now, w.now, channel ?? null, handoff.conversationId);
-      const row = toInbox(this.q.inbox.get(inboxId) as Row);
-      this.event('handoff.message', handoff.id, w, { event: row.event, source: row.source, receivedAt: row.receivedAt });
-      return true;
-    }).immediate();
+    return this.db
+      .transaction((): boolean => {
+        if (this.q.hold.run(handoff.conversationId, w.now, inboxId).changes !== 1) return false;
+        this.q.touch.run(w.now, w.now, channel ?? null, handoff.conversationId);
+        const row = toInbox(this.q.inbox.get(inboxId) as Row);
+        this.event('handoff.message', handoff.id, w, { event: row.event, source: row.source, receivedAt: row.receivedAt });
+        return true;
+      })
+      .immediate();
   }
 
   async addAgentMessage(m: AgentMessage): Promise<{ ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal> {
-    return this.db.transaction((): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal => {
-      if (m.idempotencyKey !== undefined) {
-        const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
-        if (known) return { ok: true, outboxId: Number(known['id']), duplicate: true };
-      }
-      const h = this.openRow(m.conversationId);
-      if (!h) return { ok: false, reason: 'none' };
-      if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
-      const o = m.outbound;
-      const r = this.q.insertOutbox.run({
-        conversationId: m.conversationId, kind: o.kind, message: JSON.stringify(o.message), channel: o.channel, request: JSON.stringify(o.request),
-        now: m.now, agent: m.agent, key: m.idempotencyKey ?? null,
-      });
-      return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
-    }).immediate();
+    return this.db
+      .transaction((): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal => {
+        if (m.idempotencyKey !== undefined) {
+          const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
+          if (known) return { ok: true, outboxId: Number(known['id']), duplicate: true };
+        }
+        const h = this.openRow(m.conversationId);
+        if (!h) return { ok: false, reason: 'none' };
+        if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
+        const o = m.outbound;
+        const r = this.q.insertOutbox.run({
+          conversationId: m.conversationId,
+          kind: o.kind,
+          message: JSON.stringify(o.message),
+          channel: o.channel,
+          request: JSON.stringify(o.request),
+          now: m.now,
+          agent: m.agent,
+          key: m.idempotencyKey ?? null,
+        });
+        return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
+      })
+      .immediate();
   }
 
   async closeOrphanHandoffs(w: HandoffWrite): Promise<number> {
     if (this.q.orphans.get() === undefined) return 0; // the common case, without a write lock (the queue is polled)
-    return this.db.transaction((): number => {
-      const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
-      for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
-      return rows.length;
-    }).immediate();
+    return this.db
+      .transaction((): number => {
+        const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
+        for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
+        return rows.length;
+      })
+      .immediate();
   }
 
   async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
-    return this.db.transaction((): HandoffEventRecord[] => {
-      const token = randomBytes(6).toString('hex');
-      return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
-        const claim = `${token}-${String(r['id'])}`;
-        this.q.claimEvent.run(now + leaseMs, claim, r['id']);
-        return {
-          id: Number(r['id']), eventId: String(r['event_id']), handoffId: Number(r['handoff_id']), type: r['type'] as HandoffEventType,
-          payload: JSON.parse(String(r['payload'])), attempts: Number(r['attempts']) + 1, claim,
-        };
-      });
-    }).immediate();
+    return this.db
+      .transaction((): HandoffEventRecord[] => {
+        const token = randomBytes(6).toString('hex');
+        return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
+          const claim = `${token}-${String(r['id'])}`;
+          this.q.claimEvent.run(now + leaseMs, claim, r['id']);
+          return {
+            id: Number(r['id']),
+            eventId: String(r['event_id']),
+            handoffId: Number(r['handoff_id']),
+            type: r['type'] as HandoffEventType,
+            payload: JSON.parse(String(r['payload'])),
+            attempts: Number(r['attempts']) + 1,
+            claim,
+          };
+        });
+      })
+      .immediate();
   }
 
   async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {

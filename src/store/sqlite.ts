@@ -13,8 +13,25 @@ import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { SqliteHandoffs } from './sqlite-handoffs.js';
 import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
-  CommitResult, FailureFollowUp, ConversationKey, ConversationRecord, ConversationStatus, InboxRecord, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound,
-  NewOutbound, NewStatus, OutboxRecord, SendRecord, Store, StoreHealth, TimerSpec, TranscriptEntry, TurnCommit,
+  CommitResult,
+  FailureFollowUp,
+  ConversationKey,
+  ConversationRecord,
+  ConversationStatus,
+  InboxRecord,
+  LaneClaim,
+  LaneClaimOptions,
+  LaneRelease,
+  NewInbound,
+  NewOutbound,
+  NewStatus,
+  OutboxRecord,
+  SendRecord,
+  Store,
+  StoreHealth,
+  TimerSpec,
+  TranscriptEntry,
+  TurnCommit,
 } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -48,13 +65,49 @@ const OPEN_BUSY_TIMEOUT_MS = 5_000;
 
 /** The port's methods, each run through {@link BusyRetry} (a transient failure is retried, then StoreUnavailableError). */
 const GUARDED = [
-  'addInbound', 'nextInbound', 'pendingKeys', 'failInbound', 'skipInbound', 'inbound', 'activeConversation', 'conversation',
-  'conversationByFlowToken', 'conversations', 'activeConversationIds', 'commitTurn', 'expireIdle', 'claimOutbound',
-  'finishOutbound', 'renewLease', 'failOutbound', 'unfollowedFailures', 'lastInteractive', 'retryOutbound', 'outbound',
-  'outboundByProviderId', 'nextOutboundAt', 'nextTimerAt', 'fireDueTimers', 'timers', 'addStatus', 'statuses', 'transcript',
-  'claimLanes', 'renewLanes', 'releaseLane',
-  'openHandoffs', 'openHandoff', 'handoffs', 'claimHandoff', 'releaseHandoff', 'holdInbound', 'addAgentMessage', 'closeOrphanHandoffs',
-  'claimHandoffEvents', 'settleHandoffEvent', 'nextHandoffEventAt',
+  'addInbound',
+  'nextInbound',
+  'pendingKeys',
+  'failInbound',
+  'skipInbound',
+  'inbound',
+  'activeConversation',
+  'conversation',
+  'conversationByFlowToken',
+  'conversations',
+  'activeConversationIds',
+  'commitTurn',
+  'expireIdle',
+  'claimOutbound',
+  'finishOutbound',
+  'renewLease',
+  'failOutbound',
+  'unfollowedFailures',
+  'lastInteractive',
+  'retryOutbound',
+  'outbound',
+  'outboundByProviderId',
+  'nextOutboundAt',
+  'nextTimerAt',
+  'fireDueTimers',
+  'timers',
+  'addStatus',
+  'statuses',
+  'transcript',
+  'claimLanes',
+  'renewLanes',
+  'releaseLane',
+  'openHandoffs',
+  'openHandoff',
+  'handoffs',
+  'claimHandoff',
+  'releaseHandoff',
+  'holdInbound',
+  'addAgentMessage',
+  'closeOrphanHandoffs',
+  'claimHandoffEvents',
+  'settleHandoffEvent',
+  'nextHandoffEventAt',
 ] as const satisfies readonly (keyof Store)[];
 
 const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -69,7 +122,10 @@ export class SqliteStore implements Store {
    * @param busy How long one attempt may block on a locked database (`busyTimeoutMs`, default 50 ms)
    * and how long a call retries asynchronously before StoreUnavailableError (`busyRetryMs`, 3 s).
    */
-  constructor(readonly db: Database.Database, busy: BusyOptions & { readonly now?: (() => number) | undefined } = {}) {
+  constructor(
+    readonly db: Database.Database,
+    busy: BusyOptions & { readonly now?: (() => number) | undefined } = {},
+  ) {
     this.q = prepareStatements(db);
     this.now = busy.now ?? Date.now;
     this.h = new SqliteHandoffs(db);
@@ -104,12 +160,14 @@ export class SqliteStore implements Store {
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.db.transaction(() => {
-      const id = this.insertInbound(i);
-      if (id !== undefined) return { id, duplicate: false };
-      const row = this.q.inboxByProvider.get(i.providerId) as Row;
-      return { id: Number(row['id']), duplicate: true };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const id = this.insertInbound(i);
+        if (id !== undefined) return { id, duplicate: false };
+        const row = this.q.inboxByProvider.get(i.providerId) as Row;
+        return { id: Number(row['id']), duplicate: true };
+      })
+      .immediate();
   }
 
   /** Inserts an inbound and bumps its lane's work counter; undefined for a known provider id. */
@@ -160,8 +218,15 @@ export class SqliteStore implements Store {
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
     const where: string[] = [];
     const args: unknown[] = [];
-    for (const [col, v] of [['bot_id', filter.botId], ['user_number', filter.user], ['status', filter.status]] as const) {
-      if (v !== undefined) { where.push(`${col} = ?`); args.push(v); }
+    for (const [col, v] of [
+      ['bot_id', filter.botId],
+      ['user_number', filter.user],
+      ['status', filter.status],
+    ] as const) {
+      if (v !== undefined) {
+        where.push(`${col} = ?`);
+        args.push(v);
+      }
     }
     const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
     return (this.db.prepare(sql).all(...args) as Row[]).map(toConversation);
@@ -172,45 +237,75 @@ export class SqliteStore implements Store {
   }
 
   async commitTurn(c: TurnCommit): Promise<CommitResult> {
-    return this.db.transaction((): CommitResult => {
-      if (c.expire !== undefined) {
-        this.q.expireOne.run(c.now, c.now, c.expire);
-        this.q.deleteTimers.run(c.expire);
-      }
-      const ended = c.status === 'active' ? null : c.now;
-      const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
-      const botVersion = c.botVersion ?? null;
-      let id: number;
-      let version: number;
-      if (c.conversationId === undefined) {
-        try {
-          const r = this.q.insertConv.run({ ...common, botId: c.key.botId, user: c.key.user, flowToken: c.flowToken, channel: c.channel ?? 'interactive', lastPrompt: j(c.lastPrompt), botVersion: botVersion ?? 1 });
-          id = Number(r.lastInsertRowid);
-        } catch (e) {
-          if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
-          throw e;
+    return this.db
+      .transaction((): CommitResult => {
+        if (c.expire !== undefined) {
+          this.q.expireOne.run(c.now, c.now, c.expire);
+          this.q.deleteTimers.run(c.expire);
         }
-        version = 1;
-      } else {
-        const r = this.q.updateConv.run({ ...common, id: c.conversationId, expectedVersion: c.expectedVersion, channel: c.channel ?? null, lastPrompt: j(c.lastPrompt), activity: c.userActivity ? 1 : 0, botVersion });
-        if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
-        id = c.conversationId;
-        version = c.expectedVersion + 1;
-      }
-      // An inbound consumed by another writer (same turn in two processes) must not run twice.
-      if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
-      const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
-      this.applyTimers(id, c);
-      this.h.applyTurn(id, c, c.notifyHandoffs === true);
-      return { conversationId: id, version, outboxIds };
-    }).immediate();
+        const ended = c.status === 'active' ? null : c.now;
+        const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
+        const botVersion = c.botVersion ?? null;
+        let id: number;
+        let version: number;
+        if (c.conversationId === undefined) {
+          try {
+            const r = this.q.insertConv.run({
+              ...common,
+              botId: c.key.botId,
+              user: c.key.user,
+              flowToken: c.flowToken,
+              channel: c.channel ?? 'interactive',
+              lastPrompt: j(c.lastPrompt),
+              botVersion: botVersion ?? 1,
+            });
+            id = Number(r.lastInsertRowid);
+          } catch (e) {
+            if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
+            throw e;
+          }
+          version = 1;
+        } else {
+          const r = this.q.updateConv.run({
+            ...common,
+            id: c.conversationId,
+            expectedVersion: c.expectedVersion,
+            channel: c.channel ?? null,
+            lastPrompt: j(c.lastPrompt),
+            activity: c.userActivity ? 1 : 0,
+            botVersion,
+          });
+          if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
+          id = c.conversationId;
+          version = c.expectedVersion + 1;
+        }
+        // An inbound consumed by another writer (same turn in two processes) must not run twice.
+        if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+        const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
+        this.applyTimers(id, c);
+        this.h.applyTurn(id, c, c.notifyHandoffs === true);
+        return { conversationId: id, version, outboxIds };
+      })
+      .immediate();
   }
 
   private insertOutbox(conversationId: number, key: ConversationKey, inboxId: number | undefined, rows: readonly NewOutbound[], now: number): number[] {
-    return rows.map((o) => Number(this.q.insertOutbox.run({
-      conversationId, botId: key.botId, user: key.user, inboxId: inboxId ?? null, kind: o.kind,
-      message: JSON.stringify(o.message), channel: o.channel, request: JSON.stringify(o.request), now, fallbackOf: o.fallbackOf ?? null,
-    }).lastInsertRowid));
+    return rows.map((o) =>
+      Number(
+        this.q.insertOutbox.run({
+          conversationId,
+          botId: key.botId,
+          user: key.user,
+          inboxId: inboxId ?? null,
+          kind: o.kind,
+          message: JSON.stringify(o.message),
+          channel: o.channel,
+          request: JSON.stringify(o.request),
+          now,
+          fallbackOf: o.fallbackOf ?? null,
+        }).lastInsertRowid,
+      ),
+    );
   }
 
   private applyTimers(conversationId: number, c: TurnCommit): void {
@@ -230,23 +325,27 @@ export class SqliteStore implements Store {
   }
 
   async expireIdle(botId: string, before: number, now: number): Promise<number> {
-    return this.db.transaction(() => {
-      const ids = this.db.prepare(`SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`).all(botId, before) as Row[];
-      for (const r of ids) this.q.deleteTimers.run(r['id']);
-      return this.q.expireIdle.run({ botId, before, now }).changes;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const ids = this.db.prepare(`SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`).all(botId, before) as Row[];
+        for (const r of ids) this.q.deleteTimers.run(r['id']);
+        return this.q.expireIdle.run({ botId, before, now }).changes;
+      })
+      .immediate();
   }
 
   async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
-    return this.db.transaction(() => {
-      const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
-      const token = randomBytes(6).toString('hex');
-      return rows.map((r) => {
-        const claim = `${token}-${r.id}`;
-        this.q.claim.run(now + leaseMs, claim, r.id);
-        return { ...r, state: 'sending' as const, attempts: r.attempts + 1, claim };
-      });
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
+        const token = randomBytes(6).toString('hex');
+        return rows.map((r) => {
+          const claim = `${token}-${r.id}`;
+          this.q.claim.run(now + leaseMs, claim, r.id);
+          return { ...r, state: 'sending' as const, attempts: r.attempts + 1, claim };
+        });
+      })
+      .immediate();
   }
 
   async finishOutbound(id: number, s: SendRecord, now: number, claim?: string): Promise<boolean> {
@@ -258,10 +357,21 @@ export class SqliteStore implements Store {
   }
 
   private finishRow(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
-    const done = this.q.finish.run({
-      id, now, claim: claim ?? null, state: s.state, providerId: s.providerId ?? null, httpStatus: s.httpStatus ?? null, response: j(s.response),
-      smsCode: s.smsCode ?? null, smsMailingId: s.smsMailingId ?? null, smsResult: s.smsResult ?? null, error: s.error ?? null, errorCode: s.errorCode ?? null,
-    }).changes === 1;
+    const done =
+      this.q.finish.run({
+        id,
+        now,
+        claim: claim ?? null,
+        state: s.state,
+        providerId: s.providerId ?? null,
+        httpStatus: s.httpStatus ?? null,
+        response: j(s.response),
+        smsCode: s.smsCode ?? null,
+        smsMailingId: s.smsMailingId ?? null,
+        smsResult: s.smsResult ?? null,
+        error: s.error ?? null,
+        errorCode: s.errorCode ?? null,
+      }).changes === 1;
     if (!done) return false; // the claim was lost: another process holds the row now
     if (s.providerId === undefined) return true;
     // Statuses can arrive before the send is recorded (a fast provider): they count now.
@@ -277,22 +387,32 @@ export class SqliteStore implements Store {
   }
 
   async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      if (record && !this.finishRow(id, record, now, claim)) return false;
-      const row = this.q.outbox.get(id) as Row | undefined;
-      if (!row) return false;
-      const conversationId = Number(row['conversation_id']);
-      if (follow.fallback) {
-        const key = { botId: String(row['bot_id']), user: String(row['user_number']) };
-        this.q.insertFallback.run({
-          conversationId, botId: key.botId, user: key.user, inboxId: row['inbox_id'], kind: follow.fallback.kind,
-          message: JSON.stringify(follow.fallback.message), channel: follow.fallback.channel, request: JSON.stringify(follow.fallback.request), now, fallbackOf: id,
-        });
-      }
-      if (follow.inbound) this.insertInbound(follow.inbound);
-      if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
-      return true;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (record && !this.finishRow(id, record, now, claim)) return false;
+        const row = this.q.outbox.get(id) as Row | undefined;
+        if (!row) return false;
+        const conversationId = Number(row['conversation_id']);
+        if (follow.fallback) {
+          const key = { botId: String(row['bot_id']), user: String(row['user_number']) };
+          this.q.insertFallback.run({
+            conversationId,
+            botId: key.botId,
+            user: key.user,
+            inboxId: row['inbox_id'],
+            kind: follow.fallback.kind,
+            message: JSON.stringify(follow.fallback.message),
+            channel: follow.fallback.channel,
+            request: JSON.stringify(follow.fallback.request),
+            now,
+            fallbackOf: id,
+          });
+        }
+        if (follow.inbound) this.insertInbound(follow.inbound);
+        if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
+        return true;
+      })
+      .immediate();
   }
 
   async unfollowedFailures(): Promise<OutboxRecord[]> {
@@ -329,17 +449,24 @@ export class SqliteStore implements Store {
   }
 
   async fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
-    return this.db.transaction(() => {
-      const due = this.q.dueTimers.all(now, limit) as Row[];
-      for (const t of due) {
-        this.insertInbound({
-          providerId: `timer:${t['conversation_id']}:${t['id']}`, botId: String(t['bot_id']), user: String(t['user_number']), source: 'timer',
-          event: JSON.parse(String(t['event'])) as NewInbound['event'], raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] }, receivedAt: now,
-        });
-        this.q.deleteTimerId.run(t['id']);
-      }
-      return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const due = this.q.dueTimers.all(now, limit) as Row[];
+        for (const t of due) {
+          this.insertInbound({
+            providerId: `timer:${t['conversation_id']}:${t['id']}`,
+            botId: String(t['bot_id']),
+            user: String(t['user_number']),
+            source: 'timer',
+            event: JSON.parse(String(t['event'])) as NewInbound['event'],
+            raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
+            receivedAt: now,
+          });
+          this.q.deleteTimerId.run(t['id']);
+        }
+        return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));
+      })
+      .immediate();
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {
@@ -347,16 +474,18 @@ export class SqliteStore implements Store {
   }
 
   async addStatus(s: NewStatus): Promise<{ duplicate: boolean; outbound: OutboxRecord | undefined }> {
-    return this.db.transaction(() => {
-      const r = this.q.insertStatus.run({ ...s, timestamp: s.timestamp ?? null, recipient: s.recipient ?? null, errors: j(s.errors), raw: j(s.raw) });
-      const row = this.q.outboxByProvider.get(s.providerMessageId) as Row | undefined;
-      const outbound = row && toOutbox(row);
-      if (outbound && r.changes === 1 && (STATUS_RANK[s.status] ?? 0) > (STATUS_RANK[outbound.deliveryStatus ?? ''] ?? 0)) {
-        this.q.setDelivery.run(s.status, outbound.id);
-        return { duplicate: false, outbound: { ...outbound, deliveryStatus: s.status } };
-      }
-      return { duplicate: r.changes === 0, outbound };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const r = this.q.insertStatus.run({ ...s, timestamp: s.timestamp ?? null, recipient: s.recipient ?? null, errors: j(s.errors), raw: j(s.raw) });
+        const row = this.q.outboxByProvider.get(s.providerMessageId) as Row | undefined;
+        const outbound = row && toOutbox(row);
+        if (outbound && r.changes === 1 && (STATUS_RANK[s.status] ?? 0) > (STATUS_RANK[outbound.deliveryStatus ?? ''] ?? 0)) {
+          this.q.setDelivery.run(s.status, outbound.id);
+          return { duplicate: false, outbound: { ...outbound, deliveryStatus: s.status } };
+        }
+        return { duplicate: r.changes === 0, outbound };
+      })
+      .immediate();
   }
 
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
@@ -369,36 +498,42 @@ export class SqliteStore implements Store {
   }
 
   async claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
-    return this.db.transaction(() => {
-      const now = this.now();
-      let rows: Row[];
-      if (o.key) {
-        this.q.ensureLane.run(o.key.botId, o.key.user);
-        const row = this.q.lane.get(o.key.botId, o.key.user) as Row;
-        rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
-      } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
-      return rows.map((r) => {
-        const key = { botId: String(r['bot_id']), user: String(r['user_number']) };
-        this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
-        const mine = r['owner'] === owner;
-        return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
-      });
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const now = this.now();
+        let rows: Row[];
+        if (o.key) {
+          this.q.ensureLane.run(o.key.botId, o.key.user);
+          const row = this.q.lane.get(o.key.botId, o.key.user) as Row;
+          rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
+        } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
+        return rows.map((r) => {
+          const key = { botId: String(r['bot_id']), user: String(r['user_number']) };
+          this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
+          const mine = r['owner'] === owner;
+          return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
+        });
+      })
+      .immediate();
   }
 
   async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
     return (this.q.renewLanes.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({
-      key: { botId: String(r['bot_id']), user: String(r['user_number']) }, fence: Number(r['fence']), workSeq: Number(r['work_seq']),
+      key: { botId: String(r['bot_id']), user: String(r['user_number']) },
+      fence: Number(r['fence']),
+      workSeq: Number(r['work_seq']),
     }));
   }
 
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-    return this.db.transaction((): LaneRelease => {
-      if (this.q.releaseLane.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
-      const r = this.q.lane.get(key.botId, key.user) as Row | undefined;
-      if (!r || r['owner'] !== owner || Number(r['fence']) !== fence) return { outcome: 'lost' };
-      return { outcome: 'more', workSeq: Number(r['work_seq']) };
-    }).immediate();
+    return this.db
+      .transaction((): LaneRelease => {
+        if (this.q.releaseLane.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
+        const r = this.q.lane.get(key.botId, key.user) as Row | undefined;
+        if (!r || r['owner'] !== owner || Number(r['fence']) !== fence) return { outcome: 'lost' };
+        return { outcome: 'more', workSeq: Number(r['work_seq']) };
+      })
+      .immediate();
   }
 
   async close(): Promise<void> {

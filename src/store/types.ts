@@ -182,7 +182,15 @@ export interface NewStatus {
 
 /** One line of a transcript. */
 export type TranscriptEntry =
-  | { readonly direction: 'in'; readonly at: number; readonly source: InboundSource; readonly event: unknown; readonly providerId: string; readonly state: InboxRecord['state']; readonly error: string | null }
+  | {
+      readonly direction: 'in';
+      readonly at: number;
+      readonly source: InboundSource;
+      readonly event: unknown;
+      readonly providerId: string;
+      readonly state: InboxRecord['state'];
+      readonly error: string | null;
+    }
   | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
 
 /**

@@ -37,12 +37,15 @@ export const classifyInteractive: Classifier = (res) => {
   if (res.status >= 200 && res.status < 300) return { ok: true, providerId: providerIdOf(body) };
   const error = asRecord(body?.['error']);
   const code = codeOf(error?.['code']);
-  const kind = code !== undefined && META_RETRYABLE.has(code) ? 'retryable'
-    : code !== undefined && META_PERMANENT.has(code) ? 'permanent'
-    : statusKind(res.status);
+  const kind = code !== undefined && META_RETRYABLE.has(code) ? 'retryable' : code !== undefined && META_PERMANENT.has(code) ? 'permanent' : statusKind(res.status);
   const details = asRecord(error?.['error_data'])?.['details'];
   const text = [str(error?.['message']), str(details)].filter(Boolean).join(': ');
-  return { ok: false, kind, providerCode: code ?? str(error?.['code']), reason: `Messaging endpoint answered HTTP ${res.status}${code !== undefined ? ` (code ${code})` : ''}${text ? `: ${text}` : ''}` };
+  return {
+    ok: false,
+    kind,
+    providerCode: code ?? str(error?.['code']),
+    reason: `Messaging endpoint answered HTTP ${res.status}${code !== undefined ? ` (code ${code})` : ''}${text ? `: ${text}` : ''}`,
+  };
 };
 
 /** The SMS endpoint: a non-zero `code` is a failure whatever the HTTP status; only 19 is retryable. */

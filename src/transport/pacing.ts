@@ -25,7 +25,11 @@ class Bucket {
   private at: number;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly rate: number, private readonly burst: number, private readonly clock: Clock) {
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+    private readonly clock: Clock,
+  ) {
     this.tokens = burst;
     this.at = clock.now();
   }

@@ -8,9 +8,7 @@ import type { InteractiveRequest, SmsRequest } from '../messages/schema.js';
 export type Channel = 'interactive' | 'sms';
 
 /** One thing to deliver: a validated request body for one channel. */
-export type Outbound =
-  | { readonly channel: 'interactive'; readonly request: InteractiveRequest }
-  | { readonly channel: 'sms'; readonly request: SmsRequest };
+export type Outbound = { readonly channel: 'interactive'; readonly request: InteractiveRequest } | { readonly channel: 'sms'; readonly request: SmsRequest };
 
 /** What the SMS endpoint answered (provider.md §1.3). */
 export interface SmsOutcome {

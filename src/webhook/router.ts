@@ -49,9 +49,11 @@ interface Context {
 export function createWebhookRouter(options: WebhookRouterOptions): Router {
   const ctx = contextOf(options);
   const router = express.Router();
-  router.get('/webhook', (req, res) => instrumented(ctx, 'handshake', res, async () => {
-    res.set('X-Content-Type-Options', 'nosniff').type('text/plain').send(handshake(req, ctx.verifyToken));
-  }));
+  router.get('/webhook', (req, res) =>
+    instrumented(ctx, 'handshake', res, async () => {
+      res.set('X-Content-Type-Options', 'nosniff').type('text/plain').send(handshake(req, ctx.verifyToken));
+    }),
+  );
   router.post('/webhook/sms', (req, res) => instrumented(ctx, 'sms', res, () => receive(ctx, 'sms', req, res, smsBatch)));
   router.post('/webhook', (req, res) => instrumented(ctx, 'webhook', res, () => receive(ctx, 'webhook', req, res, cloudBatch)));
   return router;
@@ -113,7 +115,8 @@ async function instrumented(ctx: Context, route: Route, res: Response, work: () 
 
 function report(ctx: Context, route: Route, e: WebhookError): void {
   const { logger } = ctx.runtime;
-  if (e.status === 503) logger.warn({ route, code: e.code, reason: errorInfo(e.cause ?? e).message }, e.message); // a later delivery gets through
+  if (e.status === 503)
+    logger.warn({ route, code: e.code, reason: errorInfo(e.cause ?? e).message }, e.message); // a later delivery gets through
   else if (e.status >= 500) logger.error({ route, code: e.code, err: errorInfo(e.cause ?? e) }, e.message);
   else logger.warn({ route, status: e.status, code: e.code, reason: e.message }, 'webhook request refused');
 }

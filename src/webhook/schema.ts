@@ -66,9 +66,7 @@ export const messagesValueSchema = z.looseObject({
 });
 
 /** A change: `messages` changes are checked; other fields (account updates…) are let through and ignored. */
-const changeSchema = z.looseObject({ field: nonEmpty, value: z.unknown() }).superRefine(
-  byType({ messages: z.looseObject({ value: messagesValueSchema }) }, 'field'),
-);
+const changeSchema = z.looseObject({ field: nonEmpty, value: z.unknown() }).superRefine(byType({ messages: z.looseObject({ value: messagesValueSchema }) }, 'field'));
 
 /** The Cloud API webhook envelope. */
 export const envelopeSchema = z.looseObject({

@@ -60,12 +60,15 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
-    mount: (path, handler) => { mounts.use(path, handler); },
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-      setTimeout(() => server.closeAllConnections(), 5_000).unref();
-    }),
+    mount: (path, handler) => {
+      mounts.use(path, handler);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5_000).unref();
+      }),
   };
 }
 

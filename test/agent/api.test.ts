@@ -11,7 +11,9 @@ import { verifyHandoffSignature } from '../../src/agent/signature.js';
 import { api, HOOK_SECRET, receiver, sentTo, serve, TOKEN, USER, user, walkToHandoff } from './helpers.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
-afterEach(async () => { for (const c of cleanup.splice(0).reverse()) await c(); });
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
 
 async function start(o: Parameters<typeof serve>[0] = {}): Promise<RunningServer> {
   const { server } = await serve(o);
@@ -19,7 +21,7 @@ async function start(o: Parameters<typeof serve>[0] = {}): Promise<RunningServer
   return server;
 }
 
-describe('agents\' API', () => {
+describe("agents' API", () => {
   it('queue → two agents claim (one 409) → idempotent message → user writes (bot silent) → release → the bot resumes', async () => {
     const s = await start();
     expect((await api(s, 'GET', '/agent/handoffs')).json).toEqual({ handoffs: [] });
@@ -29,7 +31,13 @@ describe('agents\' API', () => {
     expect(queue.status).toBe(200);
     expect(queue.json.handoffs).toHaveLength(1);
     expect(queue.json.handoffs[0]).toMatchObject({
-      conversationId: id, bot: 'support', user: USER, reason: 'A billing question: I was charged twice.', queue: 'billing', status: 'waiting', agent: null,
+      conversationId: id,
+      bot: 'support',
+      user: USER,
+      reason: 'A billing question: I was charged twice.',
+      queue: 'billing',
+      status: 'waiting',
+      agent: null,
     });
     expect(queue.json.handoffs[0].lastMessages.at(-1)).toMatchObject({ from: 'bot', text: expect.stringContaining('a person will take over') });
 
@@ -82,10 +90,14 @@ describe('agents\' API', () => {
 
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     for (const line of [
-      'colloquy_handoffs_started_total{bot="support",queue="billing"} 1', 'colloquy_handoffs_claimed_total{bot="support"} 1',
-      'colloquy_handoffs_ended_total{bot="support"} 1', 'colloquy_handoff_wait_seconds_count{bot="support"} 1',
-      'colloquy_handoff_messages_total{bot="support",from="agent"} 1', 'colloquy_handoff_messages_total{bot="support",from="user"} 2',
-    ]) expect(metrics).toContain(line);
+      'colloquy_handoffs_started_total{bot="support",queue="billing"} 1',
+      'colloquy_handoffs_claimed_total{bot="support"} 1',
+      'colloquy_handoffs_ended_total{bot="support"} 1',
+      'colloquy_handoff_wait_seconds_count{bot="support"} 1',
+      'colloquy_handoff_messages_total{bot="support",from="agent"} 1',
+      'colloquy_handoff_messages_total{bot="support",from="user"} 2',
+    ])
+      expect(metrics).toContain(line);
   });
 
   it('refuses bad input with 400/404/409 and sends nothing', async () => {
@@ -129,7 +141,22 @@ describe('agents\' API', () => {
     expect(rows()).toBe(outbox);
 
     // A list in the builders' shape is fine.
-    const ok = await api(s, 'POST', `/agent/handoffs/${id}/messages`, { message: { kind: 'buttons', body: 'Shall I refund it?', buttons: [{ id: 'yes', title: 'Yes' }, { id: 'no', title: 'No' }] } }, { 'x-agent': 'bob' });
+    const ok = await api(
+      s,
+      'POST',
+      `/agent/handoffs/${id}/messages`,
+      {
+        message: {
+          kind: 'buttons',
+          body: 'Shall I refund it?',
+          buttons: [
+            { id: 'yes', title: 'Yes' },
+            { id: 'no', title: 'No' },
+          ],
+        },
+      },
+      { 'x-agent': 'bob' },
+    );
     expect(ok.status).toBe(202);
     await s.runtime.idle();
     expect(s.sandbox!.messages.at(-1)).toMatchObject({ channel: 'interactive', request: { replyButtons: { body: 'Shall I refund it?' } } });
@@ -213,7 +240,7 @@ describe('agents\' API', () => {
     clock.advance(60 * 60_000);
     await s.runtime.poke();
     await s.runtime.idle();
-    expect((await s.store.openHandoff(id))).toMatchObject({ state: 'claimed', agent: 'ana' });
+    expect(await s.store.openHandoff(id)).toMatchObject({ state: 'claimed', agent: 'ana' });
     expect((await s.store.conversation(id))!.state).toBe('handoff');
   });
 

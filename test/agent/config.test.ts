@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
 describe('handoff configuration', () => {
-  it('reads the agents\' token and the connector', () => {
+  it("reads the agents' token and the connector", () => {
     const c = loadConfig({ COLLOQUY_AGENT_TOKEN: 'a'.repeat(20), COLLOQUY_HANDOFF_WEBHOOK_URL: 'https://desk.example.com/hook/', COLLOQUY_HANDOFF_WEBHOOK_SECRET: 's'.repeat(16) });
     expect(c.agentToken).toBe('a'.repeat(20));
     expect(c.handoffWebhook).toEqual({ url: 'https://desk.example.com/hook', secret: 's'.repeat(16) });
@@ -13,7 +13,7 @@ describe('handoff configuration', () => {
 
   it.each([
     [{ COLLOQUY_AGENT_TOKEN: 'short' }, /COLLOQUY_AGENT_TOKEN: must be at least 16 characters/],
-    [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'ftp://desk' , COLLOQUY_HANDOFF_WEBHOOK_SECRET: 's'.repeat(16) }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an http or https URL/],
+    [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'ftp://desk', COLLOQUY_HANDOFF_WEBHOOK_SECRET: 's'.repeat(16) }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an http or https URL/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'not a url' }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an absolute http\(s\) URL/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'https://desk.example.com' }, /COLLOQUY_HANDOFF_WEBHOOK_SECRET: is required when COLLOQUY_HANDOFF_WEBHOOK_URL is set/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_SECRET: 's'.repeat(16) }, /COLLOQUY_HANDOFF_WEBHOOK_SECRET: is set but COLLOQUY_HANDOFF_WEBHOOK_URL is not/],

@@ -12,7 +12,11 @@ export const HOOK_SECRET = 'hook-secret-0123456789';
 export const USER = '5215512340001';
 
 /** What the helpdesk receiver got. */
-export interface Received { readonly raw: string; readonly headers: IncomingHttpHeaders; readonly body: HandoffEventBody }
+export interface Received {
+  readonly raw: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: HandoffEventBody;
+}
 
 /** A helpdesk on loopback that records every POST; `failNext` answers 503 that many times first. */
 export async function receiver(): Promise<{ url: string; got: Received[]; failNext: number; close(): Promise<void> }> {
@@ -22,7 +26,12 @@ export async function receiver(): Promise<{ url: string; got: Received[]; failNe
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (state.failNext > 0) { state.failNext--; res.statusCode = 503; res.end(); return; }
+      if (state.failNext > 0) {
+        state.failNext--;
+        res.statusCode = 503;
+        res.end();
+        return;
+      }
       const raw = Buffer.concat(chunks).toString('utf8');
       got.push({ raw, headers: req.headers, body: JSON.parse(raw) as HandoffEventBody });
       res.end('ok');
@@ -31,10 +40,19 @@ export async function receiver(): Promise<{ url: string; got: Received[]; failNe
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`;
   return {
-    url, got,
-    get failNext() { return state.failNext; },
-    set failNext(n: number) { state.failNext = n; },
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    url,
+    got,
+    get failNext() {
+      return state.failNext;
+    },
+    set failNext(n: number) {
+      state.failNext = n;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -42,7 +60,10 @@ export async function receiver(): Promise<{ url: string; got: Received[]; failNe
 export async function serve(o: { db?: string; hook?: string; token?: string | null; clock?: ManualClock } = {}): Promise<{ server: RunningServer; clock: ManualClock }> {
   const clock = o.clock ?? new ManualClock();
   const config: Config = {
-    ...loadConfig({}), port: 0, db: o.db ?? ':memory:', logLevel: 'silent',
+    ...loadConfig({}),
+    port: 0,
+    db: o.db ?? ':memory:',
+    logLevel: 'silent',
     ...(o.token !== null && { agentToken: o.token ?? TOKEN }),
     ...(o.hook !== undefined && { handoffWebhook: { url: o.hook, secret: HOOK_SECRET } }),
   };
@@ -70,7 +91,8 @@ export async function walkToHandoff(server: RunningServer, who = USER): Promise<
 /** Calls the agents' API. */
 export async function api(server: RunningServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
   const res = await fetch(`${server.url}${path}`, {
-    method, headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
     ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   const text = await res.text();

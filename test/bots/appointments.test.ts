@@ -6,12 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromPromise } from 'xstate';
 import { defineBot, type Bot } from 'colloquy';
-import {
-  checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
-} from 'colloquy/testing';
+import { checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation } from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
 import bot, { type Service, type Slot } from '../../bots/appointments.js';
-
 
 let chat: TestConversation | undefined;
 afterEach(async () => {
@@ -37,24 +34,47 @@ const SERVICE_LIST = {
   body: 'Book an appointment: which service?',
   buttonText: 'Services',
   sections: [
-    { title: 'Hair', messages: [{ id: 'haircut', title: 'Haircut', description: '30 min - $25' }, { id: 'color', title: 'Color', description: '90 min - $70' }] },
-    { title: 'Nails', messages: [{ id: 'manicure', title: 'Manicure', description: '45 min - $20' }, { id: 'pedicure', title: 'Pedicure', description: '60 min - $30' }] },
+    {
+      title: 'Hair',
+      messages: [
+        { id: 'haircut', title: 'Haircut', description: '30 min - $25' },
+        { id: 'color', title: 'Color', description: '90 min - $70' },
+      ],
+    },
+    {
+      title: 'Nails',
+      messages: [
+        { id: 'manicure', title: 'Manicure', description: '45 min - $20' },
+        { id: 'pedicure', title: 'Pedicure', description: '60 min - $30' },
+      ],
+    },
   ],
 };
 const SERVICES = ['Haircut', 'Color', 'Manicure', 'Pedicure'];
 const CHAIR = 'https://images.example.com/studio-nova/chair.png';
-const TUE = [{ id: 'slot1', label: 'Tue 10:00' }, { id: 'slot2', label: 'Tue 13:30' }, { id: 'slot3', label: 'Tue 17:00' }];
+const TUE = [
+  { id: 'slot1', label: 'Tue 10:00' },
+  { id: 'slot2', label: 'Tue 13:30' },
+  { id: 'slot3', label: 'Tue 17:00' },
+];
 
 /** The slot buttons' body for a haircut on Tuesday. */
 const haircutSlots = {
   headerImage: { link: CHAIR },
   body: 'Haircut (30 min). Pick a time:',
-  buttons: [{ id: 'slot1', title: 'Tue 10:00' }, { id: 'slot2', title: 'Tue 13:30' }, { id: 'slot3', title: 'Tue 17:00' }],
+  buttons: [
+    { id: 'slot1', title: 'Tue 10:00' },
+    { id: 'slot2', title: 'Tue 13:30' },
+    { id: 'slot3', title: 'Tue 17:00' },
+  ],
 };
 const confirming = (label: string, service = 'Haircut') => ({
   body: `${service} on ${label}. Shall I book it?`,
   footer: 'We hold the slot for 30 minutes',
-  buttons: [{ id: 'confirm', title: 'Book it' }, { id: 'change', title: 'Another time' }],
+  buttons: [
+    { id: 'confirm', title: 'Book it' },
+    { id: 'change', title: 'Another time' },
+  ],
 });
 
 /** hi → Haircut → (the bot’s own lookup) → the slot buttons. */
@@ -263,10 +283,12 @@ describe('appointments: the reminder and the release', () => {
 describe('appointments: the slot lookup', () => {
   it('sends what the lookup found, at most three, for the service asked', async () => {
     const asked: Service[] = [];
-    const c = await start(withSlots(async (service) => {
-      asked.push(service);
-      return [1, 2, 3, 4].map((i) => ({ id: `slot${i}`, label: `Thu 0${i}:00` }));
-    }));
+    const c = await start(
+      withSlots(async (service) => {
+        asked.push(service);
+        return [1, 2, 3, 4].map((i) => ({ id: `slot${i}`, label: `Thu 0${i}:00` }));
+      }),
+    );
     await c.type('hi');
     await c.tap('Pedicure');
     c.expectState('slot').expectSent({ kind: 'buttons', text: 'Pedicure (60 min). Pick a time:', choices: ['Thu 01:00', 'Thu 02:00', 'Thu 03:00'] });
@@ -289,10 +311,12 @@ describe('appointments: the slot lookup', () => {
 
   it('a lookup that fails says the calendar is not answering and offers the services again', async () => {
     let calls = 0;
-    const c = await start(withSlots(async () => {
-      if (++calls === 1) throw new Error('calendar timeout');
-      return [{ id: 'slot1', label: 'Sat 11:00' }];
-    }));
+    const c = await start(
+      withSlots(async () => {
+        if (++calls === 1) throw new Error('calendar timeout');
+        return [{ id: 'slot1', label: 'Sat 11:00' }];
+      }),
+    );
     await c.type('hi');
     await c.tap('Haircut');
     c.expectState('service');
@@ -305,7 +329,8 @@ describe('appointments: the slot lookup', () => {
 });
 
 describe('appointments: SMS fallback', () => {
-  const LIST_SMS = 'Studio Nova\nBook an appointment: which service?\n\nHair\n1. Haircut - 30 min - $25\n2. Color - 90 min - $70\n\nNails\n3. Manicure - 45 min - $20\n4. Pedicure - 60 min - $30\n\nReply with a number.';
+  const LIST_SMS =
+    'Studio Nova\nBook an appointment: which service?\n\nHair\n1. Haircut - 30 min - $25\n2. Color - 90 min - $70\n\nNails\n3. Manicure - 45 min - $20\n4. Pedicure - 60 min - $30\n\nReply with a number.';
   const SLOTS_SMS = `Color (90 min). Pick a time:\n${CHAIR}\n\n1. Wed 10:00\n2. Wed 13:30\n3. Wed 17:00\n\nReply with a number.`;
   const CONFIRM_SMS = 'Color on Wed 13:30. Shall I book it?\n\n1. Book it\n2. Another time\n\nWe hold the slot for 30 minutes\nReply with a number.';
 
@@ -373,8 +398,13 @@ describe('appointments: rehydration', () => {
     expect(memory.states).toEqual(['service', 'slot', 'slot', 'confirming', 'confirming', 'slot', 'confirming', 'booked']);
     for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'booked', status: 'done', context: memory.context });
     expect(memory.context).toEqual({
-      user: DEFAULT_TEST_USER, service: 'color',
-      slots: [{ id: 'slot1', label: 'Wed 10:00' }, { id: 'slot2', label: 'Wed 13:30' }, { id: 'slot3', label: 'Wed 17:00' }],
+      user: DEFAULT_TEST_USER,
+      service: 'color',
+      slots: [
+        { id: 'slot1', label: 'Wed 10:00' },
+        { id: 'slot2', label: 'Wed 13:30' },
+        { id: 'slot3', label: 'Wed 17:00' },
+      ],
       slot: { id: 'slot3', label: 'Wed 17:00' },
     });
     expect(straight.requests).toHaveLength(8); // list, slots, slots again, confirm, reminder, slots, confirm, booked

@@ -6,9 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fromPromise } from 'xstate';
 import { defineBot, type Bot } from 'colloquy';
-import {
-  checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
-} from 'colloquy/testing';
+import { checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation } from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
 import bot from '../../bots/pizza.js';
 
@@ -17,7 +15,9 @@ const T0 = Date.UTC(2026, 0, 1, 12);
 const ORDER_ID = 'P00018800'; // P + the user's last 4 digits (15551230001) + (T0 / 1000) % 10 000
 
 let chat: TestConversation | undefined;
-beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(T0); });
+beforeEach(() => {
+  vi.spyOn(Date, 'now').mockReturnValue(T0);
+});
 afterEach(async () => {
   await chat?.close();
   chat = undefined;
@@ -40,10 +40,13 @@ function heldTracker() {
   let settle: { resolve: (v: string) => void; reject: (e: unknown) => void } | undefined;
   const actor = fromPromise(({ input }: { input: { orderId: string } }) => {
     calls.push(input.orderId);
-    return new Promise<string>((resolve, reject) => { settle = { resolve, reject }; });
+    return new Promise<string>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
   });
   return {
-    actor, calls,
+    actor,
+    calls,
     resolve: (v: string) => settle!.resolve(v),
     reject: (e: unknown) => settle!.reject(e),
   };
@@ -72,7 +75,11 @@ const MARGHERITA_SIZES = {
   headerImage: { link: 'https://images.example.com/pizza/margherita.jpg' },
   body: 'Margherita: which size?',
   footer: 'Prices include tax',
-  buttons: [{ id: 'small', title: 'Small $9.50' }, { id: 'medium', title: 'Medium $12.35' }, { id: 'large', title: 'Large $15.20' }],
+  buttons: [
+    { id: 'small', title: 'Small $9.50' },
+    { id: 'medium', title: 'Medium $12.35' },
+    { id: 'large', title: 'Large $15.20' },
+  ],
 };
 const ENJOY = 'Enjoy your meal! Write any time to order again.';
 
@@ -89,8 +96,7 @@ describe('pizza: the order end to end', () => {
     expect(c.state).toBeUndefined();
 
     await c.type('hi');
-    c.expectState({ ordering: 'menu' })
-      .expectSent({ kind: 'list', channel: 'interactive', text: 'What would you like today?', choices: ['Margherita', 'Pepperoni', 'Garden', 'Lemonade'] });
+    c.expectState({ ordering: 'menu' }).expectSent({ kind: 'list', channel: 'interactive', text: 'What would you like today?', choices: ['Margherita', 'Pepperoni', 'Garden', 'Lemonade'] });
     expect(c.latest).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'list', fallback: false, listMessages: MENU_LIST });
     expect(c.last!.request).toMatchObject({ from: '15550000001', to: c.user, type: 'contacts' });
@@ -105,14 +111,18 @@ describe('pizza: the order end to end', () => {
     c.expectState({ ordering: 'address' }).expectSent({ kind: 'flow', body: 'Where should we deliver?' });
     expect(c.latest).toHaveLength(1);
     expect(c.last).toMatchObject({
-      kind: 'flow', channel: 'interactive',
+      kind: 'flow',
+      channel: 'interactive',
       flow: {
         body: 'Where should we deliver?',
         action: {
           name: 'flow',
           parameters: {
-            mode: 'draft', flow_message_version: '3', // draft: the builder's default (see the report)
-            flow_id: '771203945', flow_cta: 'Enter address', flow_action: 'navigate',
+            mode: 'draft',
+            flow_message_version: '3', // draft: the builder's default (see the report)
+            flow_id: '771203945',
+            flow_cta: 'Enter address',
+            flow_action: 'navigate',
             flow_action_payload: { screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita', product_description: 'large - Tomato, mozzarella, basil', product_price: 15.2 } },
           },
         },
@@ -126,7 +136,8 @@ describe('pizza: the order end to end', () => {
     c.expectState('placed').expectChoices(['Track my order', "That's all"]);
     expect(c.latest).toHaveLength(1);
     expect(c.last).toMatchObject({
-      kind: 'buttons', channel: 'interactive',
+      kind: 'buttons',
+      channel: 'interactive',
       replyButtons: {
         headerDocument: { link: `https://receipts.example.com/${ORDER_ID}.pdf`, fileName: `receipt-${ORDER_ID}.pdf` },
         body: 'Thanks! large Margherita for $15.20, to Calle 5 de Mayo 12, Puebla. Your receipt is attached.',
@@ -142,7 +153,10 @@ describe('pizza: the order end to end', () => {
     expect(c.conversation).toMatchObject({ status: 'done' });
     expect(c.conversation!.endedAt).not.toBeNull();
     const status = `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.`;
-    expect(texts(c.sent.slice(before))).toEqual([['text', status], ['text', ENJOY]]);
+    expect(texts(c.sent.slice(before))).toEqual([
+      ['text', status],
+      ['text', ENJOY],
+    ]);
     expect(c.sent.slice(before).every((s) => s.channel === 'sms')).toBe(true); // text has no interactive body
     expect(c.context).toMatchObject({ orderId: ORDER_ID, status });
     expect(c.sent.map((s) => s.kind)).toEqual(['list', 'buttons', 'flow', 'buttons', 'text', 'text']);
@@ -161,7 +175,10 @@ describe('pizza: the order end to end', () => {
     expect(c.last).toMatchObject({ replyButtons: { headerImage: { link: 'https://images.example.com/pizza/pepperoni.jpg' }, body: 'Pepperoni: which size?' } });
     c.expectChoices(['Small $11.00', 'Medium $14.30', 'Large $17.60']);
     await c.tap('Medium $14.30');
-    expect(c.last).toMatchObject({ kind: 'flow', flow: { action: { parameters: { flow_action_payload: { data: { product_name: 'Pepperoni', product_description: 'medium - Tomato, mozzarella, pepperoni', product_price: 14.3 } } } } } });
+    expect(c.last).toMatchObject({
+      kind: 'flow',
+      flow: { action: { parameters: { flow_action_payload: { data: { product_name: 'Pepperoni', product_description: 'medium - Tomato, mozzarella, pepperoni', product_price: 14.3 } } } } },
+    });
     await c.type('  Av. Juárez 5, Puebla  ');
     c.expectState('placed').expectSent({ kind: 'buttons', text: 'Thanks! medium Pepperoni for $14.30, to Av. Juárez 5, Puebla. Your receipt is attached.' });
     const first = c.conversation!;
@@ -299,7 +316,10 @@ describe('pizza: timers', () => {
     c.expectState({ ordering: 'menu' }).expectSent({ kind: 'list', choices: ['Margherita', 'Pepperoni', 'Garden', 'Lemonade'] });
     expect(c.conversation!.id).not.toBe(placed.id);
     const all = await c.store.conversations({ botId: 'pizza', user: c.user });
-    expect(all.map((x) => [x.id, x.status])).toEqual([[placed.id, 'expired'], [c.conversation!.id, 'active']]);
+    expect(all.map((x) => [x.id, x.status])).toEqual([
+      [placed.id, 'expired'],
+      [c.conversation!.id, 'active'],
+    ]);
   });
 });
 
@@ -322,7 +342,10 @@ describe('pizza: the tracking lookup', () => {
     lookup.resolve(`Order ${ORDER_ID}: the rider is two streets away.`);
     await c.settled();
     c.expectState('done');
-    expect(texts(c.sent.slice(before))).toEqual([['text', `Order ${ORDER_ID}: the rider is two streets away.`], ['text', ENJOY]]);
+    expect(texts(c.sent.slice(before))).toEqual([
+      ['text', `Order ${ORDER_ID}: the rider is two streets away.`],
+      ['text', ENJOY],
+    ]);
     expect(c.context).toMatchObject({ status: `Order ${ORDER_ID}: the rider is two streets away.` });
     expect(c.conversation!.status).toBe('done');
     expect(lookup.calls).toHaveLength(1);
@@ -352,7 +375,10 @@ describe('pizza: the tracking lookup', () => {
     await toPlaced(c);
     await c.tap('Track my order');
     c.expectState('done');
-    expect(texts(c.latest)).toEqual([['text', `Order ${ORDER_ID} is out.`], ['text', ENJOY]]);
+    expect(texts(c.latest)).toEqual([
+      ['text', `Order ${ORDER_ID} is out.`],
+      ['text', ENJOY],
+    ]);
   });
 
   // Regression: a wake() during the dispatcher's last pump steps is not lost.
@@ -364,12 +390,17 @@ describe('pizza: the tracking lookup', () => {
     lookup.resolve('Out for delivery.');
     await c.advance(0); // no tick between: the commit's wake meets the poke's pump
     c.expectState('done');
-    expect(texts(c.latest)).toEqual([['text', 'Out for delivery.'], ['text', ENJOY]]);
+    expect(texts(c.latest)).toEqual([
+      ['text', 'Out for delivery.'],
+      ['text', ENJOY],
+    ]);
   });
 });
 
 describe('pizza: SMS fallback', () => {
-  const MENU_SMS = "Luigi's Pizza\n" + 'Hi! What would you like today?\n\nPizzas\n1. Margherita - Tomato, mozzarella, basil - from $9.5\n2. Pepperoni - Tomato, mozzarella, pepperoni - from $11\n3. Garden - Peppers, olives, onion, mushrooms - from $10.5\n\nDrinks\n4. Lemonade - Fresh, 500 ml\n\nDelivery in about 30 minutes\nReply with a number.';
+  const MENU_SMS =
+    "Luigi's Pizza\n" +
+    'Hi! What would you like today?\n\nPizzas\n1. Margherita - Tomato, mozzarella, basil - from $9.5\n2. Pepperoni - Tomato, mozzarella, pepperoni - from $11\n3. Garden - Peppers, olives, onion, mushrooms - from $10.5\n\nDrinks\n4. Lemonade - Fresh, 500 ml\n\nDelivery in about 30 minutes\nReply with a number.';
   const SIZES_SMS = 'Margherita: which size?\nhttps://images.example.com/pizza/margherita.jpg\n\n1. Small $9.50\n2. Medium $12.35\n3. Large $15.20\n\nPrices include tax\nReply with a number.';
 
   it('with WhatsApp refused, the order goes on by SMS: a number, a title and a typed address', async () => {
@@ -394,14 +425,19 @@ describe('pizza: SMS fallback', () => {
     await c.sms('Calle 5 de Mayo 12, Puebla');
     c.expectState('placed');
     expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms' });
-    expect(c.last!.text).toMatch(/^Thanks! large Margherita for \$15\.20, to Calle 5 de Mayo 12, Puebla\. Your receipt is attached\.\n[\s\S]*\n1\. Track my order\n2\. That's all\n\nReply with a number\.$/);
+    expect(c.last!.text).toMatch(
+      /^Thanks! large Margherita for \$15\.20, to Calle 5 de Mayo 12, Puebla\. Your receipt is attached\.\n[\s\S]*\n1\. Track my order\n2\. That's all\n\nReply with a number\.$/,
+    );
     expect(c.context).toMatchObject({ address: 'Calle 5 de Mayo 12, Puebla', orderId: ORDER_ID });
 
     const before = c.sent.length;
     await c.sms('1.');
     await c.settled();
     c.expectState('done');
-    expect(texts(c.sent.slice(before))).toEqual([['text', `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.`], ['text', ENJOY]]);
+    expect(texts(c.sent.slice(before))).toEqual([
+      ['text', `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.`],
+      ['text', ENJOY],
+    ]);
     expect(c.sent.every((s) => s.channel === 'sms')).toBe(true);
 
     const inbound = (await c.transcript()).filter((e) => e.direction === 'in').map((e) => [e.source, e.event]);
@@ -455,7 +491,8 @@ describe('pizza: SMS fallback', () => {
 
 describe('pizza: rehydration', () => {
   it('a path run in memory, and through the store with a new runtime at every step, ends the same', async () => {
-    const steps: RehydrationStep[] = [ // the bot as it is: its own trackOrder (50 ms)
+    const steps: RehydrationStep[] = [
+      // the bot as it is: its own trackOrder (50 ms)
       { event: { type: 'text', text: 'hi', via: 'whatsapp' } },
       { event: { type: 'reply.margherita', id: 'margherita', title: 'Margherita', via: 'list' } },
       { event: { type: 'reply.veggie', id: 'veggie', title: 'Garden', via: 'list' }, reprompts: 1 }, // stale tap
@@ -469,7 +506,14 @@ describe('pizza: rehydration', () => {
 
     expect(memory.states).toEqual(['{"ordering":"menu"}', '{"ordering":"size"}', '{"ordering":"size"}', '{"ordering":"size"}', '{"ordering":"address"}', 'placed', 'done']);
     for (const run of [straight, restarted]) expect(run.final).toEqual({ state: 'done', status: 'done', context: memory.context });
-    expect(memory.context).toEqual({ user: DEFAULT_TEST_USER, item: 'margherita', size: 'large', address: 'Calle 5 de Mayo 12, Puebla', orderId: ORDER_ID, status: `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.` });
+    expect(memory.context).toEqual({
+      user: DEFAULT_TEST_USER,
+      item: 'margherita',
+      size: 'large',
+      address: 'Calle 5 de Mayo 12, Puebla',
+      orderId: ORDER_ID,
+      status: `Order ${ORDER_ID} is in the oven and leaves in about 15 minutes.`,
+    });
     expect(straight.requests).toHaveLength(8); // list, sizes, sizes again, reminder, flow, receipt, status, goodbye
   });
 });

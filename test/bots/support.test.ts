@@ -5,9 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buttons, defineBot, type Bot } from 'colloquy';
-import {
-  checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation,
-} from 'colloquy/testing';
+import { checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation } from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
 import bot from '../../bots/support.js';
 
@@ -16,7 +14,9 @@ const T0 = Date.UTC(2026, 0, 1, 12);
 const TICKET = 'T-0001-68800'; // T- + the user's last 4 digits (15551230001) + (T0 / 1000) % 100 000
 
 let chat: TestConversation | undefined;
-beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(T0); });
+beforeEach(() => {
+  vi.spyOn(Date, 'now').mockReturnValue(T0);
+});
 afterEach(async () => {
   await chat?.close();
   chat = undefined;
@@ -36,7 +36,13 @@ const TOPIC_LIST = {
   footer: 'Mon-Sat, 8:00-20:00',
   buttonText: 'Topics',
   sections: [
-    { title: 'Service', messages: [{ id: 'wifi', title: 'Wi-Fi problems', description: 'No signal, slow, dropping' }, { id: 'setup', title: 'Setting up a device' }] },
+    {
+      title: 'Service',
+      messages: [
+        { id: 'wifi', title: 'Wi-Fi problems', description: 'No signal, slow, dropping' },
+        { id: 'setup', title: 'Setting up a device' },
+      ],
+    },
     { title: 'Account', messages: [{ id: 'billing', title: 'A billing question', description: 'Charges, invoices, payments' }] },
   ],
 };
@@ -44,7 +50,10 @@ const TOPICS = ['Wi-Fi problems', 'Setting up a device', 'A billing question'];
 const howto = (video: string, topic: string) => ({
   headerVideo: { link: `https://videos.example.com/howto/${video}.mp4` },
   body: `This two-minute video solves most ${topic}. Did it help?`,
-  buttons: [{ id: 'solved', title: 'Yes, solved' }, { id: 'agent', title: 'No, talk to a person' }],
+  buttons: [
+    { id: 'solved', title: 'Yes, solved' },
+    { id: 'agent', title: 'No, talk to a person' },
+  ],
 });
 const DESCRIBE = 'Please describe what is happening, in one message.';
 const HANDED = `Thanks. Ticket ${TICKET} is open; a person will take over this chat in a moment.`;
@@ -210,14 +219,19 @@ describe('support: unhandled input', () => {
     await c.type('hi');
     c.expectState('topic').expectSent({ kind: 'list', choices: TOPICS });
     const all = await c.store.conversations({ botId: 'support', user: c.user });
-    expect(all.map((x) => [x.id, x.status])).toEqual([[first.id, 'expired'], [c.conversation!.id, 'active']]);
+    expect(all.map((x) => [x.id, x.status])).toEqual([
+      [first.id, 'expired'],
+      [c.conversation!.id, 'active'],
+    ]);
   });
 });
 
 describe('support: SMS fallback and the hand-off', () => {
   // Within the bot's 2 segments: GSM-7 text keeps the descriptions and the footer.
-  const LIST_SMS = 'Help desk\nWhat can we help you with?\n\nService\n1. Wi-Fi problems - No signal, slow, dropping\n2. Setting up a device\n\nAccount\n3. A billing question - Charges, invoices, payments\n\nMon-Sat, 8:00-20:00\nReply with a number.';
-  const HOWTO_SMS = 'This two-minute video solves most wi-fi problems. Did it help?\nhttps://videos.example.com/howto/restart-router.mp4\n\n1. Yes, solved\n2. No, talk to a person\n\nReply with a number.';
+  const LIST_SMS =
+    'Help desk\nWhat can we help you with?\n\nService\n1. Wi-Fi problems - No signal, slow, dropping\n2. Setting up a device\n\nAccount\n3. A billing question - Charges, invoices, payments\n\nMon-Sat, 8:00-20:00\nReply with a number.';
+  const HOWTO_SMS =
+    'This two-minute video solves most wi-fi problems. Did it help?\nhttps://videos.example.com/howto/restart-router.mp4\n\n1. Yes, solved\n2. No, talk to a person\n\nReply with a number.';
 
   it('with WhatsApp refused, triage goes on by SMS to the hand-off SMS', async () => {
     const c = await start();
@@ -243,7 +257,15 @@ describe('support: SMS fallback and the hand-off', () => {
 
     // During the handoff, the agent's messages take the same SMS way; the user's SMS go to the agent.
     await c.agent('ana').claim();
-    await c.agent('ana').reply(buttons({ body: 'Is the light on the router green?', buttons: [{ id: 'green', title: 'Green' }, { id: 'red', title: 'Red' }] }));
+    await c.agent('ana').reply(
+      buttons({
+        body: 'Is the light on the router green?',
+        buttons: [
+          { id: 'green', title: 'Green' },
+          { id: 'red', title: 'Red' },
+        ],
+      }),
+    );
     expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms', agent: 'ana', text: 'Is the light on the router green?\n\n1. Green\n2. Red\n\nReply with a number.' });
     await c.sms('2');
     c.expectNothingSent();

@@ -11,7 +11,14 @@ import counterBot from '../fixtures/counter-bot.js';
 const [, , dbPath, sandboxUrl] = process.argv;
 const store = openSqliteStore(dbPath!);
 const adapter = createHttpAdapter({ baseUrl: sandboxUrl!, authUrl: sandboxUrl!, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, dispatcher: { leaseMs: Number(process.env['LEASE_MS'] ?? 60_000) }, lanes: { leaseMs: Number(process.env['LEASE_MS'] ?? 10_000) } });
+const runtime = new Runtime({
+  store,
+  adapter,
+  bots: [counterBot],
+  sender: SANDBOX_SENDER,
+  dispatcher: { leaseMs: Number(process.env['LEASE_MS'] ?? 60_000) },
+  lanes: { leaseMs: Number(process.env['LEASE_MS'] ?? 10_000) },
+});
 await runtime.start();
 writeSync(1, 'ready\n');
 for await (const line of createInterface({ input: process.stdin })) {

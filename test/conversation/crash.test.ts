@@ -17,10 +17,24 @@ let child: ChildProcess | undefined;
 
 beforeAll(async () => {
   // Latency faults sleep here, so the test can let a held request go when it is done.
-  sb = await startSandbox({ port: 0, sleep: (ms) => new Promise<void>((r) => { const t = setTimeout(r, ms); releases.push(() => { clearTimeout(t); r(); }); }) });
+  sb = await startSandbox({
+    port: 0,
+    sleep: (ms) =>
+      new Promise<void>((r) => {
+        const t = setTimeout(r, ms);
+        releases.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      }),
+  });
 });
 afterEach(() => child?.kill('SIGKILL'));
-afterAll(async () => { releases.forEach((r) => r()); await sb.close(); tmp.remove(); });
+afterAll(async () => {
+  releases.forEach((r) => r());
+  await sb.close();
+  tmp.remove();
+});
 
 function startChild(db: string, env: Record<string, string>): { proc: ChildProcess; waitFor: (line: string) => Promise<void>; send: (m: object) => void } {
   const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, db, sb.url], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -29,15 +43,26 @@ function startChild(db: string, env: Record<string, string>): { proc: ChildProce
   const waiters: { line: string; resolve: () => void }[] = [];
   proc.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
-    for (const w of [...waiters]) if (out.split('\n').includes(w.line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+    for (const w of [...waiters])
+      if (out.split('\n').includes(w.line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   });
   return {
     proc,
-    waitFor: (line) => new Promise<void>((resolve, reject) => {
-      if (out.split('\n').includes(line)) return resolve();
-      const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
-      waiters.push({ line, resolve: () => { clearTimeout(t); resolve(); } });
-    }),
+    waitFor: (line) =>
+      new Promise<void>((resolve, reject) => {
+        if (out.split('\n').includes(line)) return resolve();
+        const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
+        waiters.push({
+          line,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      }),
     send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
   };
 }
@@ -50,7 +75,11 @@ async function kill(proc: ChildProcess): Promise<void> {
 
 function rows(db: string, sql: string): Record<string, unknown>[] {
   const d = new Database(db, { readonly: true });
-  try { return d.prepare(sql).all() as Record<string, unknown>[]; } finally { d.close(); }
+  try {
+    return d.prepare(sql).all() as Record<string, unknown>[];
+  } finally {
+    d.close();
+  }
 }
 
 async function recover(db: string, until: () => boolean): Promise<Runtime> {
@@ -78,7 +107,10 @@ describe('crash safety', () => {
     c.send({ id: 'wamid.c2', user, text: 'hang' });
     await c.waitFor('hanging');
     await kill(c.proc);
-    expect(rows(db, `SELECT provider_id, state FROM inbox ORDER BY id`)).toEqual([{ provider_id: 'wamid.c1', state: 'done' }, { provider_id: 'wamid.c2', state: 'pending' }]);
+    expect(rows(db, `SELECT provider_id, state FROM inbox ORDER BY id`)).toEqual([
+      { provider_id: 'wamid.c1', state: 'done' },
+      { provider_id: 'wamid.c2', state: 'pending' },
+    ]);
     const runtime = await recover(db, () => texts(user).length >= 2);
     const conv = (await runtime.store.conversations())[0]!;
     expect((conv.snapshot as { context: { seen: string[] } }).context.seen).toEqual(['first', 'hang']);

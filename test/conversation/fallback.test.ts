@@ -9,16 +9,25 @@ import { reply, sandbox, tempDir, textEvent, world, type World } from './helpers
 
 let sb: RunningSandbox;
 const tmp = tempDir();
-beforeAll(async () => { sb = await sandbox(); });
-afterAll(async () => { await sb.close(); tmp.remove(); });
+beforeAll(async () => {
+  sb = await sandbox();
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
 afterEach(() => sb.sandbox.faults.clear());
 
 let n = 0;
 const nextUser = () => `52155000${String(++n).padStart(5, '0')}`;
-const smsTo = (user: string) => sb.sandbox.messagesTo(user).filter((m) => m.channel === 'sms').map((m) => (m.channel === 'sms' ? m.text : ''));
+const smsTo = (user: string) =>
+  sb.sandbox
+    .messagesTo(user)
+    .filter((m) => m.channel === 'sms')
+    .map((m) => (m.channel === 'sms' ? m.text : ''));
 const interactiveTo = (user: string) => sb.sandbox.messagesTo(user).filter((m) => m.channel === 'interactive');
-const fallbacks = (w: World) => w.store.db.prepare(`SELECT f.fallback_of AS original, o.state AS originalState, f.channel, f.state FROM outbox f JOIN outbox o ON o.id = f.fallback_of ORDER BY f.id`).all();
-
+const fallbacks = (w: World) =>
+  w.store.db.prepare(`SELECT f.fallback_of AS original, o.state AS originalState, f.channel, f.state FROM outbox f JOIN outbox o ON o.id = f.fallback_of ORDER BY f.id`).all();
 
 describe('when it falls back', () => {
   it('a permanent refusal (131047) sends the SMS rendering once, recorded against the original', async () => {
@@ -36,7 +45,11 @@ describe('when it falls back', () => {
     expect([original?.errorCode, original?.httpStatus]).toEqual(['131047', 400]);
     expect(w.runtime.metrics.value('colloquy_fallbacks_total', { bot: 'order', trigger: 'permanent' })).toBe(1);
     const t = await w.runtime.transcript({ botId: 'order', user });
-    expect(t.map((e) => (e.direction === 'out' ? `${e.record.channel}:${e.record.state}${e.record.fallbackOf ? `:fallback-of-${e.record.fallbackOf}` : ''}` : 'in'))).toEqual(['in', 'interactive:failed', 'sms:sent:fallback-of-1']);
+    expect(t.map((e) => (e.direction === 'out' ? `${e.record.channel}:${e.record.state}${e.record.fallbackOf ? `:fallback-of-${e.record.fallbackOf}` : ''}` : 'in'))).toEqual([
+      'in',
+      'interactive:failed',
+      'sms:sent:fallback-of-1',
+    ]);
     await w.close();
   });
 
@@ -96,7 +109,18 @@ describe('when it falls back', () => {
     const user = nextUser();
     sb.sandbox.faults.refuseInteractive(user, { code: 131026 });
     const seen: string[] = [];
-    const bot = { ...orderBot, options: { ...orderBot.options, fallback: { shouldFallBack: (i: { trigger: string; code?: unknown }) => { seen.push(`${i.trigger}:${String(i.code)}`); return false; } } } };
+    const bot = {
+      ...orderBot,
+      options: {
+        ...orderBot.options,
+        fallback: {
+          shouldFallBack: (i: { trigger: string; code?: unknown }) => {
+            seen.push(`${i.trigger}:${String(i.code)}`);
+            return false;
+          },
+        },
+      },
+    };
     const w = await world([bot], { sb });
     await w.send(textEvent('hi'), user);
     expect(seen).toEqual(['permanent:131026']);
@@ -113,7 +137,8 @@ describe('replies by SMS', () => {
     await w.send(textEvent('hi'), user);
     return { w, user };
   }
-  const sms = (w: World, user: string, text: string) => w.runtime.receive({ botId: 'order', user, providerId: `sms:${user}:${++n}`, source: 'sms', event: { type: 'text', text, via: 'sms' } }).then(() => w.runtime.idle());
+  const sms = (w: World, user: string, text: string) =>
+    w.runtime.receive({ botId: 'order', user, providerId: `sms:${user}:${++n}`, source: 'sms', event: { type: 'text', text, via: 'sms' } }).then(() => w.runtime.idle());
 
   it('"2" takes the second choice, with via sms; later messages go by SMS too', async () => {
     const { w, user } = await onSms();

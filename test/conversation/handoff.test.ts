@@ -24,7 +24,10 @@ function desk(opts: { reason?: unknown; timeoutMs?: number } = {}, expireAfterMs
 }
 
 let chat: TestConversation | undefined;
-afterEach(async () => { await chat?.close(); chat = undefined; });
+afterEach(async () => {
+  await chat?.close();
+  chat = undefined;
+});
 
 describe('handoff() in the runtime', () => {
   it('bad options fail the turn with an error naming bot, state and field; nothing is opened', async () => {
@@ -34,7 +37,7 @@ describe('handoff() in the runtime', () => {
     expect(() => defineBot({ id: 'bad', machine: desk().machine, options: { handoffTimeoutMs: -1 } })).toThrow('Bot "bad": handoffTimeoutMs must be a positive whole number');
   });
 
-  it('the machine\'s own timers keep firing during a handoff; the bot option sets the timeout', async () => {
+  it("the machine's own timers keep firing during a handoff; the bot option sets the timeout", async () => {
     chat = await createTestBot(desk());
     await chat.type('a person please');
     expect(chat.expectHandoff().timeoutAt).toBe(chat.clock.now() + 30 * 60_000);
@@ -74,7 +77,7 @@ describe('handoff() in the runtime', () => {
     expect(await chat.store.handoffs(first)).toMatchObject([{ state: 'closed' }]);
   });
 
-  it('agents\' actions are steps of a transcript, and replay', async () => {
+  it("agents' actions are steps of a transcript, and replay", async () => {
     chat = await createTestBot(desk());
     await chat.type('a person please');
     await chat.type('hello?');
@@ -83,7 +86,11 @@ describe('handoff() in the runtime', () => {
     await chat.agent('ana').release('sorted');
     const steps = recordTranscript(chat);
     expect(transcriptLines(steps).filter((l) => l.startsWith('> '))).toEqual([
-      '> type "a person please"', '> type "hello?"', '> agent "ana" claims the handoff', '> agent "ana" replies "Ana here."', '> agent "ana" releases the handoff ("sorted")',
+      '> type "a person please"',
+      '> type "hello?"',
+      '> agent "ana" claims the handoff',
+      '> agent "ana" replies "Ana here."',
+      '> agent "ana" releases the handoff ("sorted")',
     ]);
     expect(steps.at(-1)).toMatchObject({ state: 'back', sent: [expect.stringContaining('Back with the bot (handoff.ended).')] });
     await expect(replayTranscript(desk(), steps)).resolves.toHaveLength(5);
@@ -91,24 +98,42 @@ describe('handoff() in the runtime', () => {
     await expect(replayTranscript(desk(), tampered)).rejects.toThrow(/Bob here/);
   });
 
-  it('an agent\'s message that WhatsApp refuses falls back to SMS, still the agent\'s', async () => {
+  it("an agent's message that WhatsApp refuses falls back to SMS, still the agent's", async () => {
     chat = await createTestBot(desk());
     await chat.type('a person please');
     await chat.agent('ana').claim();
     chat.sandbox.faults.refuseInteractive(chat.user);
-    await chat.agent('ana').reply(buttons({ body: 'Did that help?', buttons: [{ id: 'y', title: 'Yes' }, { id: 'n', title: 'No' }] }));
+    await chat.agent('ana').reply(
+      buttons({
+        body: 'Did that help?',
+        buttons: [
+          { id: 'y', title: 'Yes' },
+          { id: 'n', title: 'No' },
+        ],
+      }),
+    );
     expect(chat.latest).toMatchObject([{ kind: 'buttons', channel: 'sms', fallback: true, agent: 'ana', text: expect.stringContaining('Did that help?') }]);
     const lines = (await chat.runtime.handoffs.conversation(chat.conversation!.id)).transcript.filter((l) => l.direction === 'out');
-    expect(lines.slice(-2).map((l) => [l.from, l.agent, l.delivery?.channel, l.delivery?.fallback])).toEqual([['agent', 'ana', 'interactive', false], ['agent', 'ana', 'sms', true]]);
+    expect(lines.slice(-2).map((l) => [l.from, l.agent, l.delivery?.channel, l.delivery?.fallback])).toEqual([
+      ['agent', 'ana', 'interactive', false],
+      ['agent', 'ana', 'sms', true],
+    ]);
     chat.expectState('human');
   });
 
-  it('a message the user wrote before the release, but processed after it, is still the agent\'s', async () => {
+  it("a message the user wrote before the release, but processed after it, is still the agent's", async () => {
     chat = await createTestBot(desk());
     await chat.type('a person please');
     await chat.agent('ana').claim();
     // Stored, not yet processed (no kick): then the agent releases.
-    const raced = await chat.store.addInbound({ botId: 'desk', user: chat.user, providerId: 'wamid.raced', source: 'whatsapp', event: { type: 'text', text: 'one more thing' }, receivedAt: chat.clock.now() });
+    const raced = await chat.store.addInbound({
+      botId: 'desk',
+      user: chat.user,
+      providerId: 'wamid.raced',
+      source: 'whatsapp',
+      event: { type: 'text', text: 'one more thing' },
+      receivedAt: chat.clock.now(),
+    });
     await chat.agent('ana').release();
     const inbound = (await chat.transcript()).filter((e) => e.direction === 'in').map((e) => (e.event as { type: string }).type);
     expect(inbound).toEqual(['text', 'text', 'handoff.ended']);

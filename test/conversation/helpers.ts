@@ -39,7 +39,10 @@ export interface World {
 
 let seq = 0;
 
-export async function world(bots: readonly Bot[], o: { path?: string; sb?: RunningSandbox; clock?: ManualClock; dispatcher?: DispatcherOptions; store?: Partial<SqliteStoreOptions> } = {}): Promise<World> {
+export async function world(
+  bots: readonly Bot[],
+  o: { path?: string; sb?: RunningSandbox; clock?: ManualClock; dispatcher?: DispatcherOptions; store?: Partial<SqliteStoreOptions> } = {},
+): Promise<World> {
   const sb = o.sb ?? (await sandbox());
   const adapter = adapterFor(sb);
   const store = openSqliteStore({ ...o.store, path: o.path ?? ':memory:' });
@@ -53,7 +56,12 @@ export async function world(bots: readonly Bot[], o: { path?: string; sb?: Runni
     await store.close();
   };
   return {
-    sb, store, runtime, clock, adapter, stop,
+    sb,
+    store,
+    runtime,
+    clock,
+    adapter,
+    stop,
     async send(event, user = USER, bot = bots[0]!.id) {
       await runtime.receive({ botId: bot, user, providerId: `wamid.test${++seq}`, source: 'whatsapp', event });
       await runtime.idle();

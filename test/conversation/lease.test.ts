@@ -10,9 +10,19 @@ let sb: RunningSandbox;
 const held: (() => void)[] = [];
 beforeAll(async () => {
   // Latency faults wait here until the test lets them go (or for real time with `realSleep`).
-  sb = await startSandbox({ port: 0, sleep: (ms) => new Promise<void>((r) => { if (ms >= 30_000) held.push(r); else setTimeout(r, ms); }) });
+  sb = await startSandbox({
+    port: 0,
+    sleep: (ms) =>
+      new Promise<void>((r) => {
+        if (ms >= 30_000) held.push(r);
+        else setTimeout(r, ms);
+      }),
+  });
 });
-afterAll(async () => { held.forEach((r) => r()); await sb.close(); });
+afterAll(async () => {
+  held.forEach((r) => r());
+  await sb.close();
+});
 
 const smsTo = (user: string) => sb.sandbox.requests.filter((q) => q.endpoint === 'sms' && JSON.stringify(q.body).includes(user));
 
@@ -24,7 +34,8 @@ describe('send leases', () => {
     const w = await world([counterBot], { sb, clock });
     await w.runtime.receive({ botId: 'counter', user, providerId: 'wamid.lease1', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
     while (smsTo(user).length === 0) await new Promise((r) => setTimeout(r, 5));
-    for (let i = 0; i < 40; i++) { // two minutes in 3 s steps (under the 10 s lease), letting each lease renewal land
+    for (let i = 0; i < 40; i++) {
+      // two minutes in 3 s steps (under the 10 s lease), letting each lease renewal land
       clock.advance(3_000);
       await new Promise((r) => setTimeout(r, 10));
       await w.runtime.poke();
@@ -84,7 +95,19 @@ describe('claim tokens', () => {
   it('a result from a claim that was taken over is not recorded', async () => {
     const store = openSqliteStore(':memory:');
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({ key, conversationId: undefined, expectedVersion: 0, snapshot: {}, state: 's', status: 'active', flowToken: 'ft_x', userActivity: true, outbox: [{ kind: 'text', message: { kind: 'text', text: 'a' }, channel: 'sms', request: { msisdns: [USER], message: 'a' } }], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: 1000 });
+    await store.commitTurn({
+      key,
+      conversationId: undefined,
+      expectedVersion: 0,
+      snapshot: {},
+      state: 's',
+      status: 'active',
+      flowToken: 'ft_x',
+      userActivity: true,
+      outbox: [{ kind: 'text', message: { kind: 'text', text: 'a' }, channel: 'sms', request: { msisdns: [USER], message: 'a' } }],
+      timers: { upsert: [], remove: [], activeStateNodes: [] },
+      now: 1000,
+    });
     const [mine] = await store.claimOutbound(1000, 10, 100);
     const [theirs] = await store.claimOutbound(1100, 10, 100); // the lease ran out: another process claims it
     expect(mine!.claim).not.toBe(theirs!.claim);

@@ -48,7 +48,9 @@ describe('state values as leaves', () => {
 
 describe('migrateSnapshot', () => {
   const bot = defineBot({
-    id: 'm', version: 3, machine: v2,
+    id: 'm',
+    version: 3,
+    machine: v2,
     migrations: {
       2: { states: { p: 'par', order: 'ordering' }, context: (c: { n: number }) => ({ ...c, n: c.n + 1 }) },
       3: { states: { 'par.left.x': 'par.left.ex', 'ordering.size': 'ordering.pickSize' }, context: (c: { n: number }) => ({ ...c, n: c.n * 10 }) },
@@ -93,8 +95,21 @@ describe('migrateSnapshot', () => {
   });
 
   it('renames the ids of inline invocations running in a renamed state', () => {
-    const m = migrateSnapshot(bot, { value: { order: 'size' }, context: { n: 0 }, historyValue: {}, children: { 'm.order.size:invocation[0]': { src: 'm.order.size:invocation[0]', snapshot: {} }, named: { src: 'lookup', snapshot: {} } } }, 1, 3);
-    expect((m.snapshot as { children: unknown }).children).toEqual({ 'm.ordering.pickSize:invocation[0]': { src: 'm.ordering.pickSize:invocation[0]', snapshot: {} }, named: { src: 'lookup', snapshot: {} } });
+    const m = migrateSnapshot(
+      bot,
+      {
+        value: { order: 'size' },
+        context: { n: 0 },
+        historyValue: {},
+        children: { 'm.order.size:invocation[0]': { src: 'm.order.size:invocation[0]', snapshot: {} }, named: { src: 'lookup', snapshot: {} } },
+      },
+      1,
+      3,
+    );
+    expect((m.snapshot as { children: unknown }).children).toEqual({
+      'm.ordering.pickSize:invocation[0]': { src: 'm.ordering.pickSize:invocation[0]', snapshot: {} },
+      named: { src: 'lookup', snapshot: {} },
+    });
   });
 
   it('names what is missing when a state has no counterpart', () => {

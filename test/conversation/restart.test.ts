@@ -9,8 +9,13 @@ import { reply, sandbox, tempDir, textEvent, world } from './helpers.js';
 
 let sb: RunningSandbox;
 const tmp = tempDir();
-beforeAll(async () => { sb = await sandbox(); });
-afterAll(async () => { await sb.close(); tmp.remove(); });
+beforeAll(async () => {
+  sb = await sandbox();
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
 
 let n = 0;
 const dbPath = () => join(tmp.dir, `restart-${++n}.db`);
@@ -55,7 +60,9 @@ describe('rehydration', () => {
     // In memory: one XState actor, never persisted.
     const memory = createActor(orderMachine, { input: { user: '5215500000088' } });
     const said: Message[] = [];
-    memory.on('colloquy.say', (e) => { said.push(...(e as unknown as { messages: Message[] }).messages); });
+    memory.on('colloquy.say', (e) => {
+      said.push(...(e as unknown as { messages: Message[] }).messages);
+    });
     memory.start();
     for (const e of events.slice(1)) memory.send(e as never);
     // Through the store, a new runtime (and a JSON round-trip) before every event.
@@ -79,8 +86,14 @@ describe('rehydration', () => {
 describe('changed bots', () => {
   it('a stored snapshot whose state was removed restarts cleanly from the initial state', async () => {
     const path = dbPath();
-    const v1 = defineBot({ id: 'evolving', machine: setup({}).createMachine({ id: 'e', initial: 'a', states: { a: { entry: say(text('in a')), on: { text: 'b' } }, b: { entry: say(text('in b')), on: { text: 'a' } } } }) });
-    const v2 = defineBot({ id: 'evolving', machine: setup({}).createMachine({ id: 'e', initial: 'a', states: { a: { entry: say(text('in new a')), on: { text: 'c' } }, c: { entry: say(text('in c')) } } }) });
+    const v1 = defineBot({
+      id: 'evolving',
+      machine: setup({}).createMachine({ id: 'e', initial: 'a', states: { a: { entry: say(text('in a')), on: { text: 'b' } }, b: { entry: say(text('in b')), on: { text: 'a' } } } }),
+    });
+    const v2 = defineBot({
+      id: 'evolving',
+      machine: setup({}).createMachine({ id: 'e', initial: 'a', states: { a: { entry: say(text('in new a')), on: { text: 'c' } }, c: { entry: say(text('in c')) } } }),
+    });
     const a = await world([v1], { path, sb });
     await a.send(textEvent('hi'), '5215500000099'); // a new conversation: a's prompt, then "hi" takes it to b
     expect((await a.store.conversations())[0]!.state).toBe('b');

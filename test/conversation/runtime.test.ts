@@ -33,7 +33,15 @@ describe('every message variant', () => {
     expect((reqs[2]!['replyButtons'] as Record<string, unknown>)['headerVideo']).toEqual({ link: 'https://example.com/a.mp4' });
     expect((reqs[3]!['replyButtons'] as Record<string, unknown>)['headerDocument']).toEqual({ link: 'https://example.com/menu.pdf', fileName: 'menu.pdf' });
     const params = (reqs[4]!['flow'] as { action: { parameters: Record<string, unknown> } }).action.parameters;
-    expect(params).toMatchObject({ mode: 'draft', flow_message_version: '3', flow_id: '998877', flow_token: conv.flowToken, flow_cta: 'Open form', flow_action: 'navigate', flow_action_payload: { screen: 'FORM', data: { product_name: 'Pizza', product_description: 'Large', product_price: 12 } } });
+    expect(params).toMatchObject({
+      mode: 'draft',
+      flow_message_version: '3',
+      flow_id: '998877',
+      flow_token: conv.flowToken,
+      flow_cta: 'Open form',
+      flow_action: 'navigate',
+      flow_action_payload: { screen: 'FORM', data: { product_name: 'Pizza', product_description: 'Large', product_price: 12 } },
+    });
     expect(reqs[5]).toEqual({ msisdns: [USER], message: 'Plain text', tag: 'variants' });
     expect(reqs[6]).toEqual({ msisdns: [USER], message: 'An SMS on purpose', tag: 'variants' });
     const sent = (await w.runtime.transcript(conv.id)).filter((e) => e.direction === 'out');
@@ -96,7 +104,10 @@ describe('exactly once', () => {
     await w.runtime.idle();
     const conv = (await w.store.conversations())[0]!;
     const ctx = (conv.snapshot as { context: { count: number; seen: string[] } }).context;
-    const arrival = receipts.map((r, i) => [r.inboxId, texts[i]!] as const).sort((x, y) => x[0] - y[0]).map(([, t]) => t);
+    const arrival = receipts
+      .map((r, i) => [r.inboxId, texts[i]!] as const)
+      .sort((x, y) => x[0] - y[0])
+      .map(([, t]) => t);
     expect(ctx.count).toBe(100);
     expect(ctx.seen).toEqual(arrival);
     expect(conv.version).toBe(100);
@@ -110,7 +121,9 @@ describe('durable timers', () => {
     await w.send(textEvent('hi'));
     await w.send(reply('margherita', 'Margherita', 'list'));
     const conv = (await w.store.conversations())[0]!;
-    expect(await w.store.timers(conv.id)).toEqual([{ key: 'xstate.after.600000.order.size', stateNode: 'order.size', event: { type: 'xstate.after.600000.order.size' }, fireAt: w.clock.now() + 600_000 }]);
+    expect(await w.store.timers(conv.id)).toEqual([
+      { key: 'xstate.after.600000.order.size', stateNode: 'order.size', event: { type: 'xstate.after.600000.order.size' }, fireAt: w.clock.now() + 600_000 },
+    ]);
     w.clock.advance(599_999);
     await w.runtime.poke();
     await w.runtime.idle();
@@ -118,7 +131,11 @@ describe('durable timers', () => {
     w.clock.advance(1);
     await w.runtime.idle();
     expect((await w.store.conversation(conv.id))!.state).toBe('menu');
-    expect(messagesTo(w).slice(-2).map((m) => m.channel)).toEqual(['sms', 'interactive']);
+    expect(
+      messagesTo(w)
+        .slice(-2)
+        .map((m) => m.channel),
+    ).toEqual(['sms', 'interactive']);
     expect(await w.store.timers(conv.id)).toEqual([]);
     await w.send(reply('margherita', 'Margherita', 'list'));
     await w.send(reply('small', 'Small'));
@@ -137,7 +154,11 @@ describe('async work', () => {
     const conv = (await w.store.conversations())[0]!;
     expect(conv.state).toBe('menu');
     expect(lookups).toEqual([USER]);
-    expect(messagesTo(w).slice(-2).map((m) => (m.channel === 'sms' ? m.text : m.request.type))).toEqual([`order for ${USER} is on its way`, 'contacts']);
+    expect(
+      messagesTo(w)
+        .slice(-2)
+        .map((m) => (m.channel === 'sms' ? m.text : m.request.type)),
+    ).toEqual([`order for ${USER} is on its way`, 'contacts']);
   });
 });
 
@@ -151,7 +172,10 @@ describe('lifecycle', () => {
     expect((await w.store.conversations()).map((c) => c.status)).toEqual(['done']);
     await w.send(textEvent('hello again'));
     const convs = await w.store.conversations();
-    expect(convs.map((c) => [c.status, c.state])).toEqual([['done', 'done'], ['active', 'menu']]);
+    expect(convs.map((c) => [c.status, c.state])).toEqual([
+      ['done', 'done'],
+      ['active', 'menu'],
+    ]);
     expect(convs[0]!.flowToken).not.toBe(convs[1]!.flowToken);
   });
 
@@ -163,7 +187,10 @@ describe('lifecycle', () => {
     await w.runtime.idle();
     await w.send(reply('small', 'Small'));
     const convs = await w.store.conversations();
-    expect(convs.map((c) => [c.status, c.state])).toEqual([['expired', 'menu'], ['active', 'menu']]);
+    expect(convs.map((c) => [c.status, c.state])).toEqual([
+      ['expired', 'menu'],
+      ['active', 'menu'],
+    ]);
   });
 
   it('the transcript holds both directions in order with delivery results', async () => {
@@ -171,7 +198,12 @@ describe('lifecycle', () => {
     await w.send(textEvent('hi'));
     await w.send(reply('margherita', 'Margherita', 'list'));
     const t = await w.runtime.transcript({ botId: 'order', user: USER });
-    expect(t.map((e) => (e.direction === 'in' ? `in:${(e.event as { type: string }).type}` : `out:${e.record.kind}:${e.record.state}`))).toEqual(['in:text', 'out:list:sent', 'in:reply.margherita', 'out:buttons:sent']);
+    expect(t.map((e) => (e.direction === 'in' ? `in:${(e.event as { type: string }).type}` : `out:${e.record.kind}:${e.record.state}`))).toEqual([
+      'in:text',
+      'out:list:sent',
+      'in:reply.margherita',
+      'out:buttons:sent',
+    ]);
   });
 });
 
@@ -216,7 +248,9 @@ describe('two processes on one database', () => {
     const path = `${tmp.dir}/shared.db`;
     w = await world([counterBot], { path });
     const other = await world([counterBot], { path, sb: w.sb });
-    const sends = Array.from({ length: 40 }, (_, i) => (i % 2 ? other : w!).runtime.receive({ botId: 'counter', user: USER, providerId: `wamid.two${i}`, source: 'whatsapp', event: textEvent(`t${i}`) }));
+    const sends = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? other : w!).runtime.receive({ botId: 'counter', user: USER, providerId: `wamid.two${i}`, source: 'whatsapp', event: textEvent(`t${i}`) }),
+    );
     await Promise.all(sends);
     await Promise.all([w.runtime.idle(), other.runtime.idle()]);
     const conv = (await w.store.conversations())[0]!;

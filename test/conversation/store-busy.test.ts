@@ -30,7 +30,12 @@ afterEach(async () => {
 function lock(path: string): { release: () => void } {
   const other = new Database(path);
   other.exec('BEGIN IMMEDIATE');
-  return { release: () => { other.exec('COMMIT'); other.close(); } };
+  return {
+    release: () => {
+      other.exec('COMMIT');
+      other.close();
+    },
+  };
 }
 
 /** The counter bot's runtime on `store`, started (and stopped after the test). */
@@ -38,7 +43,12 @@ async function startCounter(store: SqliteStore, clock: ManualClock): Promise<{ s
   const sb = await sandbox();
   const adapter = adapterFor(sb);
   const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, clock });
-  cleanup.push(async () => { await runtime.stop(); await adapter.close(); await store.close(); await sb.close(); });
+  cleanup.push(async () => {
+    await runtime.stop();
+    await adapter.close();
+    await store.close();
+    await sb.close();
+  });
   await runtime.start();
   return { sb, runtime };
 }
@@ -51,8 +61,18 @@ const textsTo = (sb: RunningSandbox, user: string) => sb.sandbox.messagesTo(user
 describe('a locked database', () => {
   it('an invocation result that meets a locked database is committed once it is free; the conversation lives on', async () => {
     let finish: (v: string) => void = () => undefined;
-    const machine = setup({ actors: { lookup: fromPromise(() => new Promise<string>((r) => { finish = r; })) } }).createMachine({
-      id: 'slow', initial: 'idle',
+    const machine = setup({
+      actors: {
+        lookup: fromPromise(
+          () =>
+            new Promise<string>((r) => {
+              finish = r;
+            }),
+        ),
+      },
+    }).createMachine({
+      id: 'slow',
+      initial: 'idle',
       states: {
         idle: { on: { text: 'looking' } },
         looking: { entry: say(text('looking')), invoke: { src: 'lookup', onDone: 'found' } },
@@ -78,7 +98,8 @@ describe('a locked database', () => {
 
   it('a timer falling due while the database is locked fires once it is free, with no other event', async () => {
     const machine = setup({}).createMachine({
-      id: 'remind', initial: 'idle',
+      id: 'remind',
+      initial: 'idle',
       states: {
         idle: { on: { text: 'ask' } },
         ask: { entry: say(text('question')), after: { 1000: 'reminded' } },
@@ -113,7 +134,7 @@ describe('a locked database', () => {
     clock.advance(10_000);
     await tick();
     await runtime.idle();
-    expect((await store.inbound(1))).toMatchObject({ state: 'done', error: null });
+    expect(await store.inbound(1)).toMatchObject({ state: 'done', error: null });
     expect(textsTo(sb, USER)).toEqual(['#1']);
   });
 
@@ -122,7 +143,19 @@ describe('a locked database', () => {
     const store = openSqliteStore({ path, ...impatient });
     const clock = new ManualClock();
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({ key, conversationId: undefined, expectedVersion: 0, snapshot: {}, state: 's', status: 'active', flowToken: 'ft_busy', userActivity: true, outbox: [{ kind: 'text', message: { kind: 'text', text: 'queued' }, channel: 'sms', request: { msisdns: [USER], message: 'queued' } }], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: clock.now() });
+    await store.commitTurn({
+      key,
+      conversationId: undefined,
+      expectedVersion: 0,
+      snapshot: {},
+      state: 's',
+      status: 'active',
+      flowToken: 'ft_busy',
+      userActivity: true,
+      outbox: [{ kind: 'text', message: { kind: 'text', text: 'queued' }, channel: 'sms', request: { msisdns: [USER], message: 'queued' } }],
+      timers: { upsert: [], remove: [], activeStateNodes: [] },
+      now: clock.now(),
+    });
     const held = lock(path);
     const { sb, runtime } = await startCounter(store, clock);
     await tick();
@@ -140,15 +173,33 @@ describe('the dispatcher wakes for the earliest due row', () => {
     /** Time passes while the store claims (a slow disk), without any timer running meanwhile. */
     class SlowClaims extends ManualClock {
       drift = 0;
-      override now(): number { return super.now() + this.drift; }
+      override now(): number {
+        return super.now() + this.drift;
+      }
     }
     const clock = new SlowClaims();
     const path = dbPath();
     const store = openSqliteStore({ path });
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({ key, conversationId: undefined, expectedVersion: 0, snapshot: {}, state: 's', status: 'active', flowToken: 'ft_due', userActivity: true, outbox: [{ kind: 'text', message: { kind: 'text', text: 'due soon' }, channel: 'sms', request: { msisdns: [USER], message: 'due soon' } }], timers: { upsert: [], remove: [], activeStateNodes: [] }, now: clock.now() + 3 });
+    await store.commitTurn({
+      key,
+      conversationId: undefined,
+      expectedVersion: 0,
+      snapshot: {},
+      state: 's',
+      status: 'active',
+      flowToken: 'ft_due',
+      userActivity: true,
+      outbox: [{ kind: 'text', message: { kind: 'text', text: 'due soon' }, channel: 'sms', request: { msisdns: [USER], message: 'due soon' } }],
+      timers: { upsert: [], remove: [], activeStateNodes: [] },
+      now: clock.now() + 3,
+    });
     const claim = store.claimOutbound.bind(store);
-    store.claimOutbound = async (...args) => { const rows = await claim(...args); clock.drift += 5; return rows; };
+    store.claimOutbound = async (...args) => {
+      const rows = await claim(...args);
+      clock.drift += 5;
+      return rows;
+    };
     const { sb, runtime } = await startCounter(store, clock);
     await tick();
     clock.advance(60_000);

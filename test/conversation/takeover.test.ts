@@ -24,13 +24,32 @@ const releases: (() => void)[] = [];
 
 beforeAll(async () => {
   // Latency faults sleep here, so the test can let a held request go when it is done.
-  sb = await startSandbox({ port: 0, sleep: (ms) => new Promise<void>((r) => { const t = setTimeout(r, ms); releases.push(() => { clearTimeout(t); r(); }); }) });
+  sb = await startSandbox({
+    port: 0,
+    sleep: (ms) =>
+      new Promise<void>((r) => {
+        const t = setTimeout(r, ms);
+        releases.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      }),
+  });
 });
 afterEach(async () => {
   child?.kill('SIGKILL');
-  await Promise.all(runtimes.splice(0).map(async (r) => { await r.stop(); await r.store.close(); }));
+  await Promise.all(
+    runtimes.splice(0).map(async (r) => {
+      await r.stop();
+      await r.store.close();
+    }),
+  );
 });
-afterAll(async () => { releases.forEach((r) => r()); await sb.close(); tmp.remove(); });
+afterAll(async () => {
+  releases.forEach((r) => r());
+  await sb.close();
+  tmp.remove();
+});
 
 function startChild(db: string, env: Record<string, string>): { proc: ChildProcess; waitFor: (line: string) => Promise<void>; send: (m: object) => void } {
   const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, db, sb.url], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
@@ -39,15 +58,26 @@ function startChild(db: string, env: Record<string, string>): { proc: ChildProce
   const waiters: { line: string; resolve: () => void }[] = [];
   proc.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
-    for (const w of [...waiters]) if (out.split('\n').includes(w.line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+    for (const w of [...waiters])
+      if (out.split('\n').includes(w.line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   });
   return {
     proc,
-    waitFor: (line) => new Promise<void>((resolve, reject) => {
-      if (out.split('\n').includes(line)) return resolve();
-      const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
-      waiters.push({ line, resolve: () => { clearTimeout(t); resolve(); } });
-    }),
+    waitFor: (line) =>
+      new Promise<void>((resolve, reject) => {
+        if (out.split('\n').includes(line)) return resolve();
+        const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
+        waiters.push({
+          line,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      }),
     send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
   };
 }
@@ -96,7 +126,7 @@ describe('takeover by a live process', () => {
     expect((conv.snapshot as { context: { seen: string[] } }).context.seen).toEqual(['first', 'hang', 'third']);
   });
 
-  it('with no new message at all: the dead process\'s pending inbound is run by the peer', async () => {
+  it("with no new message at all: the dead process's pending inbound is run by the peer", async () => {
     const db = join(tmp.dir, 'takeover-2.db');
     const user = '5215500002002';
     const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
@@ -132,16 +162,29 @@ describe('takeover by a live process', () => {
     const remindBot = defineBot({
       id: 'remind',
       machine: setup({ types: { events: {} as TextEvent } }).createMachine({
-        id: 'remind', initial: 'asked',
+        id: 'remind',
+        initial: 'asked',
         states: { asked: { on: { text: 'waiting' } }, waiting: { entry: say(() => text('ok')), after: { 300: { target: 'asked', actions: say(() => text('reminder')) } } } },
       }),
     });
     // The process that arms the timer runs on a clock that never moves: it will never fire it itself.
-    const armer = new Runtime({ store: openSqliteStore(db), adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }), bots: [remindBot], sender: SANDBOX_SENDER, clock: new ManualClock(Date.now()) });
+    const armer = new Runtime({
+      store: openSqliteStore(db),
+      adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }),
+      bots: [remindBot],
+      sender: SANDBOX_SENDER,
+      clock: new ManualClock(Date.now()),
+    });
     runtimes.push(armer);
     await armer.start();
     const store = openSqliteStore(db);
-    const peer = new Runtime({ store, adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }), bots: [remindBot], sender: SANDBOX_SENDER, pollMs: 200 });
+    const peer = new Runtime({
+      store,
+      adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }),
+      bots: [remindBot],
+      sender: SANDBOX_SENDER,
+      pollMs: 200,
+    });
     runtimes.push(peer);
     await peer.start();
     await armer.receive({ botId: 'remind', user, providerId: 'wamid.w1', source: 'whatsapp', event: { type: 'text', text: 'hi' } });
@@ -154,11 +197,22 @@ describe('takeover by a live process', () => {
     const db = join(tmp.dir, 'takeover-5.db');
     const user = '5215500002005';
     let open: () => void = () => {};
-    const gate = new Promise<void>((r) => { open = r; });
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
     const slowBot = defineBot({
       id: 'slow',
-      machine: setup({ types: { events: {} as TextEvent }, actors: { lookup: fromPromise(async () => { await gate; return 'found'; }) } }).createMachine({
-        id: 'slow', initial: 'idle',
+      machine: setup({
+        types: { events: {} as TextEvent },
+        actors: {
+          lookup: fromPromise(async () => {
+            await gate;
+            return 'found';
+          }),
+        },
+      }).createMachine({
+        id: 'slow',
+        initial: 'idle',
         states: {
           idle: { on: { text: 'looking' } },
           looking: { entry: say(() => text('looking')), invoke: { src: 'lookup', onDone: { target: 'idle', actions: say(() => text('found')) } } },

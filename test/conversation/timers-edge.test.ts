@@ -5,16 +5,28 @@ import { defineBot, say, text } from '../../src/index.js';
 import { USER, world, type World } from './helpers.js';
 
 let w: World | undefined;
-afterEach(async () => { await w?.close(); w = undefined; });
+afterEach(async () => {
+  await w?.close();
+  w = undefined;
+});
 
-const texts = async (w: World, botId: string) =>
-  (await w.runtime.transcript({ botId, user: USER })).flatMap((e) => (e.direction === 'out' ? [(e.record.message as { text?: string }).text] : []));
+const texts = async (w: World, botId: string) => (await w.runtime.transcript({ botId, user: USER })).flatMap((e) => (e.direction === 'out' ? [(e.record.message as { text?: string }).text] : []));
 
 describe('durable timers at the edges', () => {
   it('a delay with no target fires once while an invocation keeps its state busy', async () => {
     let finish: (v: string) => void = () => undefined;
-    const machine = setup({ actors: { lookup: fromPromise(() => new Promise<string>((r) => { finish = r; })) } }).createMachine({
-      id: 'slow', initial: 'idle',
+    const machine = setup({
+      actors: {
+        lookup: fromPromise(
+          () =>
+            new Promise<string>((r) => {
+              finish = r;
+            }),
+        ),
+      },
+    }).createMachine({
+      id: 'slow',
+      initial: 'idle',
       states: {
         idle: { on: { text: 'looking' } },
         looking: {
@@ -41,7 +53,8 @@ describe('durable timers at the edges', () => {
 
   it('a delay that fell due behind a message re-entering its state does not cut the new delay short', async () => {
     const machine = setup({}).createMachine({
-      id: 'remind', initial: 'ask',
+      id: 'remind',
+      initial: 'ask',
       states: {
         ask: { entry: say(text('question')), after: { 1000: 'reminded' }, on: { 'reply.again': { target: 'ask', reenter: true } } },
         reminded: { entry: say(text('reminder')) },
@@ -51,7 +64,14 @@ describe('durable timers at the edges', () => {
     await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'remind');
     w.clock.advance(999);
     // The tap is in the inbox (its turn not yet run) when the first delay falls due behind it.
-    await w.store.addInbound({ providerId: 'wamid.again', botId: 'remind', user: USER, source: 'whatsapp', event: { type: 'reply.again', id: 'again', title: 'again', via: 'button' }, receivedAt: w.clock.now() });
+    await w.store.addInbound({
+      providerId: 'wamid.again',
+      botId: 'remind',
+      user: USER,
+      source: 'whatsapp',
+      event: { type: 'reply.again', id: 'again', title: 'again', via: 'button' },
+      receivedAt: w.clock.now(),
+    });
     w.clock.advance(1);
     await w.runtime.idle();
     const conv = (await w.store.activeConversation({ botId: 'remind', user: USER }))!;

@@ -8,8 +8,13 @@ import { USER, reply, sandbox, tempDir, textEvent, world, type World } from './h
 
 let sb: RunningSandbox;
 const dirs: (() => void)[] = [];
-beforeAll(async () => { sb = await sandbox(); });
-afterAll(async () => { await sb.close(); for (const d of dirs) d(); });
+beforeAll(async () => {
+  sb = await sandbox();
+});
+afterAll(async () => {
+  await sb.close();
+  for (const d of dirs) d();
+});
 
 function dbPath(): string {
   const t = tempDir();
@@ -81,7 +86,7 @@ describe('migrating a running conversation', () => {
     await w.stop();
   });
 
-  it('a timer that fired before the migration is delivered under the state\'s new name', async () => {
+  it("a timer that fired before the migration is delivered under the state's new name", async () => {
     const { path, clock } = await leftInSize();
     clock.advance(61_000);
     const store = (await import('../../src/store/sqlite.js')).openSqliteStore(path);
@@ -94,7 +99,18 @@ describe('migrating a running conversation', () => {
 
   it('a migration that throws fails that turn visibly, keeps the conversation on its version, and is not retried', async () => {
     const { path, clock } = await leftInSize();
-    const broken = shop(2, { sizeState: 'pickSize' }, { 2: { states: { 'ordering.size': 'ordering.pickSize' }, context: () => { throw new Error('no size table'); } } });
+    const broken = shop(
+      2,
+      { sizeState: 'pickSize' },
+      {
+        2: {
+          states: { 'ordering.size': 'ordering.pickSize' },
+          context: () => {
+            throw new Error('no size table');
+          },
+        },
+      },
+    );
     const w = await world([broken], { path, sb, clock });
     await w.send(reply('large'));
     const entries = await w.runtime.transcript({ botId: 'shop', user: USER });
@@ -231,7 +247,10 @@ describe('onIncompatible: a state no version or migration covers', () => {
     const [old] = await w.store.conversations({ botId: 'shop', user: USER });
     expect(old!.status).toBe('expired');
     const last = (await w.runtime.transcript(old!.id)).at(-1)!;
-    expect(last.direction === 'in' && [last.state, last.error]).toEqual(['done', expect.stringMatching(/not run: the conversation ended because its state ordering.crust of version 1 exists neither in version 3/)]);
+    expect(last.direction === 'in' && [last.state, last.error]).toEqual([
+      'done',
+      expect.stringMatching(/not run: the conversation ended because its state ordering.crust of version 1 exists neither in version 3/),
+    ]);
     expect(w.runtime.metrics.value('colloquy_incompatible_conversations_total', { bot: 'shop', version: '1', policy: 'end' })).toBe(1);
     await w.send(textEvent('hi'));
     expect((await w.store.activeConversation({ botId: 'shop', user: USER }))!).toMatchObject({ botVersion: 3, state: 'menu' });
@@ -245,7 +264,10 @@ describe('onIncompatible: a state no version or migration covers', () => {
     const [old] = await w.store.conversations({ botId: 'shop', user: USER });
     expect(old!.status).toBe('failed');
     const last = (await w.runtime.transcript(old!.id)).at(-1)!;
-    expect(last.direction === 'in' && [last.state, last.error]).toEqual(['failed', expect.stringMatching(/conversation \d+ failed: state ordering.crust of version 1 exists neither in version 3 of bot "shop"/)]);
+    expect(last.direction === 'in' && [last.state, last.error]).toEqual([
+      'failed',
+      expect.stringMatching(/conversation \d+ failed: state ordering.crust of version 1 exists neither in version 3 of bot "shop"/),
+    ]);
     expect(w.runtime.metrics.value('colloquy_incompatible_conversations_total', { bot: 'shop', version: '1', policy: 'fail' })).toBe(1);
     await w.stop();
   });

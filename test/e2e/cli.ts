@@ -11,8 +11,12 @@ export function run(args: string[], env: Record<string, string> = {}, input?: st
     const p = spawn(process.execPath, ['--conditions=source', BIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    p.stdout.on('data', (d: Buffer) => { stdout += d; });
-    p.stderr.on('data', (d: Buffer) => { stderr += d; });
+    p.stdout.on('data', (d: Buffer) => {
+      stdout += d;
+    });
+    p.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
     p.on('error', reject);
     p.on('close', (code) => resolve({ code, stdout, stderr }));
     p.stdin.end(input ?? '');
@@ -20,23 +24,41 @@ export function run(args: string[], env: Record<string, string> = {}, input?: st
 }
 
 /** Starts `colloquy serve` and waits for its banner. */
-export async function serve(args: string[], env: Record<string, string>): Promise<{ proc: ChildProcess; url: string; stdout: () => string; stderr: () => string; stop: (signal?: NodeJS.Signals) => Promise<number | null> }> {
+export async function serve(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ proc: ChildProcess; url: string; stdout: () => string; stderr: () => string; stop: (signal?: NodeJS.Signals) => Promise<number | null> }> {
   const proc = spawn(process.execPath, ['--conditions=source', BIN, 'serve', ...args], { cwd: ROOT, env: cleanEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  proc.stderr!.on('data', (d: Buffer) => { err += d; });
+  proc.stderr!.on('data', (d: Buffer) => {
+    err += d;
+  });
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`serve did not start: ${out}\n${err}`)), 20_000);
     proc.stdout!.on('data', (d: Buffer) => {
       out += d;
       const m = /webhook\s+(http:\/\/[^/\s]+)\/webhook/.exec(out);
-      if (m) { clearTimeout(t); resolve(m[1]!); }
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]!);
+      }
     });
-    proc.once('exit', (code) => { clearTimeout(t); reject(new Error(`serve exited with ${code}: ${out}\n${err}`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`serve exited with ${code}: ${out}\n${err}`));
+    });
   });
   return {
-    proc, url, stdout: () => out, stderr: () => err,
-    stop: (signal = 'SIGTERM') => new Promise((resolve) => { proc.once('exit', (code) => resolve(code)); proc.kill(signal); }),
+    proc,
+    url,
+    stdout: () => out,
+    stderr: () => err,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        proc.once('exit', (code) => resolve(code));
+        proc.kill(signal);
+      }),
   };
 }
 

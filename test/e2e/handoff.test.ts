@@ -32,7 +32,11 @@ async function webhook(url: string, message: Record<string, unknown>): Promise<n
 }
 const text = (t: string) => textMessage({ from: USER, id: `wamid.e2e.${++n}`, text: t });
 async function agent(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/agent/${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+  const res = await fetch(`${url}/agent/${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
   return { status: res.status, json: await res.json() };
 }
 
@@ -47,7 +51,10 @@ async function until<T>(what: string, f: () => Promise<T | undefined> | T | unde
 
 type Row = Record<string, unknown>;
 /** Where the servers keep their data, and a reader of it from outside (a separate connection per query). */
-interface Backend { readonly name: string; setup(): Promise<{ env: Record<string, string>; q: (sql: string) => Promise<Row[]> }> }
+interface Backend {
+  readonly name: string;
+  setup(): Promise<{ env: Record<string, string>; q: (sql: string) => Promise<Row[]> }>;
+}
 
 const BACKENDS: readonly Backend[] = [
   {
@@ -56,7 +63,14 @@ const BACKENDS: readonly Backend[] = [
       const dir = mkdtempSync(join(tmpdir(), 'colloquy-e2e-handoff-'));
       dirs.push(dir);
       const db = join(dir, 'c.db');
-      const q = async (sql: string) => { const d = new Database(db, { readonly: true }); try { return d.prepare(sql).all() as Row[]; } finally { d.close(); } };
+      const q = async (sql: string) => {
+        const d = new Database(db, { readonly: true });
+        try {
+          return d.prepare(sql).all() as Row[];
+        } finally {
+          d.close();
+        }
+      };
       return { env: { COLLOQUY_DB: db }, q };
     },
   },
@@ -64,7 +78,15 @@ const BACKENDS: readonly Backend[] = [
     name: 'PostgreSQL',
     async setup() {
       const url = await freshDatabaseUrl();
-      const q = async (sql: string) => { const c = new pg.Client({ connectionString: url }); await c.connect(); try { return (await c.query(sql)).rows as Row[]; } finally { await c.end(); } };
+      const q = async (sql: string) => {
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        try {
+          return (await c.query(sql)).rows as Row[];
+        } finally {
+          await c.end();
+        }
+      };
       return { env: { COLLOQUY_DATABASE_URL: url }, q };
     },
   },
@@ -89,13 +111,16 @@ describe.each(BACKENDS)('handoffs across colloquy serve processes on $name', (ba
     expect((await agent(first.url, `handoffs/${id}/claim`, { agent: 'bob' })).status).toBe(409);
     expect((await agent(first.url, `handoffs/${id}/messages`, { agent: 'ana', text: 'Ana here: restart the router please.' }, { 'idempotency-key': 'm-1' })).status).toBe(202);
     expect(await webhook(first.url, text('Done, still nothing.'))).toBe(200);
-    await until('the agent\'s message to be sent', async () => (await q(`SELECT 1 FROM outbox WHERE agent = 'ana' AND state = 'sent'`)).length === 1 || undefined);
+    await until("the agent's message to be sent", async () => (await q(`SELECT 1 FROM outbox WHERE agent = 'ana' AND state = 'sent'`)).length === 1 || undefined);
     await first.stop('SIGKILL');
 
     const second = await serve(['bots/support.ts'], env);
     running.push(second);
     // The same request retried against the new process: not sent again.
-    expect(await agent(second.url, `handoffs/${id}/messages`, { agent: 'ana', text: 'Ana here: restart the router please.' }, { 'idempotency-key': 'm-1' })).toMatchObject({ status: 200, json: { duplicate: true } });
+    expect(await agent(second.url, `handoffs/${id}/messages`, { agent: 'ana', text: 'Ana here: restart the router please.' }, { 'idempotency-key': 'm-1' })).toMatchObject({
+      status: 200,
+      json: { duplicate: true },
+    });
     expect((await agent(second.url, 'handoffs', undefined)).json.handoffs[0]).toMatchObject({ conversationId: id, status: 'claimed', agent: 'ana' });
     expect(await webhook(second.url, text('Hello?'))).toBe(200);
     expect((await agent(second.url, `handoffs/${id}/release`, { agent: 'ana', note: 'technician booked' })).status).toBe(200);
@@ -110,7 +135,15 @@ describe.each(BACKENDS)('handoffs across colloquy serve processes on $name', (ba
     expect(out.map((r) => `${r['agent'] ?? 'bot'}:${r['kind']}`)).toEqual(['bot:list', 'bot:buttons', 'bot:text', 'bot:text', 'ana:text', 'bot:buttons']);
     expect(out.slice(0, -1).every((r) => r['state'] === 'sent')).toBe(true);
     const inbox = (await q(`SELECT source, event, state FROM inbox WHERE conversation_id = ${id} ORDER BY id`)).map((r) => `${r['source']}:${JSON.parse(String(r['event'])).type}:${r['state']}`);
-    expect(inbox).toEqual(['whatsapp:text:done', 'whatsapp:reply.wifi:done', 'whatsapp:reply.agent:done', 'whatsapp:text:done', 'whatsapp:text:done', 'whatsapp:text:done', 'internal:handoff.ended:done']);
+    expect(inbox).toEqual([
+      'whatsapp:text:done',
+      'whatsapp:reply.wifi:done',
+      'whatsapp:reply.agent:done',
+      'whatsapp:text:done',
+      'whatsapp:text:done',
+      'whatsapp:text:done',
+      'internal:handoff.ended:done',
+    ]);
     expect(await q(`SELECT state, agent, ended_by, note FROM handoffs`)).toEqual([{ state: 'ended', agent: 'ana', ended_by: 'ana', note: 'technician booked' }]);
   });
 });

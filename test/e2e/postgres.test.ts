@@ -75,13 +75,19 @@ describe('colloquy on PostgreSQL', () => {
     let s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect(s.stdout()).toContain('database    postgres://postgres:***@127.0.0.1');
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
-    let got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    let got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 1,
+    );
     expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
     expect(await s.stop('SIGTERM')).toBe(0);
 
     s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 1,
+    );
     expect((got[0]!.request['replyButtons'] as Record<string, unknown>)['headerImage']).toEqual({ link: 'https://images.example.com/pizza/margherita.jpg' });
     expect(await s.stop('SIGTERM')).toBe(0);
     for (const out of [s.stdout(), s.stderr()]) expect(out).not.toContain(PASSWORD);
@@ -116,21 +122,29 @@ describe('colloquy db copy', () => {
     let s = await serveTracked({ COLLOQUY_DATABASE_URL: file });
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    await until(() => sandboxMessages(s.url), (m) => m.length >= 2);
+    await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 2,
+    );
     expect(await s.stop('SIGTERM')).toBe(0);
 
     const url = withPassword(await freshDatabaseUrl());
     const copied = await run(['db', 'copy', '--from', file, '--to', url]);
     expect(copied.stderr).toBe('');
     expect(copied.code).toBe(0);
-    expect(copied.stdout).toMatch(/^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, handoffs 0, handoff_events 0, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/);
+    expect(copied.stdout).toMatch(
+      /^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, handoffs 0, handoff_events 0, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/,
+    );
     expect(copied.stdout).not.toContain(PASSWORD);
     expect(await contents(await opened(url))).toEqual(await contents(await opened(file)));
     await Promise.all(stores.splice(0).map((st) => st.close()));
 
     s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
-    const got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    const got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 1,
+    );
     const flow = got[0]!.request as { flow: { action: { parameters: { flow_action_payload: unknown } } } };
     expect(flow.flow.action.parameters.flow_action_payload).toMatchObject({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita' } });
     expect(await s.stop('SIGTERM')).toBe(0);

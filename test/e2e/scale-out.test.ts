@@ -10,9 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../conversation/helpers.js';
-import {
-  collapse, eventually, pool, post, referenceRun, startNode, startProviderProcess, type Node, type ProviderProcess,
-} from '../support/cluster.js';
+import { collapse, eventually, pool, post, referenceRun, startNode, startProviderProcess, type Node, type ProviderProcess } from '../support/cluster.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 
 type Row = Record<string, unknown>;
@@ -39,7 +37,11 @@ function sqliteDb(name: string): SharedDb {
     env: { COLLOQUY_DB: file },
     rows: async (sql, params = []) => {
       const d = new Database(file, { readonly: true, fileMustExist: true });
-      try { return d.prepare(sql).all(...params) as Row[]; } finally { d.close(); }
+      try {
+        return d.prepare(sql).all(...params) as Row[];
+      } finally {
+        d.close();
+      }
     },
   };
 }
@@ -54,7 +56,12 @@ async function postgresDb(): Promise<SharedDb> {
     env: { COLLOQUY_DATABASE_URL: url },
     rows: async (sql, params = []) => {
       let n = 0;
-      return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as Row[];
+      return (
+        await client.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        )
+      ).rows as Row[];
     },
   };
 }
@@ -86,15 +93,19 @@ async function leftAtKill(db: SharedDb, owner: string): Promise<{ lanes: Row[]; 
 /** Waits until nothing the dead process held is still held by it; returns how long that took. */
 async function takeover(db: SharedDb, owner: string, inflight: readonly Row[], killedAt: number): Promise<number> {
   const ids = inflight.map((r) => Number(r['id']));
-  const ok = await eventually(async () => {
-    const held = await db.rows('SELECT COUNT(*) AS n FROM lanes WHERE owner = ? AND work_seq > done_seq', [owner]);
-    if (Number(held[0]!['n']) > 0) return false;
-    if (!ids.length) return true;
-    const rows = await db.rows(`SELECT id, state, attempts FROM outbox WHERE id IN (${ids.join(',')})`);
-    const before = new Map(inflight.map((r) => [Number(r['id']), Number(r['attempts'])]));
-    return rows.every((r) => r['state'] !== 'sending' || Number(r['attempts']) > before.get(Number(r['id']))!);
-  }, 30_000, 100);
-  expect(ok, 'the dead process\'s lanes and sends were taken over').toBe(true);
+  const ok = await eventually(
+    async () => {
+      const held = await db.rows('SELECT COUNT(*) AS n FROM lanes WHERE owner = ? AND work_seq > done_seq', [owner]);
+      if (Number(held[0]!['n']) > 0) return false;
+      if (!ids.length) return true;
+      const rows = await db.rows(`SELECT id, state, attempts FROM outbox WHERE id IN (${ids.join(',')})`);
+      const before = new Map(inflight.map((r) => [Number(r['id']), Number(r['attempts'])]));
+      return rows.every((r) => r['state'] !== 'sending' || Number(r['attempts']) > before.get(Number(r['id']))!);
+    },
+    30_000,
+    100,
+  );
+  expect(ok, "the dead process's lanes and sends were taken over").toBe(true);
   return Date.now() - killedAt;
 }
 
@@ -102,10 +113,14 @@ async function takeover(db: SharedDb, owner: string, inflight: readonly Row[], k
 async function checkReplies(provider: ProviderProcess, db: SharedDb, inflight: readonly Row[]): Promise<number> {
   const reference = await referenceRun(script);
   const inflightTexts = new Set(inflight.map((r) => `${String(r['user_number'])} ${(JSON.parse(String(r['message'])) as { text: string }).text}`));
-  const complete = await eventually(async () => {
-    const all = await provider.all();
-    return users.every((u) => collapse(all.filter((m) => m.to === u).map((m) => m.text)).texts.length >= ROUNDS.length);
-  }, 40_000, 250);
+  const complete = await eventually(
+    async () => {
+      const all = await provider.all();
+      return users.every((u) => collapse(all.filter((m) => m.to === u).map((m) => m.text)).texts.length >= ROUNDS.length);
+    },
+    40_000,
+    250,
+  );
   const all = await provider.all();
   let repeats = 0;
   for (const u of users) {
@@ -139,7 +154,9 @@ describe.each([
     await round('r1', () => pick(nodes));
     await round('r2', () => pick(nodes));
     // Redeliveries of acknowledged messages, each to a process other than the one that took it.
-    await pool(users.slice(0, 40), 16, async (u) => { expect(await post(pick(nodes), u, id(u, 'r1'), 'r1')).toBe(200); });
+    await pool(users.slice(0, 40), 16, async (u) => {
+      expect(await post(pick(nodes), u, id(u, 'r1'), 'r1')).toBe(200);
+    });
 
     const victim = nodes[0]!;
     const survivors = nodes.slice(1);
@@ -149,7 +166,9 @@ describe.each([
     const left = await leftAtKill(db, victim.owner);
 
     // The provider delivers again what the dead process acknowledged, to the survivors; the users go on.
-    await pool(users, 24, async (u) => { expect(await post(pick(survivors), u, id(u, 'r3'), 'r3')).toBe(200); });
+    await pool(users, 24, async (u) => {
+      expect(await post(pick(survivors), u, id(u, 'r3'), 'r3')).toBe(200);
+    });
     await round('r4', () => pick(survivors));
 
     const took = await takeover(db, victim.owner, left.inflight, killedAt);
@@ -175,7 +194,9 @@ describe.each([
     const left = await leftAtKill(db, victim.owner);
     const next = await startNode(provider, db.env);
     started.push(next);
-    await pool(users, 24, async (u) => { expect(await post(next, u, id(u, 'r3'), 'r3')).toBe(200); });
+    await pool(users, 24, async (u) => {
+      expect(await post(next, u, id(u, 'r3'), 'r3')).toBe(200);
+    });
     await round('r4', () => next);
 
     const took = await takeover(db, victim.owner, left.inflight, killedAt);

@@ -11,9 +11,19 @@ let sb: RunningSandbox;
 let env: Record<string, string>;
 beforeAll(async () => {
   sb = await startSandbox({ port: 0 });
-  env = { COLLOQUY_BASE_URL: sb.url, COLLOQUY_AUTH_URL: sb.url, COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID, COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET, COLLOQUY_SENDER: '5215500000000', COLLOQUY_SMS_COUNTRY: 'mx' };
+  env = {
+    COLLOQUY_BASE_URL: sb.url,
+    COLLOQUY_AUTH_URL: sb.url,
+    COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID,
+    COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
+    COLLOQUY_SENDER: '5215500000000',
+    COLLOQUY_SMS_COUNTRY: 'mx',
+  };
 });
-afterAll(async () => { await sb.close(); tmp.remove(); });
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
 
 const file = (name: string, json: unknown) => {
   const p = join(tmp.dir, name);
@@ -21,7 +31,10 @@ const file = (name: string, json: unknown) => {
   return p;
 };
 
-const list = { type: 'contacts', listMessages: { headerText: 'Menu', body: 'Pick one', footer: 'f', buttonText: 'Open', sections: [{ title: 'S', messages: [{ id: '1', title: 'One', description: 'd' }] }] } };
+const list = {
+  type: 'contacts',
+  listMessages: { headerText: 'Menu', body: 'Pick one', footer: 'f', buttonText: 'Open', sections: [{ title: 'S', messages: [{ id: '1', title: 'One', description: 'd' }] }] },
+};
 
 describe('colloquy send', () => {
   it('sends a seed-shaped message with the token grant and paths of the provider, and prints the provider id', async () => {
@@ -31,7 +44,10 @@ describe('colloquy send', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^accepted \(interactive, HTTP 200, 1 attempt\)\nprovider id: wamid\./);
     const reqs = sb.sandbox.requests;
-    expect(reqs.map((q) => [q.endpoint, q.path, q.status])).toEqual([['token', '/token', 200], ['messaging', '/messaging-bsp-api-endpoint-ws/services/v1/messaging', 200]]);
+    expect(reqs.map((q) => [q.endpoint, q.path, q.status])).toEqual([
+      ['token', '/token', 200],
+      ['messaging', '/messaging-bsp-api-endpoint-ws/services/v1/messaging', 200],
+    ]);
     expect(reqs[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
     expect(reqs[1]!.body).toEqual({ from: '5215500000000', to: '5215512345678', ...list });
     expect(reqs[1]!.headers['authorization']).toBe('Bearer <redacted>');

@@ -46,10 +46,16 @@ describe('colloquy serve', () => {
     const env = { COLLOQUY_DB: join(tmp.dir, 'serve.db'), COLLOQUY_WEBHOOK_SECRET: SECRET };
     let s = await serveTracked(['bots'], env);
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
-    let got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    let got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 1,
+    );
     expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 2);
+    got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 2,
+    );
     expect((got[1]!.request['replyButtons'] as Record<string, unknown>)['headerImage']).toEqual({ link: 'https://images.example.com/pizza/margherita.jpg' });
 
     // Restart: SIGTERM is a graceful stop; the next process continues from the same file.
@@ -57,17 +63,29 @@ describe('colloquy serve', () => {
     expect(s.stderr()).toContain('shutting down');
     s = await serveTracked(['bots'], env);
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
-    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 1);
+    got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 1,
+    );
     const flowReq = got[0]!.request as { flow: { action: { parameters: { flow_token: string; flow_action_payload: unknown } } } };
-    expect(flowReq.flow.action.parameters.flow_action_payload).toEqual({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita', product_description: 'large - Tomato, mozzarella, basil', product_price: 15.2 } });
+    expect(flowReq.flow.action.parameters.flow_action_payload).toEqual({
+      screen: 'DELIVERY_ADDRESS',
+      data: { product_name: 'Margherita', product_description: 'large - Tomato, mozzarella, basil', product_price: 15.2 },
+    });
     const token = flowReq.flow.action.parameters.flow_token;
     expect((await post(s.url, flowReplyMessage({ from: USER, flowToken: token, data: { street: 'Calle 5 de Mayo 12', city: 'Puebla' } }))).status).toBe(200);
-    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 2);
+    got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 2,
+    );
     const receipt = got[1]!.request as { replyButtons: { headerDocument: { fileName: string }; body: string } };
     expect(receipt.replyButtons.headerDocument.fileName).toMatch(/^receipt-P\d+\.pdf$/);
     expect(receipt.replyButtons.body).toContain('to Calle 5 de Mayo 12, Puebla');
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'done', title: "That's all" }))).status).toBe(200);
-    got = await until(() => sandboxMessages(s.url), (m) => m.length >= 3);
+    got = await until(
+      () => sandboxMessages(s.url),
+      (m) => m.length >= 3,
+    );
     expect(got[2]).toMatchObject({ channel: 'sms', request: { msisdns: [USER], message: 'Enjoy your meal! Write any time to order again.', tag: 'pizza' } });
     for (const m of got) expect((m.channel === 'sms' ? SmsRequestSchema : InteractiveRequestSchema).safeParse(m.request).success).toBe(true);
 

@@ -3,17 +3,7 @@ import { MessageValidationError } from '../../src/errors.js';
 import { buttons, flow, FLOW_TOKEN_PLACEHOLDER, list, sms, text } from '../../src/messages/builders.js';
 import { choicesOf, isInteractive } from '../../src/messages/message.js';
 import { toInteractiveRequest } from '../../src/messages/request.js';
-import {
-  chars,
-  pathsOf,
-  seed,
-  SEED_BUTTONS_DOCUMENT_JSON,
-  SEED_BUTTONS_IMAGE_JSON,
-  SEED_BUTTONS_VIDEO_JSON,
-  SEED_FLOW_JSON,
-  SEED_LIST_JSON,
-  validationError,
-} from './fixtures.js';
+import { chars, pathsOf, seed, SEED_BUTTONS_DOCUMENT_JSON, SEED_BUTTONS_IMAGE_JSON, SEED_BUTTONS_VIDEO_JSON, SEED_FLOW_JSON, SEED_LIST_JSON, validationError } from './fixtures.js';
 
 const addressing = { from: '5215512345678', to: '5215587654321' };
 const BUTTONS = [
@@ -40,11 +30,25 @@ describe('list()', () => {
   });
 
   it('builds a single untitled section from `rows`', () => {
-    const m = list({ body: 'Pick one', button: 'Open', rows: [{ id: '1', title: 'One' }, { id: '2', title: 'Two', description: 'The second' }] });
+    const m = list({
+      body: 'Pick one',
+      button: 'Open',
+      rows: [
+        { id: '1', title: 'One' },
+        { id: '2', title: 'Two', description: 'The second' },
+      ],
+    });
     expect(m.listMessages).toStrictEqual({
       body: 'Pick one',
       buttonText: 'Open',
-      sections: [{ messages: [{ id: '1', title: 'One' }, { id: '2', title: 'Two', description: 'The second' }] }],
+      sections: [
+        {
+          messages: [
+            { id: '1', title: 'One' },
+            { id: '2', title: 'Two', description: 'The second' },
+          ],
+        },
+      ],
     });
     expect(Object.keys(m.listMessages)).toEqual(['body', 'buttonText', 'sections']);
     expect(m).not.toHaveProperty('sms');
@@ -56,7 +60,13 @@ describe('list()', () => {
       button: 'Menu',
       sections: [
         { title: 'Drinks', rows: [{ id: 'd1', title: 'Coffee' }] },
-        { title: 'Food', rows: [{ id: 'f1', title: 'Bread' }, { id: 'f2', title: 'Cake' }] },
+        {
+          title: 'Food',
+          rows: [
+            { id: 'f1', title: 'Bread' },
+            { id: 'f2', title: 'Cake' },
+          ],
+        },
       ],
     });
     expect(m.listMessages.sections.map((s) => s.title)).toEqual(['Drinks', 'Food']);
@@ -77,10 +87,7 @@ describe('list()', () => {
         header: chars(61),
         body: '',
         button: chars(21),
-        sections: [
-          { title: 'A', rows: [{ id: '1', title: 'One' }] },
-          { rows: [{ id: '1', title: 'Again', description: chars(73) }] },
-        ],
+        sections: [{ title: 'A', rows: [{ id: '1', title: 'One' }] }, { rows: [{ id: '1', title: 'Again', description: chars(73) }] }],
         sms: '',
       }),
     );
@@ -102,12 +109,8 @@ describe('list()', () => {
   });
 
   it('refuses a list without rows', () => {
-    expect(validationError(() => list({ body: 'b', button: 'Open' })).issues).toEqual([
-      { path: ['listMessages', 'sections'], message: 'a list needs at least one section' },
-    ]);
-    expect(validationError(() => list({ body: 'b', button: 'Open', rows: [] })).issues).toEqual([
-      { path: ['listMessages', 'sections', 0, 'messages'], message: 'a section needs at least one row' },
-    ]);
+    expect(validationError(() => list({ body: 'b', button: 'Open' })).issues).toEqual([{ path: ['listMessages', 'sections'], message: 'a list needs at least one section' }]);
+    expect(validationError(() => list({ body: 'b', button: 'Open', rows: [] })).issues).toEqual([{ path: ['listMessages', 'sections', 0, 'messages'], message: 'a section needs at least one row' }]);
   });
 
   it('10 rows pass, 11 fail', () => {
@@ -119,9 +122,7 @@ describe('list()', () => {
   it('keeps an sms override, and checks it', () => {
     const m = list({ body: 'b', button: 'Open', rows: [{ id: '1', title: 'One' }], sms: 'Reply 1 for One' });
     expect(m.sms).toBe('Reply 1 for One');
-    expect(validationError(() => list({ body: 'b', button: 'Open', rows: [{ id: '1', title: 'One' }], sms: '  ' })).issues).toEqual([
-      { path: ['sms'], message: 'must not be empty' },
-    ]);
+    expect(validationError(() => list({ body: 'b', button: 'Open', rows: [{ id: '1', title: 'One' }], sms: '  ' })).issues).toEqual([{ path: ['sms'], message: 'must not be empty' }]);
   });
 });
 
@@ -153,16 +154,29 @@ describe('buttons()', () => {
   });
 
   it('builds buttons without a header or footer', () => {
-    const m = buttons({ body: 'Yes or no?', buttons: [{ id: 'y', title: 'Yes' }, { id: 'n', title: 'No' }] });
-    expect(m.replyButtons).toStrictEqual({ body: 'Yes or no?', buttons: [{ id: 'y', title: 'Yes' }, { id: 'n', title: 'No' }] });
-    expect(choicesOf(m)).toEqual([{ id: 'y', title: 'Yes' }, { id: 'n', title: 'No' }]);
+    const m = buttons({
+      body: 'Yes or no?',
+      buttons: [
+        { id: 'y', title: 'Yes' },
+        { id: 'n', title: 'No' },
+      ],
+    });
+    expect(m.replyButtons).toStrictEqual({
+      body: 'Yes or no?',
+      buttons: [
+        { id: 'y', title: 'Yes' },
+        { id: 'n', title: 'No' },
+      ],
+    });
+    expect(choicesOf(m)).toEqual([
+      { id: 'y', title: 'Yes' },
+      { id: 'n', title: 'No' },
+    ]);
     expect(isInteractive(m)).toBe(true);
   });
 
   it('refuses two headers', () => {
-    const e = validationError(() =>
-      buttons({ image: 'https://cdn.example.com/a.png', document: { link: 'https://cdn.example.com/a.pdf', fileName: 'a.pdf' }, body: 'b', buttons: BUTTONS }),
-    );
+    const e = validationError(() => buttons({ image: 'https://cdn.example.com/a.png', document: { link: 'https://cdn.example.com/a.pdf', fileName: 'a.pdf' }, body: 'b', buttons: BUTTONS }));
     expect(e.issues).toEqual([{ path: ['replyButtons', 'headerDocument'], message: 'only one header is allowed (also has headerImage)' }]);
   });
 
@@ -192,22 +206,17 @@ describe('buttons()', () => {
   });
 
   it('refuses 0 and 4 buttons', () => {
-    expect(validationError(() => buttons({ body: 'b', buttons: [] })).issues).toEqual([
-      { path: ['replyButtons', 'buttons'], message: 'at least one button is required' },
-    ]);
+    expect(validationError(() => buttons({ body: 'b', buttons: [] })).issues).toEqual([{ path: ['replyButtons', 'buttons'], message: 'at least one button is required' }]);
     const four = [...BUTTONS, { id: '4', title: 'Four' }];
-    expect(validationError(() => buttons({ body: 'b', buttons: four })).issues).toEqual([
-      { path: ['replyButtons', 'buttons'], message: 'at most 3 buttons are allowed (has 4)' },
-    ]);
+    expect(validationError(() => buttons({ body: 'b', buttons: four })).issues).toEqual([{ path: ['replyButtons', 'buttons'], message: 'at most 3 buttons are allowed (has 4)' }]);
   });
 
   it('refuses a wrong media type for the header', () => {
-    expect(pathsOf(validationError(() => buttons({ image: 'https://cdn.example.com/a.webp', body: 'b', buttons: BUTTONS })).issues)).toEqual([
-      'replyButtons.headerImage.link',
+    expect(pathsOf(validationError(() => buttons({ image: 'https://cdn.example.com/a.webp', body: 'b', buttons: BUTTONS })).issues)).toEqual(['replyButtons.headerImage.link']);
+    expect(pathsOf(validationError(() => buttons({ document: { link: 'https://cdn.example.com/a.zip', fileName: 'a.zip' }, body: 'b', buttons: BUTTONS })).issues)).toEqual([
+      'replyButtons.headerDocument.link',
+      'replyButtons.headerDocument.fileName',
     ]);
-    expect(
-      pathsOf(validationError(() => buttons({ document: { link: 'https://cdn.example.com/a.zip', fileName: 'a.zip' }, body: 'b', buttons: BUTTONS })).issues),
-    ).toEqual(['replyButtons.headerDocument.link', 'replyButtons.headerDocument.fileName']);
   });
 });
 
@@ -252,9 +261,7 @@ describe('flow()', () => {
 
   it('refuses a screen or data with data_exchange rather than dropping them', () => {
     const e = validationError(() => flow({ ...base, data, action: 'data_exchange' }));
-    expect(e.issues).toEqual([
-      { path: ['flow', 'action', 'parameters', 'flow_action_payload'], message: 'screen and data apply only to flow_action "navigate" (got "data_exchange")' },
-    ]);
+    expect(e.issues).toEqual([{ path: ['flow', 'action', 'parameters', 'flow_action_payload'], message: 'screen and data apply only to flow_action "navigate" (got "data_exchange")' }]);
   });
 
   it('navigate needs a screen', () => {
@@ -264,22 +271,13 @@ describe('flow()', () => {
 
   it('checks the cta: 20 characters, no emoji', () => {
     expect(flow({ ...base, cta: chars(20) }).flow.action.parameters.flow_cta).toHaveLength(20);
-    expect(validationError(() => flow({ ...base, cta: chars(21) })).issues).toEqual([
-      { path: ['flow', 'action', 'parameters', 'flow_cta'], message: 'must be at most 20 characters (has 21)' },
-    ]);
-    expect(validationError(() => flow({ ...base, cta: 'Order ☕' })).issues).toEqual([
-      { path: ['flow', 'action', 'parameters', 'flow_cta'], message: 'must not contain emoji' },
-    ]);
+    expect(validationError(() => flow({ ...base, cta: chars(21) })).issues).toEqual([{ path: ['flow', 'action', 'parameters', 'flow_cta'], message: 'must be at most 20 characters (has 21)' }]);
+    expect(validationError(() => flow({ ...base, cta: 'Order ☕' })).issues).toEqual([{ path: ['flow', 'action', 'parameters', 'flow_cta'], message: 'must not contain emoji' }]);
   });
 
   it('lists every problem with its path', () => {
     const e = validationError(() => flow({ body: '', flowId: '', cta: '🚀', screen: '' }));
-    expect(pathsOf(e.issues)).toEqual([
-      'flow.body',
-      'flow.action.parameters.flow_id',
-      'flow.action.parameters.flow_cta',
-      'flow.action.parameters.flow_action_payload.screen',
-    ]);
+    expect(pathsOf(e.issues)).toEqual(['flow.body', 'flow.action.parameters.flow_id', 'flow.action.parameters.flow_cta', 'flow.action.parameters.flow_action_payload.screen']);
   });
 
   it('has no choices', () => {

@@ -67,7 +67,16 @@ describe('toInteractiveRequest', () => {
   });
 
   it('re-validates a message that was not built by a builder', () => {
-    const bad = { kind: 'buttons' as const, replyButtons: { body: 'b', buttons: [{ id: '1', title: 'A' }, { id: '1', title: 'B' }] } };
+    const bad = {
+      kind: 'buttons' as const,
+      replyButtons: {
+        body: 'b',
+        buttons: [
+          { id: '1', title: 'A' },
+          { id: '1', title: 'B' },
+        ],
+      },
+    };
     expect(pathsOf(validationError(() => toInteractiveRequest(bad, addressing)).issues)).toEqual(['replyButtons.buttons[1].id']);
   });
 });
@@ -92,9 +101,7 @@ describe('toSmsRequest', () => {
 
   it('wants an upper-case ISO alpha-2 country', () => {
     for (const country of ['mx', 'Mx', 'MEX', 'M', '52', '']) {
-      expect(validationError(() => toSmsRequest('Hello', { to: '5215587654321', country })).issues).toEqual([
-        { path: ['country'], message: 'must be an ISO-3166 alpha-2 code in upper case' },
-      ]);
+      expect(validationError(() => toSmsRequest('Hello', { to: '5215587654321', country })).issues).toEqual([{ path: ['country'], message: 'must be an ISO-3166 alpha-2 code in upper case' }]);
     }
     expect(toSmsRequest('Hello', { to: '5215587654321', country: 'US' }).country).toBe('US');
   });

@@ -3,18 +3,7 @@ import { MessageValidationError } from '../../src/errors.js';
 import { InteractiveRequestSchema, ListMessagesSchema, ReplyButtonsSchema, FlowSchema } from '../../src/messages/schema.js';
 import { charLength, LIMITS } from '../../src/messages/limits.js';
 import { parseOrThrow } from '../../src/messages/validate.js';
-import {
-  chars,
-  issuesOf,
-  seed,
-  SEED_BUTTONS_DOCUMENT_JSON,
-  SEED_BUTTONS_IMAGE_JSON,
-  SEED_BUTTONS_VIDEO_JSON,
-  SEED_FLOW_JSON,
-  SEED_LIST_JSON,
-  SEED_VARIANTS,
-  pathsOf,
-} from './fixtures.js';
+import { chars, issuesOf, seed, SEED_BUTTONS_DOCUMENT_JSON, SEED_BUTTONS_IMAGE_JSON, SEED_BUTTONS_VIDEO_JSON, SEED_FLOW_JSON, SEED_LIST_JSON, SEED_VARIANTS, pathsOf } from './fixtures.js';
 
 const issues = (v: unknown) => issuesOf(InteractiveRequestSchema, v);
 const paths = (v: unknown) => issues(v).map((i) => i.path);
@@ -149,12 +138,7 @@ describe('media headers', () => {
   });
 
   it('accept the allowed extensions, in any case, with a query string, or none', () => {
-    for (const link of [
-      'https://cdn.example.com/a.jpeg',
-      'https://cdn.example.com/a.PNG',
-      'https://cdn.example.com/a.jpg?size=large#top',
-      'https://cdn.example.com/images/coffee',
-    ]) {
+    for (const link of ['https://cdn.example.com/a.jpeg', 'https://cdn.example.com/a.PNG', 'https://cdn.example.com/a.jpg?size=large#top', 'https://cdn.example.com/images/coffee']) {
       expect(issues(withImage(link))).toEqual([]);
     }
     expect(issues(withVideo('https://cdn.example.com/a.3gp'))).toEqual([]);
@@ -165,9 +149,7 @@ describe('media headers', () => {
   });
 
   it('refuse a wrong extension for the kind of header', () => {
-    expect(issues(withImage('https://cdn.example.com/a.gif'))).toEqual([
-      { path: 'replyButtons.headerImage.link', message: 'a image header must be jpg, jpeg, png (link ends in .gif)' },
-    ]);
+    expect(issues(withImage('https://cdn.example.com/a.gif'))).toEqual([{ path: 'replyButtons.headerImage.link', message: 'a image header must be jpg, jpeg, png (link ends in .gif)' }]);
     expect(paths(withImage('https://cdn.example.com/a.mp4'))).toEqual(['replyButtons.headerImage.link']);
     expect(paths(withVideo('https://cdn.example.com/a.mov'))).toEqual(['replyButtons.headerVideo.link']);
     expect(paths(withVideo('https://cdn.example.com/a.jpg'))).toEqual(['replyButtons.headerVideo.link']);
@@ -303,12 +285,7 @@ describe('text limits (provider.md §3), counted in code points', () => {
     delete v.listMessages.buttonText;
     delete v.listMessages.sections[0].messages[0].id;
     delete v.listMessages.sections[0].messages[1].title;
-    expect(paths(v)).toEqual([
-      'listMessages.body',
-      'listMessages.buttonText',
-      'listMessages.sections[0].messages[0].id',
-      'listMessages.sections[0].messages[1].title',
-    ]);
+    expect(paths(v)).toEqual(['listMessages.body', 'listMessages.buttonText', 'listMessages.sections[0].messages[0].id', 'listMessages.sections[0].messages[1].title']);
   });
 });
 
@@ -346,12 +323,7 @@ describe('list structure', () => {
     const v = listWith(Array(11).fill(1));
     v.listMessages.sections[10].messages[0].title = chars(25);
     delete v.listMessages.sections[3].title;
-    expect(paths(v)).toEqual([
-      'listMessages.sections[10].messages[0].title',
-      'listMessages.sections',
-      'listMessages.sections',
-      'listMessages.sections[3].title',
-    ]);
+    expect(paths(v)).toEqual(['listMessages.sections[10].messages[0].title', 'listMessages.sections', 'listMessages.sections', 'listMessages.sections[3].title']);
   });
 
   it('needs a title on every section when there is more than one', () => {
@@ -458,9 +430,7 @@ describe('flow parameters', () => {
   });
 
   it('navigate needs a payload with a screen; data is optional', () => {
-    expect(issues(withParams((p) => delete p.flow_action_payload))).toEqual([
-      { path: `${P}.flow_action_payload`, message: 'is required when flow_action is "navigate"' },
-    ]);
+    expect(issues(withParams((p) => delete p.flow_action_payload))).toEqual([{ path: `${P}.flow_action_payload`, message: 'is required when flow_action is "navigate"' }]);
     expect(issues(withParams((p) => delete p.flow_action_payload.data))).toEqual([]);
     expect(paths(withParams((p) => delete p.flow_action_payload.screen))).toEqual([`${P}.flow_action_payload.screen`]);
     expect(paths(withParams((p) => (p.flow_action_payload.screen = '')))).toEqual([`${P}.flow_action_payload.screen`]);
@@ -475,9 +445,7 @@ describe('flow parameters', () => {
         }),
       ),
     ).toEqual([]);
-    expect(issues(withParams((p) => (p.flow_action = 'data_exchange')))).toEqual([
-      { path: `${P}.flow_action_payload`, message: 'must be absent when flow_action is "data_exchange"' },
-    ]);
+    expect(issues(withParams((p) => (p.flow_action = 'data_exchange')))).toEqual([{ path: `${P}.flow_action_payload`, message: 'must be absent when flow_action is "data_exchange"' }]);
   });
 
   it('flow_action is navigate or data_exchange', () => {
@@ -534,11 +502,7 @@ describe('every problem is reported', () => {
     expect(err).toBeInstanceOf(MessageValidationError);
     const e = err as MessageValidationError;
     expect(e.code).toBe('message_invalid');
-    expect(pathsOf(e.issues)).toEqual([
-      'listMessages.headerText',
-      'listMessages.sections[0].messages[4].title',
-      'listMessages.sections[0].messages[9].id',
-    ]);
+    expect(pathsOf(e.issues)).toEqual(['listMessages.headerText', 'listMessages.sections[0].messages[4].title', 'listMessages.sections[0].messages[9].id']);
     expect(e.message).toContain('(3 problems)');
     expect(e.message).toContain('listMessages.headerText: must be at most 60 characters (has 61)');
     expect(e.message).toContain('listMessages.sections[0].messages[4].title: must be at most 24 characters (has 25)');
@@ -583,13 +547,7 @@ describe('every problem is reported', () => {
     v.type = 'contacts';
     v.replyButtons.headerVideo.link = 'http://cdn.example.com/v.avi';
     v.replyButtons.buttons.push({ id: '4', title: 'Four' });
-    expect(paths(v)).toEqual([
-      'from',
-      'replyButtons.headerVideo.link',
-      'replyButtons.headerVideo.link',
-      'replyButtons.buttons',
-      'type',
-    ]);
+    expect(paths(v)).toEqual(['from', 'replyButtons.headerVideo.link', 'replyButtons.headerVideo.link', 'replyButtons.buttons', 'type']);
   });
 
   it('a body object of the wrong type is one issue, not a crash', () => {

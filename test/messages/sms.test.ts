@@ -89,9 +89,7 @@ const sizes = () =>
 
 describe('renderSms', () => {
   it('renders a list with one section', () => {
-    expect(renderSms(sizes())).toBe(
-      'Coffee\nWhich size?\n\n1. Small - 250 ml\n2. Large - 500 ml\n3. Extra large\n\nPrices include tax\nReply with a number.',
-    );
+    expect(renderSms(sizes())).toBe('Coffee\nWhich size?\n\n1. Small - 250 ml\n2. Large - 500 ml\n3. Extra large\n\nPrices include tax\nReply with a number.');
   });
 
   it('renders a list with several sections under their titles, numbered throughout', () => {
@@ -99,7 +97,13 @@ describe('renderSms', () => {
       body: 'What would you like?',
       button: 'Menu',
       sections: [
-        { title: 'Drinks', rows: [{ id: 'c', title: 'Coffee' }, { id: 't', title: 'Tea', description: 'Green or black' }] },
+        {
+          title: 'Drinks',
+          rows: [
+            { id: 'c', title: 'Coffee' },
+            { id: 't', title: 'Tea', description: 'Green or black' },
+          ],
+        },
         { title: 'Food', rows: [{ id: 'b', title: 'Bagel' }] },
       ],
     });
@@ -126,17 +130,14 @@ describe('renderSms', () => {
     expect(renderSms(m)).toBe('Do you accept?\nterms.pdf: https://x.test/d/123\n\n1. Yes\n2. No\n\nReply with a number.');
   });
 
-  const booking = (extra: { sms?: string } = {}) =>
-    flow({ body: 'Book a table for tonight.', flowId: '123', cta: 'Book now', screen: 'START', ...extra });
+  const booking = (extra: { sms?: string } = {}) => flow({ body: 'Book a table for tonight.', flowId: '123', cta: 'Book now', screen: 'START', ...extra });
 
   it('renders a flow with the note on its call-to-action', () => {
     expect(renderSms(booking())).toBe('Book a table for tonight.\n\nBook now: this form needs WhatsApp. Please open this chat in WhatsApp.');
   });
 
   it('renders a flow with the text the bot provides', () => {
-    expect(renderSms(booking(), { flowText: 'Reply with the time and number of guests.' })).toBe(
-      'Book a table for tonight.\n\nReply with the time and number of guests.',
-    );
+    expect(renderSms(booking(), { flowText: 'Reply with the time and number of guests.' })).toBe('Book a table for tonight.\n\nReply with the time and number of guests.');
     expect(renderSms(booking(), { flowNote: (cta) => `${cta} needs WhatsApp.` })).toBe('Book a table for tonight.\n\nBook now needs WhatsApp.');
   });
 
@@ -180,7 +181,16 @@ describe('renderSmsDetailed within maxSegments', () => {
 
   it('then the footer, the header, and cuts the body at a word boundary', () => {
     const body = words(40);
-    const m = list({ header: 'Header text', body, footer: 'Footer text', button: 'Open', rows: [{ id: '1', title: 'One', description: 'first' }, { id: '2', title: 'Two' }] });
+    const m = list({
+      header: 'Header text',
+      body,
+      footer: 'Footer text',
+      button: 'Open',
+      rows: [
+        { id: '1', title: 'One', description: 'first' },
+        { id: '2', title: 'Two' },
+      ],
+    });
     const r = renderSmsDetailed(m, { maxSegments: 1 });
     expect(r.shortened).toEqual(['descriptions', 'footer', 'header', 'body']);
     expect(r.segments).toBe(1);
@@ -216,7 +226,16 @@ describe('renderSmsDetailed within maxSegments', () => {
 
   it('returns the choices whole, over the limit, when they alone do not fit', () => {
     const rows = Array.from({ length: 10 }, (_, i) => ({ id: `r${i}`, title: `Choice number ${i} here xx` }));
-    const m = list({ header: 'H', body: 'Pick one of these', footer: 'F', button: 'Open', sections: [{ title: 'A', rows: rows.slice(0, 5) }, { title: 'B', rows: rows.slice(5) }] });
+    const m = list({
+      header: 'H',
+      body: 'Pick one of these',
+      footer: 'F',
+      button: 'Open',
+      sections: [
+        { title: 'A', rows: rows.slice(0, 5) },
+        { title: 'B', rows: rows.slice(5) },
+      ],
+    });
     const r = renderSmsDetailed(m, { maxSegments: 1 });
     expect(r.shortened).toEqual(['footer', 'header', 'body', 'sectionTitles', 'hint']);
     expect(r.text).toBe(rows.map((row, i) => `${i + 1}. ${row.title}`).join('\n'));
@@ -236,7 +255,14 @@ describe('renderSmsDetailed within maxSegments', () => {
 
 describe('matchSmsReply', () => {
   const choices = choicesOf(
-    buttons({ body: 'Size?', buttons: [{ id: 's', title: 'Small' }, { id: 'l', title: 'Large' }, { id: 'x', title: 'Extra-large' }] }),
+    buttons({
+      body: 'Size?',
+      buttons: [
+        { id: 's', title: 'Small' },
+        { id: 'l', title: 'Large' },
+        { id: 'x', title: 'Extra-large' },
+      ],
+    }),
   );
 
   it.each(['2', '2.', ' 2 ', '2)', '02', '2. Large', '2) large'])('reads %j as the second choice', (reply) => {

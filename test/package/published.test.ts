@@ -76,15 +76,23 @@ afterAll(() => {
 });
 
 describe('the published package', () => {
-  it('passes publint', async () => {
-    const r = await run(join(BIN, 'publint'), ['--strict', tarball], ROOT);
-    expect(r.code, explain(r)).toBe(0);
-  }, SLOW);
+  it(
+    'passes publint',
+    async () => {
+      const r = await run(join(BIN, 'publint'), ['--strict', tarball], ROOT);
+      expect(r.code, explain(r)).toBe(0);
+    },
+    SLOW,
+  );
 
-  it('has types that resolve for every export (arethetypeswrong, ESM only)', async () => {
-    const r = await run(join(BIN, 'attw'), ['--profile', 'esm-only', '--format', 'ascii', tarball], ROOT);
-    expect(r.code, explain(r)).toBe(0);
-  }, SLOW);
+  it(
+    'has types that resolve for every export (arethetypeswrong, ESM only)',
+    async () => {
+      const r = await run(join(BIN, 'attw'), ['--profile', 'esm-only', '--format', 'ascii', tarball], ROOT);
+      expect(r.code, explain(r)).toBe(0);
+    },
+    SLOW,
+  );
 
   it('ships dist/ and needs no install script of its own', () => {
     const pkg = JSON.parse(readFileSync(join(project, 'node_modules/colloquy/package.json'), 'utf8')) as { scripts?: Record<string, string> };
@@ -92,46 +100,76 @@ describe('the published package', () => {
     expect(readFileSync(join(project, 'node_modules/colloquy/dist/index.d.ts'), 'utf8')).toContain('defineBot');
   });
 
-  it('leaves nothing for npm to ask about beyond what the README approves', async () => {
-    expect(install.stderr).not.toMatch(/install-scripts|allowScripts/);
-    const r = await run('npm', ['install-scripts', 'ls', '--json'], project);
-    expect(r.code, explain(r)).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ allowScripts: [] });
-  }, SLOW);
+  it(
+    'leaves nothing for npm to ask about beyond what the README approves',
+    async () => {
+      expect(install.stderr).not.toMatch(/install-scripts|allowScripts/);
+      const r = await run('npm', ['install-scripts', 'ls', '--json'], project);
+      expect(r.code, explain(r)).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ allowScripts: [] });
+    },
+    SLOW,
+  );
 
-  it('compiles a bot, a server, a harness script and type checks with strict tsc and skipLibCheck false', async () => {
-    const r = await run(join(BIN, 'tsc'), ['-p', 'tsconfig.json'], project);
-    expect(r.code, explain(r)).toBe(0);
-  }, SLOW);
+  it(
+    'compiles a bot, a server, a harness script and type checks with strict tsc and skipLibCheck false',
+    async () => {
+      const r = await run(join(BIN, 'tsc'), ['-p', 'tsconfig.json'], project);
+      expect(r.code, explain(r)).toBe(0);
+    },
+    SLOW,
+  );
 
-  it('imports every subpath of the exports map', async () => {
-    const subpaths = Object.keys(MANIFEST.exports).filter((k) => k !== './package.json').map((k) => `colloquy${k.slice(1)}`);
-    const script = `for (const s of ${JSON.stringify(subpaths)}) { const m = await import(s); if (Object.keys(m).length === 0) throw new Error(s + ' exports nothing'); }`;
-    const r = await run(process.execPath, ['--input-type=module', '-e', script], project);
-    expect(r.code, explain(r)).toBe(0);
-  }, SLOW);
+  it(
+    'imports every subpath of the exports map',
+    async () => {
+      const subpaths = Object.keys(MANIFEST.exports)
+        .filter((k) => k !== './package.json')
+        .map((k) => `colloquy${k.slice(1)}`);
+      const script = `for (const s of ${JSON.stringify(subpaths)}) { const m = await import(s); if (Object.keys(m).length === 0) throw new Error(s + ' exports nothing'); }`;
+      const r = await run(process.execPath, ['--input-type=module', '-e', script], project);
+      expect(r.code, explain(r)).toBe(0);
+    },
+    SLOW,
+  );
 
-  it('runs the server: a webhook in, the bot answers through the sandbox', async () => {
-    const r = await run(process.execPath, ['dist/server.js'], project);
-    expect(r.code, explain(r)).toBe(0);
-    expect(JSON.parse(r.stdout.trim())).toEqual({ status: 200, sent: ['buttons'] });
-  }, SLOW);
+  it(
+    'runs the server: a webhook in, the bot answers through the sandbox',
+    async () => {
+      const r = await run(process.execPath, ['dist/server.js'], project);
+      expect(r.code, explain(r)).toBe(0);
+      expect(JSON.parse(r.stdout.trim())).toEqual({ status: 200, sent: ['buttons'] });
+    },
+    SLOW,
+  );
 
-  it('runs a harness test from colloquy/testing', async () => {
-    const r = await run(process.execPath, ['dist/harness.js'], project);
-    expect(r.code, explain(r)).toBe(0);
-    expect(r.stdout).toContain('"harness":"ok"');
-  }, SLOW);
+  it(
+    'runs a harness test from colloquy/testing',
+    async () => {
+      const r = await run(process.execPath, ['dist/harness.js'], project);
+      expect(r.code, explain(r)).toBe(0);
+      expect(r.stdout).toContain('"harness":"ok"');
+    },
+    SLOW,
+  );
 
-  it('runs the colloquy command on JavaScript bots without tsx', async () => {
-    const r = await run(process.execPath, ['node_modules/colloquy/bin/colloquy.js', 'check', 'dist/bot.js'], project);
-    expect(r.code, explain(r)).toBe(0);
-  }, SLOW);
+  it(
+    'runs the colloquy command on JavaScript bots without tsx',
+    async () => {
+      const r = await run(process.execPath, ['node_modules/colloquy/bin/colloquy.js', 'check', 'dist/bot.js'], project);
+      expect(r.code, explain(r)).toBe(0);
+    },
+    SLOW,
+  );
 
-  it('says that tsx is missing when a TypeScript bot cannot load', async () => {
-    const r = await run(process.execPath, ['node_modules/colloquy/bin/colloquy.js', 'check', 'src/bot.ts'], project);
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('TypeScript bot files need tsx');
-    expect(r.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
-  }, SLOW);
+  it(
+    'says that tsx is missing when a TypeScript bot cannot load',
+    async () => {
+      const r = await run(process.execPath, ['node_modules/colloquy/bin/colloquy.js', 'check', 'src/bot.ts'], project);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain('TypeScript bot files need tsx');
+      expect(r.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    },
+    SLOW,
+  );
 });

@@ -24,21 +24,29 @@ async function mounted(): Promise<string> {
   return `http://127.0.0.1:${address.port}`;
 }
 
-interface Route { method: string; path: string; does: string; body?: unknown }
+interface Route {
+  method: string;
+  path: string;
+  does: string;
+  body?: unknown;
+}
 
 describe('GET /sandbox/_sandbox/', () => {
   it('lists the credentials, the provider routes and every control route as JSON', async () => {
     const url = await mounted();
     const res = await request(url).get('/sandbox/_sandbox/').expect(200).expect('content-type', /json/);
     expect(res.body.credentials).toEqual({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: '15550000001' });
-    expect((res.body.provider as Route[]).map((r) => r.path)).toEqual([
-      '/sandbox/token', '/sandbox/messaging-bsp-api-endpoint-ws/services/v1/messaging', '/sandbox/services/messaging',
-    ]);
+    expect((res.body.provider as Route[]).map((r) => r.path)).toEqual(['/sandbox/token', '/sandbox/messaging-bsp-api-endpoint-ws/services/v1/messaging', '/sandbox/services/messaging']);
     const control = res.body.control as Route[];
-    expect(control.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining([
-      'GET /sandbox/_sandbox/requests', 'POST /sandbox/_sandbox/faults/fail', 'POST /sandbox/_sandbox/faults/refuse-interactive',
-      'POST /sandbox/_sandbox/deliver', 'POST /sandbox/_sandbox/reset',
-    ]));
+    expect(control.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining([
+        'GET /sandbox/_sandbox/requests',
+        'POST /sandbox/_sandbox/faults/fail',
+        'POST /sandbox/_sandbox/faults/refuse-interactive',
+        'POST /sandbox/_sandbox/deliver',
+        'POST /sandbox/_sandbox/reset',
+      ]),
+    );
     await request(url).get('/sandbox/_sandbox').expect(200).expect('content-type', /json/);
   });
 

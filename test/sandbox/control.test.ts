@@ -40,7 +40,10 @@ describe('control routes /_sandbox/*', () => {
   it('refuses and re-allows the interactive channel for recipients', async () => {
     const { url, sandbox } = await start();
     const token = sandbox.issueToken();
-    await request(url).post(`${C}/faults/refuse-interactive`).send({ to: [TO] }).expect(200);
+    await request(url)
+      .post(`${C}/faults/refuse-interactive`)
+      .send({ to: [TO] })
+      .expect(200);
     expect((await postMessage(url, token, listRequest).expect(400)).body.error.code).toBe(131047);
     await request(url).post(`${C}/faults/allow-interactive`).send({ to: TO }).expect(200);
     await postMessage(url, token, listRequest).expect(200);

@@ -13,7 +13,11 @@ describe('fault injection', () => {
     expect(first.body).toEqual({ error: { code: 131000, message: expect.any(String) } });
     await postMessage(url, token, listRequest).expect(503);
     await postMessage(url, token, listRequest).expect(200);
-    expect(sandbox.requests.map((r) => [r.status, r.fault])).toEqual([[503, 'status'], [503, 'status'], [200, undefined]]);
+    expect(sandbox.requests.map((r) => [r.status, r.fault])).toEqual([
+      [503, 'status'],
+      [503, 'status'],
+      [200, undefined],
+    ]);
   });
 
   it('answers a given body and headers', async () => {

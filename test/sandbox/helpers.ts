@@ -24,22 +24,24 @@ export function fakeClock(start = 1_700_000_000_000): { now(): number; advance(m
 
 /** Gets a token over HTTP with the default credentials. */
 export async function getToken(url: string): Promise<string> {
-  const res = await request(url)
-    .post(SANDBOX_PATHS.token)
-    .type('form')
-    .send({ grant_type: 'client_credentials', client_id: SANDBOX_CLIENT_ID, client_secret: SANDBOX_CLIENT_SECRET })
-    .expect(200);
+  const res = await request(url).post(SANDBOX_PATHS.token).type('form').send({ grant_type: 'client_credentials', client_id: SANDBOX_CLIENT_ID, client_secret: SANDBOX_CLIENT_SECRET }).expect(200);
   return (res.body as { access_token: string }).access_token;
 }
 
 /** Posts an interactive request with a bearer token. */
 export function postMessage(url: string, token: string, body: unknown): request.Test {
-  return request(url).post(SANDBOX_PATHS.messaging).set('Authorization', `Bearer ${token}`).send(body as object);
+  return request(url)
+    .post(SANDBOX_PATHS.messaging)
+    .set('Authorization', `Bearer ${token}`)
+    .send(body as object);
 }
 
 /** Posts an SMS request with a bearer token. */
 export function postSms(url: string, token: string, body: unknown): request.Test {
-  return request(url).post(SANDBOX_PATHS.sms).set('Authorization', `Bearer ${token}`).send(body as object);
+  return request(url)
+    .post(SANDBOX_PATHS.sms)
+    .set('Authorization', `Bearer ${token}`)
+    .send(body as object);
 }
 
 export const FROM = '15550000001';

@@ -1,18 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SANDBOX_BUSINESS_ACCOUNT_ID, SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER } from '../../src/sandbox/constants.js';
-import {
-  buttonReplyMessage,
-  flowReplyMessage,
-  imageMessage,
-  inboundSms,
-  listReplyMessage,
-  signBody,
-  statusUpdate,
-  textMessage,
-  verifySignature,
-  webhookPayload,
-} from '../../src/sandbox/inbound.js';
+import { buttonReplyMessage, flowReplyMessage, imageMessage, inboundSms, listReplyMessage, signBody, statusUpdate, textMessage, verifySignature, webhookPayload } from '../../src/sandbox/inbound.js';
 
 const at = 1_700_000_000_999;
 const user = '5215512345678';

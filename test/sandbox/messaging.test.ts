@@ -39,21 +39,22 @@ describe('POST messaging', () => {
       listMessages: {
         body: 'Pick',
         buttonText: 'This button text is far too long',
-        sections: [{ title: 'A', messages: [{ id: '1', title: 'x'.repeat(25) }, { id: '1', title: 'Two' }] }],
+        sections: [
+          {
+            title: 'A',
+            messages: [
+              { id: '1', title: 'x'.repeat(25) },
+              { id: '1', title: 'Two' },
+            ],
+          },
+        ],
         extra: true,
       },
     };
     const res = await postMessage(url, sandbox.issueToken(), bad).expect(400);
     expect(res.body.error.code).toBe(100);
     const paths = (res.body.error.issues as { path: (string | number)[] }[]).map((i) => i.path.join('.'));
-    expect(paths.sort()).toEqual([
-      'from',
-      'listMessages.buttonText',
-      'listMessages.extra',
-      'listMessages.sections.0.messages.0.title',
-      'listMessages.sections.0.messages.1.id',
-      'type',
-    ]);
+    expect(paths.sort()).toEqual(['from', 'listMessages.buttonText', 'listMessages.extra', 'listMessages.sections.0.messages.0.title', 'listMessages.sections.0.messages.1.id', 'type']);
     expect(res.body.error.message).toContain('listMessages.buttonText');
     expect(sandbox.messages).toHaveLength(0);
   });

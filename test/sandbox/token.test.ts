@@ -18,12 +18,7 @@ describe('POST /token', () => {
 
   it('grants a token for credentials in HTTP Basic auth', async () => {
     const { url } = await start();
-    const res = await request(url)
-      .post(SANDBOX_PATHS.token)
-      .set('Authorization', basic(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET))
-      .type('form')
-      .send({ grant_type: 'client_credentials' })
-      .expect(200);
+    const res = await request(url).post(SANDBOX_PATHS.token).set('Authorization', basic(SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET)).type('form').send({ grant_type: 'client_credentials' }).expect(200);
     expect(res.body.token_type).toBe('Bearer');
   });
 
@@ -48,7 +43,11 @@ describe('POST /token', () => {
 
   it('answers 401 invalid_client for a wrong secret, in the body or in Basic', async () => {
     const { url } = await start();
-    const body = await request(url).post(SANDBOX_PATHS.token).type('form').send({ ...grant, client_secret: 'nope' }).expect(401);
+    const body = await request(url)
+      .post(SANDBOX_PATHS.token)
+      .type('form')
+      .send({ ...grant, client_secret: 'nope' })
+      .expect(401);
     expect(body.body).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
     const viaBasic = await request(url).post(SANDBOX_PATHS.token).set('Authorization', basic(SANDBOX_CLIENT_ID, 'nope')).type('form').send({ grant_type: 'client_credentials' }).expect(401);
     expect(viaBasic.body.error).toBe('invalid_client');
@@ -57,7 +56,11 @@ describe('POST /token', () => {
 
   it('answers 401 invalid_client for an unknown client or none at all', async () => {
     const { url } = await start();
-    const unknown = await request(url).post(SANDBOX_PATHS.token).type('form').send({ ...grant, client_id: 'someone' }).expect(401);
+    const unknown = await request(url)
+      .post(SANDBOX_PATHS.token)
+      .type('form')
+      .send({ ...grant, client_id: 'someone' })
+      .expect(401);
     expect(unknown.body.error).toBe('invalid_client');
     const none = await request(url).post(SANDBOX_PATHS.token).type('form').send({ grant_type: 'client_credentials' }).expect(401);
     expect(none.body.error).toBe('invalid_client');
@@ -65,7 +68,11 @@ describe('POST /token', () => {
 
   it('answers 400 unsupported_grant_type for another grant', async () => {
     const { url } = await start();
-    const res = await request(url).post(SANDBOX_PATHS.token).type('form').send({ ...grant, grant_type: 'password' }).expect(400);
+    const res = await request(url)
+      .post(SANDBOX_PATHS.token)
+      .type('form')
+      .send({ ...grant, grant_type: 'password' })
+      .expect(400);
     expect(res.body.error).toBe('unsupported_grant_type');
   });
 

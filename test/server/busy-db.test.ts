@@ -39,12 +39,18 @@ function holdLock(file: string): Promise<ChildProcess> {
     proc.once('error', reject);
   });
 }
-const release = (proc: ChildProcess) => new Promise((r) => { proc.once('exit', r); proc.stdin!.end(); });
+const release = (proc: ChildProcess) =>
+  new Promise((r) => {
+    proc.once('exit', r);
+    proc.stdin!.end();
+  });
 
-const post = (url: string, id: string) => fetch(`${url}/webhook`, {
-  method: 'POST', headers: { 'content-type': 'application/json' },
-  body: JSON.stringify(webhookPayload({ messages: [textMessage({ from: '5215512345678', text: 'hi', id })] })),
-});
+const post = (url: string, id: string) =>
+  fetch(`${url}/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(webhookPayload({ messages: [textMessage({ from: '5215512345678', text: 'hi', id })] })),
+  });
 
 describe('a database locked by another process', () => {
   it('keeps the server answering: /healthz degraded, webhooks 503, then back to normal', async () => {
@@ -56,7 +62,7 @@ describe('a database locked by another process', () => {
 
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
-    const body = await health.json() as { ok: boolean; status: string; store: { busy: boolean; reason: string } };
+    const body = (await health.json()) as { ok: boolean; status: string; store: { busy: boolean; reason: string } };
     expect(body).toMatchObject({ ok: true, status: 'degraded', store: { busy: true } });
     expect(body.store.reason).toMatch(/locked/);
 

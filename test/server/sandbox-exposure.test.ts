@@ -14,7 +14,9 @@ afterEach(async () => {
 });
 
 function recordingLogger(lines: string[]): Logger {
-  const log = (_o: unknown, msg?: string) => { if (msg) lines.push(msg); };
+  const log = (_o: unknown, msg?: string) => {
+    if (msg) lines.push(msg);
+  };
   return { error: log, warn: log, info: log, debug: log };
 }
 

@@ -38,7 +38,9 @@ async function open(path: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   page.setDefaultTimeout(10_000);
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text());
+  });
   await page.route('**/*', (route) => (route.request().url().startsWith(`${server.url}/`) ? route.continue() : route.abort()));
   await page.goto(`${server.url}${path}`);
   return page;
@@ -99,7 +101,7 @@ describe('agent console in Chromium', () => {
 
     // The bot said nothing while the agent had the conversation: the customer's two messages got no re-prompt.
     const conv = (await server.store.conversations({ botId: 'support', user: USER })).at(-1)!;
-    const out = (await server.store.transcript(conv.id)).filter((e) => e.direction === 'out').map((e) => (e.direction === 'out' ? e.record.agent ?? 'bot' : ''));
+    const out = (await server.store.transcript(conv.id)).filter((e) => e.direction === 'out').map((e) => (e.direction === 'out' ? (e.record.agent ?? 'bot') : ''));
     expect(out).toEqual(['bot', 'bot', 'bot', 'bot', 'ana', 'bot', 'bot']);
     expect(pageErrors).toEqual([]);
   });

@@ -33,7 +33,11 @@ async function type(line: string): Promise<void> {
 }
 
 afterAll(() => {
-  try { tmux('kill-session', '-t', SESSION); } catch { /* already gone */ }
+  try {
+    tmux('kill-session', '-t', SESSION);
+  } catch {
+    /* already gone */
+  }
 });
 
 describe('colloquy chat under a pseudo-terminal', () => {

@@ -46,14 +46,40 @@ describe('colloquy chat (a child process, scripted stdin)', () => {
         'Chatting with bot "order" as 15551230001 (sandbox provider, in-memory store, simulated clock).',
         "Type a message to start. A number or a choice's title taps it; /help lists the commands.",
         '',
-        'you › hi', ...MENU, '',
-        'you › Pepperoni', ...sizes('pepperoni'), '',
-        'you › /wait 10m', '(10m later)', 'SMS › Still there? Starting over.', '', ...MENU, '',
-        'you › 1', ...sizes('margherita'), '',
-        'you › small', 'bot › Where should we deliver?', '      [ Enter address ]', '      (a form: answer it with /flow {"field": "value"})', '',
-        'you › /state', 'state: address (active)', 'context: {', '  "user": "15551230001",', '  "item": "margherita",', '  "size": "small"', '}', '',
-        'you › /flow {"address": "1 Main St"}', 'SMS › Thanks! A small margherita to 1 Main St.', '',
-        'you › hello', ...MENU, '',
+        'you › hi',
+        ...MENU,
+        '',
+        'you › Pepperoni',
+        ...sizes('pepperoni'),
+        '',
+        'you › /wait 10m',
+        '(10m later)',
+        'SMS › Still there? Starting over.',
+        '',
+        ...MENU,
+        '',
+        'you › 1',
+        ...sizes('margherita'),
+        '',
+        'you › small',
+        'bot › Where should we deliver?',
+        '      [ Enter address ]',
+        '      (a form: answer it with /flow {"field": "value"})',
+        '',
+        'you › /state',
+        'state: address (active)',
+        'context: {',
+        '  "user": "15551230001",',
+        '  "item": "margherita",',
+        '  "size": "small"',
+        '}',
+        '',
+        'you › /flow {"address": "1 Main St"}',
+        'SMS › Thanks! A small margherita to 1 Main St.',
+        '',
+        'you › hello',
+        ...MENU,
+        '',
         'you › /quit',
         '',
       ].join('\n'),
@@ -149,7 +175,7 @@ describe('the chat in-process', () => {
     }
   });
 
-  it('a script piped in gets each answer, an invocation\'s too, before its next line', async () => {
+  it("a script piped in gets each answer, an invocation's too, before its next line", async () => {
     const pizza = (await import('../../bots/pizza.js')).default;
     const input = new PassThrough();
     let out = '';
@@ -157,7 +183,9 @@ describe('the chat in-process', () => {
     input.end('hi\n1\n3\n/flow {"street": "Calle 5", "city": "Puebla"}\n1\n/state\n');
     await done;
     const tail = out.slice(out.indexOf('you › 1\n(in tracking'));
-    expect(tail).toMatch(/^you › 1\n\(in tracking, the bot is working on it: the answer shows up here when it arrives\)\n\nSMS › Order \w+ is in the oven[\s\S]*Enjoy your meal![\s\S]*\nyou › \/state\nstate: done \(done\)/);
+    expect(tail).toMatch(
+      /^you › 1\n\(in tracking, the bot is working on it: the answer shows up here when it arrives\)\n\nSMS › Order \w+ is in the oven[\s\S]*Enjoy your meal![\s\S]*\nyou › \/state\nstate: done \(done\)/,
+    );
   });
 
   it('/restart starts a new conversation; /help lists the commands; the input ending ends the chat', async () => {
@@ -176,7 +204,17 @@ describe('the chat in-process', () => {
     conv.sandbox.faults.refuseInteractive(conv.user);
     await conv.type('hi');
     expect(renderSent(conv.last!)).toBe(
-      ['SMS › Menu', '      Pick one', '', '      1. One - First', '      2. Two', '', '      Footer', '      Reply with a number.', '      (by SMS instead of a list that could not be delivered)'].join('\n'),
+      [
+        'SMS › Menu',
+        '      Pick one',
+        '',
+        '      1. One - First',
+        '      2. Two',
+        '',
+        '      Footer',
+        '      Reply with a number.',
+        '      (by SMS instead of a list that could not be delivered)',
+      ].join('\n'),
     );
   });
 });

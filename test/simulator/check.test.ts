@@ -23,7 +23,13 @@ function fakeIo(json = false): Io & { stdout: () => string; stderr: () => string
 
 const bot = (id: string, machine: Parameters<typeof defineBot>[0]['machine']) => defineBot({ id, machine });
 const m = setup({ types: { events: {} as ColloquyEvent } });
-const yesNo = buttons({ body: 'Sure?', buttons: [{ id: 'yes', title: 'Yes' }, { id: 'no', title: 'No' }] });
+const yesNo = buttons({
+  body: 'Sure?',
+  buttons: [
+    { id: 'yes', title: 'Yes' },
+    { id: 'no', title: 'No' },
+  ],
+});
 
 describe('checkBot', () => {
   it('reports exactly the broken bot’s five problems, in state order', () => {
@@ -49,15 +55,11 @@ describe('checkBot', () => {
     const walk = walkBot(nested);
     expect([...walk.reached].sort()).toEqual(['bye', 'greet', 'shop', 'shop.confirm', 'shop.paid', 'shop.pick', 'shop.qty', 'sorry']);
     const withoutSample = defineBot({ id: 'nested', machine: nestedMachine });
-    expect(checkBot(withoutSample)).toEqual([
-      { bot: 'nested', state: 'greet', kind: 'invalid-message', message: 'replyButtons.body: must not be empty' },
-    ]);
+    expect(checkBot(withoutSample)).toEqual([{ bot: 'nested', state: 'greet', kind: 'invalid-message', message: 'replyButtons.body: must not be empty' }]);
   });
 
   it('reports a single state that only loops to itself as a dead end', () => {
-    expect(checkBot(counter)).toEqual([
-      { bot: 'counter', state: 'counting', kind: 'dead-end', message: 'the state can never be left: its transitions all stay in it' },
-    ]);
+    expect(checkBot(counter)).toEqual([{ bot: 'counter', state: 'counting', kind: 'dead-end', message: 'the state can never be left: its transitions all stay in it' }]);
   });
 
   it('counts a wildcard handler and an ancestor’s handler for a choice', () => {
@@ -80,9 +82,7 @@ describe('checkBot', () => {
         done: { id: 'done', type: 'final' },
       },
     });
-    expect(checkBot(bot('nest', machine))).toEqual([
-      { bot: 'nest', state: 'outer.next', kind: 'dangling-choice', id: 'no', message: 'button "No" has no reply.no transition' },
-    ]);
+    expect(checkBot(bot('nest', machine))).toEqual([{ bot: 'nest', state: 'outer.next', kind: 'dangling-choice', id: 'no', message: 'button "No" has no reply.no transition' }]);
   });
 
   it('names the state a message lands in when an entry said it on the way through', () => {
@@ -91,9 +91,7 @@ describe('checkBot', () => {
       states: { pass: { entry: say(yesNo), always: 'wait' }, wait: { on: { 'reply.yes': 'pass', 'reply.no': 'pass' } }, idle: {} },
     });
     const findings = checkBot(bot('pass', machine));
-    expect(findings.map((f) => [f.state, f.kind, f.id, f.message])).toEqual([
-      ['idle', 'unreachable-state', undefined, 'no transition leads to this state'],
-    ]);
+    expect(findings.map((f) => [f.state, f.kind, f.id, f.message])).toEqual([['idle', 'unreachable-state', undefined, 'no transition leads to this state']]);
     const transient = m.createMachine({ initial: 'pass', states: { pass: { entry: say(yesNo), always: 'wait' }, wait: { on: { 'reply.yes': 'pass' } } } });
     expect(checkBot(bot('pass', transient))[0]).toMatchObject({ state: 'pass', id: 'no', message: 'button "No" has no reply.no transition in wait' });
   });
@@ -104,11 +102,19 @@ describe('checkBot', () => {
       initial: 'a',
       states: {
         a: { entry: say(handMade), on: { text: 'b' } },
-        b: { entry: say((): Message => { throw new TypeError('oops'); }), on: { text: 'a' } },
+        b: {
+          entry: say((): Message => {
+            throw new TypeError('oops');
+          }),
+          on: { text: 'a' },
+        },
       },
     });
     const findings = checkBot(bot('hand', machine));
-    expect(findings.map((f) => [f.state, f.kind])).toEqual([['a', 'invalid-message'], ['b', 'invalid-message']]);
+    expect(findings.map((f) => [f.state, f.kind])).toEqual([
+      ['a', 'invalid-message'],
+      ['b', 'invalid-message'],
+    ]);
     expect(findings[0]?.message).toMatch(/^replyButtons\.buttons: /);
     expect(findings[1]?.message).toBe('the message could not be built: oops');
   });
@@ -169,9 +175,7 @@ describe('checkBot', () => {
       initial: 'a',
       states: { a: { on: { text: { target: 'a', reenter: true, actions: say(text('again')) } } } },
     });
-    expect(checkBot(bot('loop', machine))).toEqual([
-      { bot: 'loop', state: 'a', kind: 'dead-end', message: 'the state can never be left: its transitions all stay in it' },
-    ]);
+    expect(checkBot(bot('loop', machine))).toEqual([{ bot: 'loop', state: 'a', kind: 'dead-end', message: 'the state can never be left: its transitions all stay in it' }]);
   });
 });
 

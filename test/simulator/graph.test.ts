@@ -38,12 +38,18 @@ interface Diagram {
 
 /** Reads the parts of a diagram the tests look at, and checks its braces balance. */
 function parse(src: string): Diagram {
-  const lines = src.trimEnd().split('\n').map((l) => l.trim());
+  const lines = src
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.trim());
   let depth = 0;
   const composites: string[] = [];
   for (const l of lines) {
     const open = /^state (\S+) \{$/.exec(l);
-    if (open) { depth++; composites.push(open[1]!); }
+    if (open) {
+      depth++;
+      composites.push(open[1]!);
+    }
     if (l === '}') depth--;
     expect(depth).toBeGreaterThanOrEqual(0);
   }
@@ -61,12 +67,7 @@ describe('mermaidGraph', () => {
   it('draws the order bot: messages, events, timers, invocations, start and end', () => {
     const d = parse(mermaidGraph(order));
     expect(d.header).toBe('stateDiagram-v2');
-    expect(d.descriptions).toEqual([
-      'menu : list [margherita, pepperoni, status]',
-      'size : buttons(image) [small, large]',
-      'address : flow',
-      'done : text',
-    ]);
+    expect(d.descriptions).toEqual(['menu : list [margherita, pepperoni, status]', 'size : buttons(image) [small, large]', 'address : flow', 'done : text']);
     expect(d.lines).toContain('checking');
     expect(d.edges.sort()).toEqual([
       '[*] --> menu',
@@ -106,7 +107,8 @@ describe('mermaidGraph', () => {
       'shop_qty --> shop_qty : text',
       'shop_confirm : buttons [yes, cancel]',
       'shop_paid --> [*]',
-    ]) expect(inside).toContain(`    ${line}\n`);
+    ])
+      expect(inside).toContain(`    ${line}\n`);
     for (const edge of ['shop --> greet : reply.cancel', 'shop --> bye : done', 'shop_qty --> greet : after patience', 'sorry --> greet : always']) {
       expect(src).toContain(`\n  ${edge}\n`);
     }

@@ -12,7 +12,7 @@ afterEach(async () => {
 
 describe('createTestBot({ database: postgres://… })', () => {
   it('fires a durable timer from PostgreSQL when the clock moves past it', async () => {
-    const c = conv = await createTestBot(orderBot, { database: await freshDatabaseUrl() });
+    const c = (conv = await createTestBot(orderBot, { database: await freshDatabaseUrl() }));
     await c.type('hi');
     await c.tap('Margherita');
     c.expectState('size').expectChoices(['Small', 'Large']);
@@ -23,7 +23,7 @@ describe('createTestBot({ database: postgres://… })', () => {
   });
 
   it('runs to the final state through a flow and an invoked promise, with the transcript in order', async () => {
-    const c = conv = await createTestBot(orderBot, { user: '5215599990000', database: await freshDatabaseUrl() });
+    const c = (conv = await createTestBot(orderBot, { user: '5215599990000', database: await freshDatabaseUrl() }));
     await c.type('hi');
     await c.tap('status');
     c.expectText('order for 5215599990000 is on its way').expectState('menu');

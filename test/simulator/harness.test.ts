@@ -92,7 +92,9 @@ describe('the order bot', () => {
     await c.advance(59_999);
     c.expectNothingSent();
     await c.advance('1s');
-    c.expectState('menu').expectText('Still there? Starting over.').expectSent({ kind: 'list', choices: ['Margherita', 'Pepperoni', 'Order status'] });
+    c.expectState('menu')
+      .expectText('Still there? Starting over.')
+      .expectSent({ kind: 'list', choices: ['Margherita', 'Pepperoni', 'Order status'] });
   });
 
   it('runs to the final state through a flow, and waits for an invoked promise', async () => {
@@ -152,7 +154,9 @@ describe('failures read well', () => {
         'rows=["Pizzas": margherita="Margherita" ("Tomato, mozzarella"), pepperoni="Pepperoni" | "Other": status="Order status"]\n' +
         'State: menu',
     );
-    expect(thrown(() => c.expectSent({ kind: 'buttons', text: 'size' }))).toMatch(/^Expected the bot to send a buttons message with text containing "size"\.\nSince the last action \(type "hi"\) the bot sent:\n {2}1\. list /);
+    expect(thrown(() => c.expectSent({ kind: 'buttons', text: 'size' }))).toMatch(
+      /^Expected the bot to send a buttons message with text containing "size"\.\nSince the last action \(type "hi"\) the bot sent:\n {2}1\. list /,
+    );
     expect(thrown(() => c.expectSent({ choices: ['Margherita'] }))).toContain('Expected the bot to send a message with the choices ["Margherita"].');
     expect(thrown(() => c.expectText(/hawaiian/i))).toContain('Expected the bot to send a message with text matching /hawaiian/i.');
     expect(thrown(() => c.expectChoices(['Margherita', 'Pepperoni']))).toContain(
@@ -179,13 +183,16 @@ describe('failures read well', () => {
 
   it('before anything was sent, says so', async () => {
     const c = await start(orderBot);
-    await expect(c.tap('Margherita')).rejects.toThrow('Cannot tap "Margherita": the bot has sent no list or buttons yet.\nSince the last action ((none yet)) the bot sent nothing.\nState: (no conversation yet)');
+    await expect(c.tap('Margherita')).rejects.toThrow(
+      'Cannot tap "Margherita": the bot has sent no list or buttons yet.\nSince the last action ((none yet)) the bot sent nothing.\nState: (no conversation yet)',
+    );
     await expect(c.submitFlow({})).rejects.toThrow(/Cannot submit a flow: the conversation has not started/);
   });
 
-  it('an action whose turn failed in the bot throws with the bot\'s error', async () => {
+  it("an action whose turn failed in the bot throws with the bot's error", async () => {
     const machine = setup({}).createMachine({
-      id: 'broken', initial: 'a',
+      id: 'broken',
+      initial: 'a',
       states: { a: { entry: say(() => buttons({ body: 'Too many', buttons: [1, 2, 3, 4].map((n) => ({ id: `b${n}`, title: `B${n}` })) })) } },
     });
     const c = await start(defineBot({ id: 'broken', machine }));
@@ -198,7 +205,9 @@ describe('failures read well', () => {
 
 describe('time', () => {
   it('reads durations as people write them', () => {
-    expect([parseDuration('500ms'), parseDuration('30s'), parseDuration('10m'), parseDuration('2h'), parseDuration('1d'), parseDuration('1h30m'), parseDuration(25)]).toEqual([500, 30_000, 600_000, 7_200_000, 86_400_000, 5_400_000, 25]);
+    expect([parseDuration('500ms'), parseDuration('30s'), parseDuration('10m'), parseDuration('2h'), parseDuration('1d'), parseDuration('1h30m'), parseDuration(25)]).toEqual([
+      500, 30_000, 600_000, 7_200_000, 86_400_000, 5_400_000, 25,
+    ]);
     expect(() => parseDuration('10 minutes')).toThrow('Cannot read the duration "10 minutes": write it like 500ms, 30s, 10m, 2h, 1d or 1h30m');
     expect(() => parseDuration(-1)).toThrow(/non-negative/);
   });
@@ -265,7 +274,7 @@ describe('nested states', () => {
 });
 
 describe('chat.settled()', () => {
-  it('waits for the live actor\'s invocation; what it sent is in latest', async () => {
+  it("waits for the live actor's invocation; what it sent is in latest", async () => {
     const pizza = (await import('../../bots/pizza.js')).default;
     const c = await createTestBot(pizza);
     try {

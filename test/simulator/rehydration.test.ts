@@ -34,7 +34,10 @@ function keeping(value: () => unknown, show: (v: unknown) => string) {
 const KEEPING_STEPS: RehydrationStep[] = [hi, tap('tomorrow', 'Tomorrow'), tap('yes', 'Yes')];
 
 async function failure(p: Promise<unknown>): Promise<RehydrationMismatchError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(RehydrationMismatchError);
   expect(err).toBeInstanceOf(ExpectationError);
   return err as RehydrationMismatchError;
@@ -67,7 +70,10 @@ describe('checkRehydration', () => {
 
   it('fails at the step that put a Date in context, naming the field and both values', async () => {
     const at = new Date(Date.UTC(2026, 0, 2, 9));
-    const bot = keeping(() => new Date(at), (v) => (v as Date).toISOString());
+    const bot = keeping(
+      () => new Date(at),
+      (v) => (v as Date).toISOString(),
+    );
     const err = await failure(checkRehydration(bot, KEEPING_STEPS));
     expect(err.step).toBe(1);
     expect(err.message).toContain('Rehydration check failed at steps[1], tap "Tomorrow" (reply.tomorrow):');
@@ -77,7 +83,10 @@ describe('checkRehydration', () => {
   });
 
   it('fails at the step that put a Map in context', async () => {
-    const bot = keeping(() => new Map([['size', 'large']]), (v) => String((v as Map<string, string>).get('size')));
+    const bot = keeping(
+      () => new Map([['size', 'large']]),
+      (v) => String((v as Map<string, string>).get('size')),
+    );
     const err = await failure(checkRehydration(bot, KEEPING_STEPS));
     expect(err.step).toBe(1);
     expect(err.message).toContain('at steps[1], tap "Tomorrow" (reply.tomorrow):');

@@ -20,10 +20,19 @@ afterEach(async () => {
 function sizeBot(question = 'Which size?', big = 'Large') {
   const bigId = big.toLowerCase();
   const machine = setup({ types: { events: {} as ReplyEvent } }).createMachine({
-    id: 'sizes', initial: 'ask',
+    id: 'sizes',
+    initial: 'ask',
     states: {
       ask: {
-        entry: say(buttons({ body: question, buttons: [{ id: 'small', title: 'Small' }, { id: bigId, title: big }] })),
+        entry: say(
+          buttons({
+            body: question,
+            buttons: [
+              { id: 'small', title: 'Small' },
+              { id: bigId, title: big },
+            ],
+          }),
+        ),
         on: { 'reply.small': 'done', [`reply.${bigId}`]: 'done' },
       },
       done: { type: 'final', entry: say(({ event }) => text(`You chose ${(event as ReplyEvent).title}.`)) },
@@ -91,7 +100,9 @@ describe('recordTranscript and replayTranscript', () => {
     const recorded = recordTranscript(await talk());
     const err = (await replayTranscript(sizeBot('Which size?', 'Big'), recorded).catch((e: unknown) => e)) as TranscriptMismatchError;
     expect(err.diff).toContain('- < buttons "Which size?" buttons=[small="Small", large="Large"]\n+ < buttons "Which size?" buttons=[small="Small", big="Big"]');
-    expect(err.diff).toContain('- < text "You chose Large."\n- = done\n+ < (nothing)\n+ = ask\n+ ! Cannot tap "Large": no such choice on the last interactive message (buttons). Choices shown: 1. "Small" (id "small"), 2. "Big" (id "big").');
+    expect(err.diff).toContain(
+      '- < text "You chose Large."\n- = done\n+ < (nothing)\n+ = ask\n+ ! Cannot tap "Large": no such choice on the last interactive message (buttons). Choices shown: 1. "Small" (id "small"), 2. "Big" (id "big").',
+    );
   });
 });
 
@@ -134,8 +145,12 @@ describe('the line diff', () => {
 describe('replaying a conversation with an async lookup that takes real time', () => {
   // The pizza bot numbers orders from Date.now()'s second: pinned, so that a recording and its
   // replay on either side of a second's boundary name the same order. Timers stay real.
-  beforeEach(() => { vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000); });
-  afterEach(() => { vi.restoreAllMocks(); });
+  beforeEach(() => {
+    vi.spyOn(Date, 'now').mockReturnValue(1_700_000_000_000);
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
 
   /** Pizza up to the receipt, then "Track my order": its own lookup takes 50 ms of real time. */
   async function toTracking(): Promise<TestConversation> {
@@ -163,7 +178,7 @@ describe('replaying a conversation with an async lookup that takes real time', (
     expect(replayed.at(-1)?.sent.join('\n')).toMatch(/is in the oven/);
   });
 
-  it('recorded with settled(): a step of its own, with the lookup\'s answer, replayed at the same place', async () => {
+  it("recorded with settled(): a step of its own, with the lookup's answer, replayed at the same place", async () => {
     const c = await toTracking();
     await c.settled();
     c.expectText(/is in the oven/).expectState('done');

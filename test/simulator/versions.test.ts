@@ -32,7 +32,7 @@ describe('createTestBot({ from })', () => {
     }
   });
 
-  it('keeps the older conversation\'s timers under their renamed state', async () => {
+  it("keeps the older conversation's timers under their renamed state", async () => {
     const key = 'xstate.after.60000.shop.ordering.size';
     const conv = await createTestBot(shop(2, { sizeState: 'pickSize' }, renameToPickSize), {
       from: { snapshot: v1Snapshot(), version: 1, timers: [{ key, stateNode: 'shop.ordering.size', event: { type: key }, fireAt: Date.UTC(2026, 0, 1, 12, 1) }] },
@@ -58,6 +58,8 @@ describe('checkRehydration({ from })', () => {
     const v3 = shop(3, { sizeState: 'pickSize', crust: false }, renameToPickSize);
     const check = checkRehydration(v3, [{ event: thin }], { from: { snapshot: v1Snapshot(true), version: 1 } });
     await expect(check).rejects.toThrow(ExpectationError);
-    await expect(checkRehydration(v3, [{ event: thin }], { from: { snapshot: v1Snapshot(true), version: 1 } })).rejects.toThrow(/The version-1 conversation is in ordering\.crust after the migrations, which version 3 of bot "shop" does not have \(onIncompatible 'restart' would apply\)/);
+    await expect(checkRehydration(v3, [{ event: thin }], { from: { snapshot: v1Snapshot(true), version: 1 } })).rejects.toThrow(
+      /The version-1 conversation is in ordering\.crust after the migrations, which version 3 of bot "shop" does not have \(onIncompatible 'restart' would apply\)/,
+    );
   });
 });

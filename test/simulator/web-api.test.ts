@@ -68,7 +68,10 @@ describe('web simulator over HTTP', () => {
   it('lists the bots with their numbers and flow forms', async () => {
     const s = await start();
     const body = (await (await fetch(`${s.url}/simulator/api/bots`)).json()) as { bots: { id: string; number: string; flowForms: Record<string, unknown> }[] };
-    expect(body.bots.map((b) => [b.id, b.number])).toEqual([['order', '15550000001'], ['web', '15550000009']]);
+    expect(body.bots.map((b) => [b.id, b.number])).toEqual([
+      ['order', '15550000001'],
+      ['web', '15550000009'],
+    ]);
     expect(body.bots[0]?.flowForms).toEqual({});
     expect(Object.keys(body.bots[1]?.flowForms ?? {})).toEqual(['555']);
   });
@@ -168,8 +171,7 @@ describe('web simulator over HTTP', () => {
 
   it('shows a user only the requests about them and their bot', () => {
     const bot = { id: 'order', number: '15550000001', smsTag: 'order', flowForms: {} };
-    const req = (endpoint: RecordedRequest['endpoint'], body: unknown): RecordedRequest =>
-      ({ seq: 1, endpoint, method: 'POST', path: '/', url: '/', headers: {}, body, status: 200, at: 0 });
+    const req = (endpoint: RecordedRequest['endpoint'], body: unknown): RecordedRequest => ({ seq: 1, endpoint, method: 'POST', path: '/', url: '/', headers: {}, body, status: 200, at: 0 });
     const all = [
       req('token', { grant_type: 'client_credentials' }),
       req('messaging', { from: '15550000001', to: USER }),

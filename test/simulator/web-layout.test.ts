@@ -74,7 +74,10 @@ async function stateIs(page: Page, state: string): Promise<void> {
 }
 
 describe('web simulator on a laptop screen', () => {
-  for (const [width, height] of [[1366, 768], [1280, 720]] as const) {
+  for (const [width, height] of [
+    [1366, 768],
+    [1280, 720],
+  ] as const) {
     it(`walks the pizza order at ${width}×${height} with the composer and the bot picker in view`, { timeout: 90_000 }, async () => {
       const size = `${width}x${height}`;
       const { page, photoRequests } = await openTab(width, height, `52155${width}${height}`.slice(0, 13));

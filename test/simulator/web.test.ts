@@ -131,7 +131,11 @@ describe('web simulator in Chromium', () => {
 
     await page.locator('.request[data-endpoint=sms]').waitFor();
     const requests = await page.locator('.request').evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset['endpoint'], e.querySelector('.status')?.textContent]));
-    expect(requests.filter(([e]) => e === 'messaging')).toEqual([['messaging', '200'], ['messaging', '200'], ['messaging', '200']]);
+    expect(requests.filter(([e]) => e === 'messaging')).toEqual([
+      ['messaging', '200'],
+      ['messaging', '200'],
+      ['messaging', '200'],
+    ]);
     expect(requests.filter(([e]) => e === 'sms')).toEqual([['sms', '200']]);
     expect(requests.some(([e, s]) => e === 'token' && s === '200')).toBe(true);
     await page.locator('.request[data-endpoint=sms] summary').click();
@@ -163,7 +167,10 @@ describe('web simulator in Chromium', () => {
     const tabB = await openTab(`?bot=order&user=${b}`);
     await type(tabA, 'hello from A');
     await type(tabB, 'hello from B');
-    for (const [tab, row] of [[tabA, 'Pepperoni'], [tabB, 'Margherita']] as const) {
+    for (const [tab, row] of [
+      [tabA, 'Pepperoni'],
+      [tabB, 'Margherita'],
+    ] as const) {
       await tab.locator('.bubble[data-kind=list] .list-open').click();
       await tab.locator('.list-sheet .row-option', { hasText: row }).click();
       await tab.locator('.list-sheet .list-send').click();
@@ -225,7 +232,7 @@ describe('web simulator in Chromium', () => {
     expect(await tabA.locator('#state-value').textContent()).toBe('size');
     const addressed = await tabA.locator('.request:not([data-endpoint=token])').count();
     expect(addressed).toBe(2);
-    expect((await server.store.conversations({ botId: 'web', user: a }))).toEqual([]);
+    expect(await server.store.conversations({ botId: 'web', user: a })).toEqual([]);
     await tabA.close();
     await tabB.close();
   });

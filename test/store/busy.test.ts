@@ -19,7 +19,12 @@ const path = () => join(dir, `busy-${++n}.db`);
 function lock(file: string): { release: () => void } {
   const other = new Database(file);
   other.exec('BEGIN IMMEDIATE');
-  return { release: () => { other.exec('COMMIT'); other.close(); } };
+  return {
+    release: () => {
+      other.exec('COMMIT');
+      other.close();
+    },
+  };
 }
 
 const inbound = (id: string): NewInbound => ({ providerId: id, botId: 'b', user: '5215512345678', source: 'whatsapp', event: { type: 'text', text: 'hi' }, receivedAt: 1 });
@@ -30,8 +35,15 @@ describe('a locked database', () => {
     const store = openSqliteStore({ path: file, busyRetryMs: 10_000 });
     const held = lock(file);
     let ticks = 0;
-    const ticker = setInterval(() => { ticks++; }, 5);
-    const releaseAt = new Promise<void>((resolve) => setTimeout(() => { held.release(); resolve(); }, 150));
+    const ticker = setInterval(() => {
+      ticks++;
+    }, 5);
+    const releaseAt = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        held.release();
+        resolve();
+      }, 150),
+    );
     const result = await store.addInbound(inbound('wamid.wait'));
     clearInterval(ticker);
     await releaseAt;

@@ -3,9 +3,11 @@ import { StoreError, VersionConflictError } from '../../src/errors.js';
 import type { TurnCommit, Store } from '../../src/store/types.js';
 import { ALICE, BOB, DIALECTS, NO_TIMERS, T0, allOutbound, everything, inbound, text, turn } from './helpers.js';
 
-
 async function conflict(p: Promise<unknown>): Promise<VersionConflictError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(VersionConflictError);
   expect(err).toBeInstanceOf(StoreError);
   expect((err as VersionConflictError).code).toBe('version_conflict');
@@ -19,16 +21,35 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     it('creates it at version 1 with its snapshot, outbox rows and the consumed inbound', async () => {
       const store = await open();
       const { id: inboxId } = await store.addInbound(inbound({ providerId: 'wamid.1', receivedAt: T0 }));
-      const result = await store.commitTurn(turn({
-        snapshot: { value: 'menu', context: { size: null } }, state: 'menu', flowToken: 'ft_alice', inboxId,
-        lastPrompt: [{ type: 'buttons', body: 'Size?' }], outbox: [text('Hi'), text('Size?', { kind: 'buttons' })], now: T0 + 1,
-      }));
+      const result = await store.commitTurn(
+        turn({
+          snapshot: { value: 'menu', context: { size: null } },
+          state: 'menu',
+          flowToken: 'ft_alice',
+          inboxId,
+          lastPrompt: [{ type: 'buttons', body: 'Size?' }],
+          outbox: [text('Hi'), text('Size?', { kind: 'buttons' })],
+          now: T0 + 1,
+        }),
+      );
       expect(result).toEqual({ conversationId: 1, version: 1, outboxIds: [1, 2] });
 
       const conv = await store.conversation(1);
       expect(conv).toEqual({
-        id: 1, ...ALICE, status: 'active', snapshot: { value: 'menu', context: { size: null } }, state: 'menu', version: 1, botVersion: 1, flowToken: 'ft_alice',
-        channel: 'interactive', lastPrompt: [{ type: 'buttons', body: 'Size?' }], createdAt: T0 + 1, updatedAt: T0 + 1, lastActivityAt: T0 + 1, endedAt: null,
+        id: 1,
+        ...ALICE,
+        status: 'active',
+        snapshot: { value: 'menu', context: { size: null } },
+        state: 'menu',
+        version: 1,
+        botVersion: 1,
+        flowToken: 'ft_alice',
+        channel: 'interactive',
+        lastPrompt: [{ type: 'buttons', body: 'Size?' }],
+        createdAt: T0 + 1,
+        updatedAt: T0 + 1,
+        lastActivityAt: T0 + 1,
+        endedAt: null,
       });
       expect(await store.activeConversation(ALICE)).toEqual(conv);
       expect(await store.conversationByFlowToken('ft_alice')).toEqual(conv);
@@ -36,9 +57,30 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await store.inbound(inboxId)).toMatchObject({ state: 'done', conversationId: 1, attempts: 1, processedAt: T0 + 1, error: null });
 
       expect(await store.outbound(1)).toEqual({
-        id: 1, conversationId: 1, ...ALICE, inboxId, kind: 'text', message: { type: 'text', text: 'Hi' }, channel: 'interactive', request: { text: { body: 'Hi' } },
-        state: 'pending', attempts: 0, nextAttemptAt: T0 + 1, providerId: null, httpStatus: null, response: null, smsCode: null, smsMailingId: null,
-        smsResult: null, error: null, errorCode: null, fallbackOf: null, deliveryStatus: null, claim: null, createdAt: T0 + 1, sentAt: null,
+        id: 1,
+        conversationId: 1,
+        ...ALICE,
+        inboxId,
+        kind: 'text',
+        message: { type: 'text', text: 'Hi' },
+        channel: 'interactive',
+        request: { text: { body: 'Hi' } },
+        state: 'pending',
+        attempts: 0,
+        nextAttemptAt: T0 + 1,
+        providerId: null,
+        httpStatus: null,
+        response: null,
+        smsCode: null,
+        smsMailingId: null,
+        smsResult: null,
+        error: null,
+        errorCode: null,
+        fallbackOf: null,
+        deliveryStatus: null,
+        claim: null,
+        createdAt: T0 + 1,
+        sentAt: null,
       });
       expect((await store.outbound(2))?.kind).toBe('buttons');
     });
@@ -97,8 +139,17 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(r3).toEqual({ conversationId: 1, version: 3, outboxIds: [] });
 
       expect(await store.conversation(1)).toMatchObject({
-        version: 3, snapshot: { value: 'crust' }, state: 'crust', status: 'active', channel: 'sms', lastPrompt: [{ p: 3 }],
-        createdAt: T0, updatedAt: T0 + 20, lastActivityAt: T0 + 10, endedAt: null, flowToken: 'ft_first',
+        version: 3,
+        snapshot: { value: 'crust' },
+        state: 'crust',
+        status: 'active',
+        channel: 'sms',
+        lastPrompt: [{ p: 3 }],
+        createdAt: T0,
+        updatedAt: T0 + 20,
+        lastActivityAt: T0 + 10,
+        endedAt: null,
+        flowToken: 'ft_first',
       });
     });
 
@@ -118,10 +169,22 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const { id: inboxId } = await store.addInbound(inbound({ providerId: 'w2' }));
       const before = await everything(store);
 
-      const err = await conflict(store.commitTurn(turn({
-        conversationId: 1, expectedVersion: 1, inboxId, status: 'done', snapshot: { value: 'lost' }, state: 'lost', expire: 2,
-        outbox: [text('never sent'), text('nor this')], timers: { upsert: [timer('new', null, T0 + 5)], remove: ['keep'], activeStateNodes: [] }, now: T0 + 50,
-      })));
+      const err = await conflict(
+        store.commitTurn(
+          turn({
+            conversationId: 1,
+            expectedVersion: 1,
+            inboxId,
+            status: 'done',
+            snapshot: { value: 'lost' },
+            state: 'lost',
+            expire: 2,
+            outbox: [text('never sent'), text('nor this')],
+            timers: { upsert: [timer('new', null, T0 + 5)], remove: ['keep'], activeStateNodes: [] },
+            now: T0 + 50,
+          }),
+        ),
+      );
       expect(err.conversationId).toBe(1);
       expect(err.expected).toBe(1);
       expect(err.message).toContain('Conversation 1');
@@ -159,7 +222,9 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 30)] } }));
       expect(await store.timers(1)).toHaveLength(2);
 
-      const r = await store.commitTurn(turn({ conversationId: 1, expectedVersion: 1, status: 'done', state: 'bye', timers: { ...NO_TIMERS, upsert: [timer('late', null, T0 + 40)], activeStateNodes: ['bot.menu'] }, now: T0 + 5 }));
+      const r = await store.commitTurn(
+        turn({ conversationId: 1, expectedVersion: 1, status: 'done', state: 'bye', timers: { ...NO_TIMERS, upsert: [timer('late', null, T0 + 40)], activeStateNodes: ['bot.menu'] }, now: T0 + 5 }),
+      );
       expect(r.version).toBe(2);
       expect(await store.timers(1)).toEqual([]);
       expect(await store.timers(2)).toEqual([timer('a', null, T0 + 30)]);
@@ -169,7 +234,10 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const next = await store.commitTurn(turn({ flowToken: 'ft_second', now: T0 + 6 }));
       expect(next).toEqual({ conversationId: 3, version: 1, outboxIds: [] });
       expect((await store.activeConversation(ALICE))?.id).toBe(3);
-      expect((await store.conversations({ ...ALICE })).map((c) => [c.id, c.status])).toEqual([[1, 'done'], [3, 'active']]);
+      expect((await store.conversations({ ...ALICE })).map((c) => [c.id, c.status])).toEqual([
+        [1, 'done'],
+        [3, 'active'],
+      ]);
       expect((await store.conversations({ status: 'active' })).map((c) => c.id)).toEqual([2, 3]);
       expect((await store.conversations()).map((c) => c.id)).toEqual([1, 2, 3]);
     });

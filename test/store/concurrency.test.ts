@@ -27,9 +27,13 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     const sent: string[] = [];
     const inFlight = new Set<number>();
     const dispatcher = async (s: Store) => {
-      for (let idle = 0; idle < 5;) {
+      for (let idle = 0; idle < 5; ) {
         const claimed = await s.claimOutbound(T0, 3, 60_000);
-        if (!claimed.length) { idle++; await new Promise((r) => setTimeout(r, 5)); continue; }
+        if (!claimed.length) {
+          idle++;
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
         idle = 0;
         for (const row of claimed) {
           // Never two rows of one conversation in flight at once.
@@ -60,7 +64,10 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     }
     const fire = async (s: Store) => {
       let fired = 0;
-      for (let got = 1; got > 0;) { got = (await s.fireDueTimers(T0 + 10, 7)).length; fired += got; }
+      for (let got = 1; got > 0; ) {
+        got = (await s.fireDueTimers(T0 + 10, 7)).length;
+        fired += got;
+      }
       return fired;
     };
     const counts = await Promise.all(stores.map(fire));
@@ -74,8 +81,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     const stores = await instances(5);
     await stores[0]!.commitTurn(turn({ now: T0 }));
     const { id: inboxId } = await stores[0]!.addInbound(inbound({ providerId: 'wamid.race' }));
-    const results = await Promise.allSettled(stores.map((s, i) =>
-      s.commitTurn(turn({ conversationId: 1, expectedVersion: 1, inboxId, outbox: [text(`from ${i}`)], now: T0 + 1 }))));
+    const results = await Promise.allSettled(stores.map((s, i) => s.commitTurn(turn({ conversationId: 1, expectedVersion: 1, inboxId, outbox: [text(`from ${i}`)], now: T0 + 1 }))));
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(VersionConflictError);

@@ -12,7 +12,9 @@ async function filled(): Promise<string> {
   const file = join(tempDir(), 'source.db');
   const s = await sqlite.open(file);
   const a = await s.addInbound(inbound({ providerId: 'w1' }));
-  await s.commitTurn(turn({ inboxId: a.id, outbox: [text('one'), text('two')], timers: { ...NO_TIMERS, upsert: [{ key: 'remind', stateNode: null, event: { type: 'remind' }, fireAt: T0 + 9 }] }, now: T0 }));
+  await s.commitTurn(
+    turn({ inboxId: a.id, outbox: [text('one'), text('two')], timers: { ...NO_TIMERS, upsert: [{ key: 'remind', stateNode: null, event: { type: 'remind' }, fireAt: T0 + 9 }] }, now: T0 }),
+  );
   const [row] = await s.claimOutbound(T0, 1, 60_000);
   await s.finishOutbound(row!.id, { state: 'failed', error: 'not on WhatsApp', errorCode: '131026' }, T0 + 1, row!.claim!);
   await s.failOutbound(row!.id, undefined, T0 + 1, { fallback: text('one by sms', { kind: 'sms', channel: 'sms' }), channel: 'sms' });
@@ -33,10 +35,18 @@ async function filled(): Promise<string> {
 async function contents(store: Store) {
   const conversations = await store.conversations();
   return {
-    conversations, inbox: await allInbound(store), outbox: await allOutbound(store), statuses: await store.statuses('wamid.bye'),
-    transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))), timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
-    pending: await store.pendingKeys(), nextTimerAt: await store.nextTimerAt(), nextOutboundAt: await store.nextOutboundAt(),
-    handoffs: await Promise.all(conversations.map((c) => store.handoffs(c.id))), openHandoffs: await store.openHandoffs(), nextHandoffEventAt: await store.nextHandoffEventAt(),
+    conversations,
+    inbox: await allInbound(store),
+    outbox: await allOutbound(store),
+    statuses: await store.statuses('wamid.bye'),
+    transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))),
+    timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
+    pending: await store.pendingKeys(),
+    nextTimerAt: await store.nextTimerAt(),
+    nextOutboundAt: await store.nextOutboundAt(),
+    handoffs: await Promise.all(conversations.map((c) => store.handoffs(c.id))),
+    openHandoffs: await store.openHandoffs(),
+    nextHandoffEventAt: await store.nextHandoffEventAt(),
     // Last, as it claims them (the claim tokens differ by nature).
     events: (await store.claimHandoffEvents(T0 + 10, 10, 1_000)).map(({ claim: _, ...e }) => e),
   };
@@ -48,8 +58,14 @@ describe('copySqliteToPostgres', () => {
     const url = await freshDatabaseUrl();
     const report = await copySqliteToPostgres(file, url, { batchSize: 2 });
     expect(report.tables).toEqual([
-      { name: 'conversations', rows: 2 }, { name: 'handoffs', rows: 1 }, { name: 'handoff_events', rows: 2 }, { name: 'inbox', rows: 3 }, { name: 'lanes', rows: 2 },
-      { name: 'outbox', rows: 5 }, { name: 'statuses', rows: 1 }, { name: 'timers', rows: 1 },
+      { name: 'conversations', rows: 2 },
+      { name: 'handoffs', rows: 1 },
+      { name: 'handoff_events', rows: 2 },
+      { name: 'inbox', rows: 3 },
+      { name: 'lanes', rows: 2 },
+      { name: 'outbox', rows: 5 },
+      { name: 'statuses', rows: 1 },
+      { name: 'timers', rows: 1 },
     ]);
     expect(await contents(await postgres.open(url))).toEqual(await contents(await sqlite.open(file)));
   });
@@ -63,7 +79,10 @@ describe('copySqliteToPostgres', () => {
     expect(r).toEqual({ conversationId: 3, version: 1, outboxIds: [6] });
     await pg.commitTurn(turn({ key: BOB, handoff: { open: { timeoutMs: 1 } }, notifyHandoffs: true, now: T0 + 11 }));
     expect((await pg.handoffs(4)).map((h) => h.id)).toEqual([2]);
-    expect((await pg.claimHandoffEvents(T0 + 20, 10, 1_000)).map((e) => [e.id, e.handoffId])).toEqual([[1, 1], [3, 2]]);
+    expect((await pg.claimHandoffEvents(T0 + 20, 10, 1_000)).map((e) => [e.id, e.handoffId])).toEqual([
+      [1, 1],
+      [3, 2],
+    ]);
     // The agent's idempotency key came along: the same request is not queued again.
     expect(await pg.addAgentMessage({ conversationId: 1, agent: 'ana', outbound: text('ana here'), idempotencyKey: 'k1', now: T0 + 12 })).toEqual({ ok: true, outboxId: 5, duplicate: true });
   });

@@ -33,7 +33,9 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     it('a turn opens a handoff with its timeout timer and a handoff.started event, atomically', async () => {
       const { s, id } = await handedOff();
       expect(await s.openHandoff(id)).toMatchObject({ conversationId: id, ...ALICE, state: 'waiting', reason: 'charged twice', queue: 'billing', timeoutAt: T0 + 600_000, startedAt: T0 });
-      expect(await s.timers(id)).toEqual([{ key: HANDOFF_TIMER_KEY, stateNode: null, event: { type: 'handoff.timeout', waitedMs: 600_000, reason: 'charged twice', queue: 'billing' }, fireAt: T0 + 600_000 }]);
+      expect(await s.timers(id)).toEqual([
+        { key: HANDOFF_TIMER_KEY, stateNode: null, event: { type: 'handoff.timeout', waitedMs: 600_000, reason: 'charged twice', queue: 'billing' }, fireAt: T0 + 600_000 },
+      ]);
       expect(await types(s)).toEqual(['handoff.started']);
       // Asking again while one is open changes nothing.
       await s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: { open: { timeoutMs: 5 } }, notifyHandoffs: true, now: T0 + 1 }));
@@ -58,7 +60,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await types(s)).toEqual(['handoff.started', 'handoff.claimed']);
     });
 
-    it('agents\' messages: only the holder, a known idempotency key returns its row, keys are per conversation', async () => {
+    it("agents' messages: only the holder, a known idempotency key returns its row, keys are per conversation", async () => {
       const { s, id } = await handedOff();
       const msg = (agent: string, key?: string) => s.addAgentMessage({ conversationId: id, agent, outbound: text('hello'), idempotencyKey: key, now: T0 });
       expect(await msg('ana', 'k')).toMatchObject({ ok: false, reason: 'taken' }); // waiting: claim first
@@ -70,14 +72,15 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await msg('ana')).toMatchObject({ ok: true, duplicate: false });
       const out = await allOutbound(s);
       expect(out.map((o) => [o.id, o.agent, o.botId, o.user, o.conversationId, o.state])).toEqual([
-        [(first as { outboxId: number }).outboxId, 'ana', ALICE.botId, ALICE.user, id, 'pending'], [out[1]!.id, 'ana', ALICE.botId, ALICE.user, id, 'pending'],
+        [(first as { outboxId: number }).outboxId, 'ana', ALICE.botId, ALICE.user, id, 'pending'],
+        [out[1]!.id, 'ana', ALICE.botId, ALICE.user, id, 'pending'],
       ]);
       const other = await s.commitTurn(turn({ key: BOB, handoff: OPEN }));
       await s.claimHandoff(other.conversationId, 'ana', W());
       expect(await s.addAgentMessage({ conversationId: other.conversationId, agent: 'ana', outbound: text('hi'), idempotencyKey: 'k', now: T0 })).toMatchObject({ ok: true, duplicate: false });
     });
 
-    it('holds a user\'s inbound once: done for the conversation, activity counted, handoff.message queued', async () => {
+    it("holds a user's inbound once: done for the conversation, activity counted, handoff.message queued", async () => {
       const { s, id } = await handedOff();
       const h = (await s.openHandoff(id))!;
       const { id: inboxId } = await s.addInbound(inbound({ event: { type: 'text', text: 'hello?' }, source: 'sms' }));
@@ -96,7 +99,12 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await s.releaseHandoff(id, 'bob', undefined, W())).toMatchObject({ ok: false, reason: 'taken' });
       const r = await s.releaseHandoff(id, 'ana', 'done', W(T0 + 9));
       expect(r).toMatchObject({ ok: true, handoff: { state: 'ended', endedBy: 'ana', note: 'done', endedAt: T0 + 9 } });
-      expect(await s.inbound((r as { inboxId: number }).inboxId)).toMatchObject({ source: 'internal', state: 'pending', event: { type: 'handoff.ended', by: 'ana', note: 'done' }, raw: { conversationId: id } });
+      expect(await s.inbound((r as { inboxId: number }).inboxId)).toMatchObject({
+        source: 'internal',
+        state: 'pending',
+        event: { type: 'handoff.ended', by: 'ana', note: 'done' },
+        raw: { conversationId: id },
+      });
       expect(await s.releaseHandoff(id, 'ana', 'done', W())).toEqual({ ok: false, reason: 'none' });
       expect(await s.openHandoff(id)).toBeUndefined();
       // An inbound that arrived before the release still belongs to it until handoff.ended has run.
@@ -137,7 +145,10 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await s.closeOrphanHandoffs(W(T0 + 2))).toBe(1);
       expect(await s.handoffs(b.conversationId)).toMatchObject([{ state: 'closed', endedBy: 'system' }]);
       expect(await s.closeOrphanHandoffs(W(T0 + 3))).toBe(0);
-      expect((await drain(s)).map((e) => [e.handoffId, e.type])).toEqual([[2, 'handoff.started'], [2, 'handoff.ended']]);
+      expect((await drain(s)).map((e) => [e.handoffId, e.type])).toEqual([
+        [2, 'handoff.started'],
+        [2, 'handoff.ended'],
+      ]);
     });
 
     it('connector events: the oldest unsent of each handoff, one in flight at a time; retries and failures recorded', async () => {
@@ -145,7 +156,10 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       await s.claimHandoff(id, 'ana', W(T0 + 1));
       const b = await s.commitTurn(turn({ key: BOB, handoff: OPEN, notifyHandoffs: true }));
       const first = await s.claimHandoffEvents(T0 + 10, 10, 60_000);
-      expect(first.map((e) => [e.handoffId, e.type, e.attempts])).toEqual([[1, 'handoff.started', 1], [2, 'handoff.started', 1]]);
+      expect(first.map((e) => [e.handoffId, e.type, e.attempts])).toEqual([
+        [1, 'handoff.started', 1],
+        [2, 'handoff.started', 1],
+      ]);
       expect(first[0]!.payload).toMatchObject({ id: first[0]!.eventId, type: 'handoff.started', handoff: { conversationId: id, state: 'waiting' } });
       expect(await s.claimHandoffEvents(T0 + 10, 10, 60_000)).toEqual([]); // in flight: nothing behind them either
       expect(await s.settleHandoffEvent(first[0]!.id, first[0]!.claim, { sent: true }, T0 + 11)).toBe(true);
@@ -167,7 +181,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await s.nextHandoffEventAt()).toBeUndefined();
     });
 
-    it('an SMS fallback of an agent\'s message is the agent\'s too; the bot\'s stays the bot\'s', async () => {
+    it("an SMS fallback of an agent's message is the agent's too; the bot's stays the bot's", async () => {
       const { s, id } = await handedOff(false);
       await s.claimHandoff(id, 'ana', W(T0, false));
       const sent = await s.addAgentMessage({ conversationId: id, agent: 'ana', outbound: text('on it'), now: T0 });
@@ -220,9 +234,13 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       }
       const seen: HandoffEventRecord[] = [];
       const worker = async (s: Store) => {
-        for (let idle = 0; idle < 3;) {
+        for (let idle = 0; idle < 3; ) {
           const batch = await s.claimHandoffEvents(T0, 2, 60_000);
-          if (!batch.length) { idle++; await new Promise((r) => setTimeout(r, 5)); continue; }
+          if (!batch.length) {
+            idle++;
+            await new Promise((r) => setTimeout(r, 5));
+            continue;
+          }
           idle = 0;
           seen.push(...batch);
           for (const e of batch) expect(await s.settleHandoffEvent(e.id, e.claim, { sent: true }, T0)).toBe(true);

@@ -53,7 +53,9 @@ export const sqlite: StoreDialect = {
   async failInboxInserts(store, word) {
     const db = (store as SqliteStore).db;
     db.exec(`CREATE TRIGGER fail_inbox BEFORE INSERT ON inbox WHEN NEW.event LIKE '%${word}%' BEGIN SELECT RAISE(ABORT, '${word}'); END`);
-    return async () => { db.exec('DROP TRIGGER fail_inbox'); };
+    return async () => {
+      db.exec('DROP TRIGGER fail_inbox');
+    };
   },
 };
 
@@ -67,7 +69,10 @@ export const postgres: StoreDialect = {
     await db.query(`CREATE FUNCTION fail_inbox() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.event LIKE '%${word}%' THEN RAISE EXCEPTION '${word}'; END IF; RETURN NEW; END $$`);
     await db.query('CREATE TRIGGER fail_inbox BEFORE INSERT ON inbox FOR EACH ROW EXECUTE FUNCTION fail_inbox()');
-    return async () => { await db.query('DROP TRIGGER fail_inbox ON inbox'); await db.query('DROP FUNCTION fail_inbox()'); };
+    return async () => {
+      await db.query('DROP TRIGGER fail_inbox ON inbox');
+      await db.query('DROP FUNCTION fail_inbox()');
+    };
   },
 };
 
@@ -104,8 +109,18 @@ export const NO_TIMERS: TimerChanges = { upsert: [], remove: [], activeStateNode
 export function turn(over: Partial<TurnCommit> = {}): TurnCommit {
   seq++;
   return {
-    key: ALICE, conversationId: undefined, expectedVersion: 0, snapshot: { value: 'menu', n: seq }, state: 'menu', status: 'active',
-    flowToken: `ft_${seq}`, userActivity: true, outbox: [], timers: NO_TIMERS, now: T0, ...over,
+    key: ALICE,
+    conversationId: undefined,
+    expectedVersion: 0,
+    snapshot: { value: 'menu', n: seq },
+    state: 'menu',
+    status: 'active',
+    flowToken: `ft_${seq}`,
+    userActivity: true,
+    outbox: [],
+    timers: NO_TIMERS,
+    now: T0,
+    ...over,
   };
 }
 

@@ -8,8 +8,18 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       const r = await store.addInbound(inbound({ providerId: 'wamid.A', event: { type: 'reply.small', id: 'small', title: 'Small', via: 'button' }, raw: { entry: [1] }, receivedAt: T0 + 5 }));
       expect(r).toEqual({ id: 1, duplicate: false });
       expect(await store.inbound(1)).toEqual({
-        id: 1, providerId: 'wamid.A', ...ALICE, source: 'whatsapp', event: { type: 'reply.small', id: 'small', title: 'Small', via: 'button' },
-        raw: { entry: [1] }, state: 'pending', conversationId: null, attempts: 0, error: null, receivedAt: T0 + 5, processedAt: null,
+        id: 1,
+        providerId: 'wamid.A',
+        ...ALICE,
+        source: 'whatsapp',
+        event: { type: 'reply.small', id: 'small', title: 'Small', via: 'button' },
+        raw: { entry: [1] },
+        state: 'pending',
+        conversationId: null,
+        attempts: 0,
+        error: null,
+        receivedAt: T0 + 5,
+        processedAt: null,
       });
     });
 

@@ -66,7 +66,12 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     await store.claimLanes(A, { leaseMs: LONG });
     expect((await store.renewLanes(A, 0)).map((l) => l.key)).toEqual(expect.arrayContaining([ALICE, BOB]));
     const taken = await store.claimLanes(B, { leaseMs: LONG });
-    expect(taken.map((t) => [t.key.user, t.takeover])).toEqual(expect.arrayContaining([[ALICE.user, true], [BOB.user, true]]));
+    expect(taken.map((t) => [t.key.user, t.takeover])).toEqual(
+      expect.arrayContaining([
+        [ALICE.user, true],
+        [BOB.user, true],
+      ]),
+    );
   });
 
   it('claims the lanes whose pending inbound is oldest first, up to the limit', async () => {
@@ -90,9 +95,12 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
 
   it('a fired timer and a delivery failure for the bot add work to their lane', async () => {
     const store = await openStore();
-    const { conversationId } = await store.commitTurn(turn({
-      outbox: [text('hi')], timers: { upsert: [{ key: 't1', stateNode: null, event: { type: 'tick' }, fireAt: T0 + 10 }], remove: [], activeStateNodes: [] },
-    }));
+    const { conversationId } = await store.commitTurn(
+      turn({
+        outbox: [text('hi')],
+        timers: { upsert: [{ key: 't1', stateNode: null, event: { type: 'tick' }, fireAt: T0 + 10 }], remove: [], activeStateNodes: [] },
+      }),
+    );
     expect(await store.claimLanes(A, { leaseMs: LONG })).toEqual([]);
     await store.fireDueTimers(T0 + 10, 10);
     expect(await store.claimLanes(A, { leaseMs: LONG })).toEqual([{ key: ALICE, fence: 1, workSeq: 1, takeover: false }]);
@@ -111,8 +119,12 @@ describe('work notifications (postgres)', () => {
     const listening = await pgDialect.open(url);
     const other = await pgDialect.open(url);
     let heard = 0;
-    const stop = await listening.onWork!(() => { heard++; });
-    const settle = async (n: number) => { for (let i = 0; i < 100 && heard < n; i++) await sleep(20); };
+    const stop = await listening.onWork!(() => {
+      heard++;
+    });
+    const settle = async (n: number) => {
+      for (let i = 0; i < 100 && heard < n; i++) await sleep(20);
+    };
     await settle(1); // one on (re)connecting: work may have come while it was not listening
     const before = heard;
     await other.addInbound(inbound());

@@ -32,7 +32,7 @@ async function tables(db: PgDb): Promise<string[]> {
 }
 
 const A = 'CREATE TABLE a (id BIGINT PRIMARY KEY, x TEXT);\n';
-const B = 'CREATE TABLE b (id BIGINT PRIMARY KEY, a_id BIGINT REFERENCES a (id));\nINSERT INTO a (id, x) VALUES (1, \'from b\');\n';
+const B = "CREATE TABLE b (id BIGINT PRIMARY KEY, a_id BIGINT REFERENCES a (id));\nINSERT INTO a (id, x) VALUES (1, 'from b');\n";
 
 describe('migratePg', () => {
   it('applies the package migrations in order, records each checksum, and then has nothing to do', async () => {
@@ -81,7 +81,10 @@ describe('migratePg', () => {
 
 describe('both dialects', () => {
   it('have migrations of the same names', () => {
-    const sql = (d: string) => readdirSync(d).filter((f) => f.endsWith('.sql')).sort();
+    const sql = (d: string) =>
+      readdirSync(d)
+        .filter((f) => f.endsWith('.sql'))
+        .sort();
     expect(sql(PG_MIGRATIONS_DIR)).toEqual(sql(MIGRATIONS_DIR));
   });
 
@@ -89,17 +92,26 @@ describe('both dialects', () => {
     const lite = new Database(':memory:');
     migrate(lite);
     const liteTables = (lite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
-    const liteColumns = liteTables.flatMap((t) => (lite.prepare('SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY name').all(t) as { name: string; type: string; nn: number; pk: number }[])
-      .map((c) => ({ table: t, column: c.name, type: c.type === 'INTEGER' ? 'bigint' : c.type.toLowerCase(), notNull: c.nn === 1 || c.pk === 1 })));
+    const liteColumns = liteTables.flatMap((t) =>
+      (lite.prepare('SELECT name, type, "notnull" AS nn, pk FROM pragma_table_info(?) ORDER BY name').all(t) as { name: string; type: string; nn: number; pk: number }[]).map((c) => ({
+        table: t,
+        column: c.name,
+        type: c.type === 'INTEGER' ? 'bigint' : c.type.toLowerCase(),
+        notNull: c.nn === 1 || c.pk === 1,
+      })),
+    );
     const liteIndexes = (lite.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
     lite.close();
 
     const db = pool(await emptyDatabaseUrl());
     await migratePg(db);
-    const pgColumns = (await db.query<{ table: string; column: string; type: string; nn: string }>(`SELECT table_name AS table, column_name AS column, data_type AS type, is_nullable AS nn
-      FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`)).rows
-      .map((c) => ({ table: c.table, column: c.column, type: c.type, notNull: c.nn === 'NO' }));
-    const pgIndexes = (await db.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY 1`)).rows.map((r) => r.name);
+    const pgColumns = (
+      await db.query<{ table: string; column: string; type: string; nn: string }>(`SELECT table_name AS table, column_name AS column, data_type AS type, is_nullable AS nn
+      FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`)
+    ).rows.map((c) => ({ table: c.table, column: c.column, type: c.type, notNull: c.nn === 'NO' }));
+    const pgIndexes = (
+      await db.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY 1`)
+    ).rows.map((r) => r.name);
 
     expect(await tables(db)).toEqual(liteTables);
     const sort = (cs: { table: string; column: string }[]) => [...cs].sort((a, b) => a.table.localeCompare(b.table) || a.column.localeCompare(b.column));

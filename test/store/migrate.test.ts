@@ -35,8 +35,8 @@ function applied(d: Database.Database): { name: string; checksum: string; applie
 
 const A = 'CREATE TABLE a (id INTEGER PRIMARY KEY, x TEXT);\n';
 // B and C only work after A: the order matters.
-const B = 'CREATE TABLE b (id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a (id));\nINSERT INTO a (x) VALUES (\'from b\');\n';
-const C = 'ALTER TABLE a ADD COLUMN y TEXT;\nUPDATE a SET y = \'from c\';\n';
+const B = "CREATE TABLE b (id INTEGER PRIMARY KEY, a_id INTEGER REFERENCES a (id));\nINSERT INTO a (x) VALUES ('from b');\n";
+const C = "ALTER TABLE a ADD COLUMN y TEXT;\nUPDATE a SET y = 'from c';\n";
 
 /** A migrations folder with the given files. */
 function folder(files: Record<string, string>): string {
@@ -68,16 +68,13 @@ describe('readMigrations', () => {
     ]);
   });
 
-  it.each(['001_short.sql', '0001-dash.sql', '0001_Upper.sql', 'abcd_letters.sql', '0001.sql', '0001_.sql', '00001_five.sql'])(
-    'refuses a file named %s',
-    (name) => {
-      const dir = folder({ '0001_a.sql': A, [name]: 'SELECT 1;' });
-      const err = thrown(() => readMigrations(dir));
-      expect(err.code).toBe('migration_name');
-      expect(err.message).toContain(name);
-      expect(err.message).toContain('NNNN_description.sql');
-    },
-  );
+  it.each(['001_short.sql', '0001-dash.sql', '0001_Upper.sql', 'abcd_letters.sql', '0001.sql', '0001_.sql', '00001_five.sql'])('refuses a file named %s', (name) => {
+    const dir = folder({ '0001_a.sql': A, [name]: 'SELECT 1;' });
+    const err = thrown(() => readMigrations(dir));
+    expect(err.code).toBe('migration_name');
+    expect(err.message).toContain(name);
+    expect(err.message).toContain('NNNN_description.sql');
+  });
 
   it('defaults to the package migrations folder', () => {
     const files = readMigrations();
@@ -156,7 +153,7 @@ describe('migrate', () => {
 
   it('rolls a failing migration back entirely, does not record it, and reports it', () => {
     const d = db();
-    const bad = 'CREATE TABLE p (x);\nCREATE TABLE q (y);\nINSERT INTO a (x) VALUES (\'partial\');\nINSERT INTO nope VALUES (1);\n';
+    const bad = "CREATE TABLE p (x);\nCREATE TABLE q (y);\nINSERT INTO a (x) VALUES ('partial');\nINSERT INTO nope VALUES (1);\n";
     const dir = folder({ '0001_a.sql': A, '0002_bad.sql': bad, '0003_c.sql': C });
 
     const err = thrown(() => migrate(d, readMigrations(dir)));
@@ -193,7 +190,10 @@ describe('migrate', () => {
     // The other process migrates between our read of _migrations and our first write.
     const racing: MigrationFile[] = files.map((f) => ({
       get name() {
-        if (!raced) { raced = true; migrate(theirs, files); }
+        if (!raced) {
+          raced = true;
+          migrate(theirs, files);
+        }
         return f.name;
       },
       sql: f.sql,

@@ -22,7 +22,13 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       expect(claimed[0]).toMatchObject({ id: 1, conversationId: 1, ...ALICE, state: 'sending', attempts: 1, message: { type: 'text', text: 'alice 1' }, request: { text: { body: 'alice 1' } } });
       expect(claimed[1]).toMatchObject({ id: 4, conversationId: 2, ...BOB, state: 'sending', attempts: 1 });
       expect(await store.outbound(1)).toMatchObject({ state: 'sending', attempts: 1 });
-      expect((await allOutbound(store)).map((r) => [r.id, r.state])).toEqual([[1, 'sending'], [2, 'pending'], [3, 'pending'], [4, 'sending'], [5, 'pending']]);
+      expect((await allOutbound(store)).map((r) => [r.id, r.state])).toEqual([
+        [1, 'sending'],
+        [2, 'pending'],
+        [3, 'pending'],
+        [4, 'sending'],
+        [5, 'pending'],
+      ]);
       // Both conversations' heads are in flight: the next wake-up is the end of their lease.
       expect(await store.nextOutboundAt()).toBe(T0 + LEASE);
     });
@@ -160,8 +166,18 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       await store.claimOutbound(T0, 10, LEASE);
       await store.finishOutbound(1, { state: 'sent', providerId: 'wamid.HBg', httpStatus: 200, response: { messages: [{ id: 'wamid.HBg' }] } }, T0 + 20);
       expect(await store.outbound(1)).toMatchObject({
-        state: 'sent', attempts: 1, providerId: 'wamid.HBg', httpStatus: 200, response: { messages: [{ id: 'wamid.HBg' }] },
-        smsCode: null, smsMailingId: null, smsResult: null, error: null, errorCode: null, sentAt: T0 + 20, deliveryStatus: null,
+        state: 'sent',
+        attempts: 1,
+        providerId: 'wamid.HBg',
+        httpStatus: 200,
+        response: { messages: [{ id: 'wamid.HBg' }] },
+        smsCode: null,
+        smsMailingId: null,
+        smsResult: null,
+        error: null,
+        errorCode: null,
+        sentAt: T0 + 20,
+        deliveryStatus: null,
       });
       expect(await store.nextOutboundAt()).toBeUndefined(); // no lease left to wake up for
       expect((await store.outboundByProviderId('wamid.HBg'))?.id).toBe(1);
@@ -181,7 +197,16 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       await setup(store, 1, 0);
       await store.claimOutbound(T0, 10, LEASE);
       await store.finishOutbound(1, { state: 'failed', httpStatus: 400, smsCode: 12, error: 'invalid recipient (check the number)', errorCode: '12', response: { code: 12 } }, T0 + 4);
-      expect(await store.outbound(1)).toMatchObject({ state: 'failed', httpStatus: 400, smsCode: 12, error: 'invalid recipient (check the number)', errorCode: '12', providerId: null, sentAt: null, response: { code: 12 } });
+      expect(await store.outbound(1)).toMatchObject({
+        state: 'failed',
+        httpStatus: 400,
+        smsCode: 12,
+        error: 'invalid recipient (check the number)',
+        errorCode: '12',
+        providerId: null,
+        sentAt: null,
+        response: { code: 12 },
+      });
     });
   });
 

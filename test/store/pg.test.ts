@@ -11,7 +11,10 @@ import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
 
 describe('PostgreSQL store', () => {
   it('says the database is unavailable, by name, when nothing listens', async () => {
-    const err = await openStore('postgres://colloquy@127.0.0.1:1/nowhere').then(() => undefined, (e: unknown) => e);
+    const err = await openStore('postgres://colloquy@127.0.0.1:1/nowhere').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err).toBeInstanceOf(StoreError);
     expect(err).not.toBeInstanceOf(VersionConflictError);
@@ -23,11 +26,17 @@ describe('PostgreSQL store', () => {
     const url = await freshDatabaseUrl();
     const store = (await postgres.open(url)) as PgStore;
     await store.commitTurn(turn({ now: T0 }));
-    const slow = store.db.query('SELECT pg_sleep(30)').then(() => undefined, (e: unknown) => e);
+    const slow = store.db.query('SELECT pg_sleep(30)').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     // Wait until the sleep runs, then end that backend the way a failover or an operator would.
     for (let i = 0; i < 200; i++) {
       const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
-      if (rows.length) { await admin(url, `SELECT pg_terminate_backend(${Number(rows[0]!['pid'])})`); break; }
+      if (rows.length) {
+        await admin(url, `SELECT pg_terminate_backend(${Number(rows[0]!['pid'])})`);
+        break;
+      }
       await new Promise((r) => setTimeout(r, 10));
     }
     const err = await slow;
@@ -77,7 +86,11 @@ describe('PostgreSQL store', () => {
     try {
       await other.query('BEGIN');
       await other.query('LOCK TABLE inbox IN ACCESS EXCLUSIVE MODE');
-      const released = new Promise<void>((resolve) => setTimeout(() => { void other.query('COMMIT').then(() => resolve()); }, 150));
+      const released = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          void other.query('COMMIT').then(() => resolve());
+        }, 150),
+      );
       const r = await store.addInbound(inbound({ providerId: 'wamid.waited' }));
       await released;
       expect((await store.inbound(r.id))?.providerId).toBe('wamid.waited');

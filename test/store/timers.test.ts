@@ -21,10 +21,7 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
       const commit = await conversation(store);
       await commit({ upsert: [timer('remind', null, T0 + 1_000), timer('other', null, T0 + 5_000)] });
       await commit({ upsert: [{ key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 }], activeStateNodes: ['bot.menu'] });
-      expect(await store.timers(1)).toEqual([
-        { key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 },
-        timer('other', null, T0 + 5_000),
-      ]);
+      expect(await store.timers(1)).toEqual([{ key: 'remind', stateNode: 'bot.menu', event: { type: 'nudge', n: 2 }, fireAt: T0 + 3_000 }, timer('other', null, T0 + 5_000)]);
       expect(await store.timers(1)).toHaveLength(2);
     });
 
@@ -87,10 +84,26 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
 
       const inbox = await store.nextInbound(ALICE);
       expect(inbox).toEqual({
-        id: 2, providerId: 'timer:1:1', ...ALICE, source: 'timer', event: { type: 'xstate.after.due', payload: { x: 1 } },
-        raw: { key: 'due', fireAt: T0 + 100, conversationId: 1 }, state: 'pending', conversationId: null, attempts: 0, error: null, receivedAt: T0 + 100, processedAt: null,
+        id: 2,
+        providerId: 'timer:1:1',
+        ...ALICE,
+        source: 'timer',
+        event: { type: 'xstate.after.due', payload: { x: 1 } },
+        raw: { key: 'due', fireAt: T0 + 100, conversationId: 1 },
+        state: 'pending',
+        conversationId: null,
+        attempts: 0,
+        error: null,
+        receivedAt: T0 + 100,
+        processedAt: null,
       });
-      expect(await store.nextInbound(BOB)).toMatchObject({ id: 1, providerId: 'timer:2:3', source: 'timer', event: { type: 'xstate.after.also-due' }, raw: { key: 'also-due', fireAt: T0 + 50, conversationId: 2 } });
+      expect(await store.nextInbound(BOB)).toMatchObject({
+        id: 1,
+        providerId: 'timer:2:3',
+        source: 'timer',
+        event: { type: 'xstate.after.also-due' },
+        raw: { key: 'also-due', fireAt: T0 + 50, conversationId: 2 },
+      });
       expect(await store.pendingKeys()).toEqual([BOB, ALICE]);
     });
 
@@ -119,7 +132,10 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
       await store.fireDueTimers(T0 + 10, 10);
       await store.commitTurn(turn({ conversationId: 1, expectedVersion: 1, inboxId: 1, timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 20)] } }));
       await store.fireDueTimers(T0 + 20, 10);
-      expect((await allInbound(store)).map((r) => [r.providerId, r.state])).toEqual([['timer:1:1', 'done'], ['timer:1:2', 'pending']]);
+      expect((await allInbound(store)).map((r) => [r.providerId, r.state])).toEqual([
+        ['timer:1:1', 'done'],
+        ['timer:1:2', 'pending'],
+      ]);
     });
 
     it('moves nothing when one insert fails (all or nothing)', async () => {

@@ -37,7 +37,18 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       await aliceTurn(await hear('a4'), 'last');
 
       expect(await lines(store, 1)).toEqual([
-        'out welcome', 'out menu', 'in a1', 'out size?', 'out payment done', 'in a2', 'out crust?', 'out thin or thick', 'in a3', 'out by sms', 'in a4', 'out last',
+        'out welcome',
+        'out menu',
+        'in a1',
+        'out size?',
+        'out payment done',
+        'in a2',
+        'out crust?',
+        'out thin or thick',
+        'in a3',
+        'out by sms',
+        'in a4',
+        'out last',
       ]);
       expect(await lines(store, 2)).toEqual(['in b1', 'out bob hello', 'in b2', 'out bob bye']);
     });

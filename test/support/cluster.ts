@@ -49,33 +49,59 @@ export async function startProviderProcess(): Promise<ProviderProcess> {
     proc.stdout!.on('data', (d: Buffer) => {
       out += d;
       const m = /Sandbox provider on (http:\/\/\S+)/.exec(out);
-      if (m) { clearTimeout(t); resolve(m[1]!); }
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]!);
+      }
     });
   });
-  const all = async () => ((await (await fetch(`${url}/_sandbox/messages`)).json()) as { to: string; text?: string; at: number; channel: string }[])
-    .filter((m) => m.channel === 'sms').map((m) => ({ to: m.to, text: m.text ?? '', at: m.at }));
+  const all = async () =>
+    ((await (await fetch(`${url}/_sandbox/messages`)).json()) as { to: string; text?: string; at: number; channel: string }[])
+      .filter((m) => m.channel === 'sms')
+      .map((m) => ({ to: m.to, text: m.text ?? '', at: m.at }));
   return {
     url,
     all,
     texts: async (to) => (await all()).filter((m) => m.to === to),
-    latency: async (ms) => { await fetch(`${url}/_sandbox/faults/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ms, endpoint: 'sms' }) }); },
-    stop: () => new Promise<void>((resolve) => { if (proc.exitCode !== null) { resolve(); return; } proc.once('exit', () => resolve()); proc.kill('SIGKILL'); }),
+    latency: async (ms) => {
+      await fetch(`${url}/_sandbox/faults/latency`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ms, endpoint: 'sms' }) });
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) {
+          resolve();
+          return;
+        }
+        proc.once('exit', () => resolve());
+        proc.kill('SIGKILL');
+      }),
   };
 }
 
 /** Starts one `colloquy serve` of the cluster on `database` (environment: COLLOQUY_DB or COLLOQUY_DATABASE_URL). */
 export async function startNode(provider: ProviderProcess, database: Record<string, string>, env: Record<string, string> = {}): Promise<Node> {
   const s = await serve([BOT_FILE], {
-    ...database, COLLOQUY_BASE_URL: provider.url, COLLOQUY_AUTH_URL: provider.url, COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID,
-    COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET, COLLOQUY_SENDER: SANDBOX_SENDER, ECHO_THINK_MS, ...env,
+    ...database,
+    COLLOQUY_BASE_URL: provider.url,
+    COLLOQUY_AUTH_URL: provider.url,
+    COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID,
+    COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
+    COLLOQUY_SENDER: SANDBOX_SENDER,
+    ECHO_THINK_MS,
+    ...env,
   });
   const deadline = Date.now() + 10_000;
   let owner: string | undefined;
   while (!(owner = /"owner":"([^"]+)"/.exec(s.stderr())?.[1]) && Date.now() < deadline) await sleep(20);
   if (!owner) throw new Error(`serve never logged its owner name: ${s.stderr()}`);
   return {
-    url: s.url, proc: s.proc, owner, stderr: s.stderr,
-    kill: async () => { if (s.proc.exitCode === null && s.proc.signalCode === null) await s.stop('SIGKILL'); },
+    url: s.url,
+    proc: s.proc,
+    owner,
+    stderr: s.stderr,
+    kill: async () => {
+      if (s.proc.exitCode === null && s.proc.signalCode === null) await s.stop('SIGKILL');
+    },
   };
 }
 
@@ -90,9 +116,11 @@ export async function post(node: Node, from: string, id: string, text: string): 
 /** Runs `fn` over `items`, at most `limit` at once. */
 export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 /**
@@ -112,7 +140,10 @@ export async function referenceRun(script: ReadonlyMap<string, readonly string[]
     // Replies come from invocations, after the turns: wait for all of them.
     const expected = [...script.values()].reduce((n, t) => n + t.length, 0);
     const deadline = Date.now() + 30_000;
-    while (sb.sandbox.messages.length < expected && Date.now() < deadline) { await runtime.idle(); await sleep(20); }
+    while (sb.sandbox.messages.length < expected && Date.now() < deadline) {
+      await runtime.idle();
+      await sleep(20);
+    }
     return new Map([...script.keys()].map((u) => [u, sb.sandbox.messagesTo(u).map((m) => (m.channel === 'sms' ? m.text : '?'))]));
   } finally {
     await runtime.stop();

@@ -89,9 +89,13 @@ export function withDatabase(url: string, database: string): string {
 
 function binDir(): string {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   if (!versions[0]) {
-    throw new Error('No PostgreSQL server for the tests: install Debian\'s postgresql package (.ci/run does) or set COLLOQUY_TEST_DATABASE_URL to a server where this user may create databases.');
+    throw new Error("No PostgreSQL server for the tests: install Debian's postgresql package (.ci/run does) or set COLLOQUY_TEST_DATABASE_URL to a server where this user may create databases.");
   }
   return join(root, versions[0], 'bin');
 }
@@ -128,7 +132,11 @@ async function startThrowaway(): Promise<Server> {
   const stop = () => {
     if (started) {
       started = false;
-      try { run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']); } catch { /* already gone */ }
+      try {
+        run('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']);
+      } catch {
+        /* already gone */
+      }
     }
     rmSync(dir, { recursive: true, force: true });
   };

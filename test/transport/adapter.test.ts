@@ -277,7 +277,10 @@ describe('createHttpAdapter: what is kept of an answer', () => {
     let refused = '';
     provider.handlers[MESSAGING] = (req, n) => {
       const auth = String(req.headers['authorization']);
-      if (n === 1) { refused = auth; return { status: 401 }; }
+      if (n === 1) {
+        refused = auth;
+        return { status: 401 };
+      }
       return n === 2 ? { status: 503, body: { old: refused, now: auth } } : { body: { id: 'ok', old: refused, now: auth } };
     };
     const r = await make().send(interactive);
@@ -316,7 +319,8 @@ describe('createHttpAdapter: options', () => {
   it('logs retries and failures without the token or the secret', async () => {
     const lines: string[] = [];
     const log = (obj: object, msg?: string) => void lines.push(JSON.stringify(obj) + (msg ?? ''));
-    provider.handlers[MESSAGING] = (req, n) => (n === 1 ? { status: 500, body: String(req.headers['authorization']) } : { status: 401, body: { error: { message: String(req.headers['authorization']) } } });
+    provider.handlers[MESSAGING] = (req, n) =>
+      n === 1 ? { status: 500, body: String(req.headers['authorization']) } : { status: 401, body: { error: { message: String(req.headers['authorization']) } } };
     const f = failed(await make({ logger: { debug: log, info: log, warn: log, error: log } }).send(interactive));
     expect(f.auth).toBe(true);
     expect(lines.some((l) => l.includes('retrying'))).toBe(true);
@@ -327,6 +331,12 @@ describe('createHttpAdapter: options', () => {
   });
 
   it('a throwing onEvent listener does not break sends', async () => {
-    expect(await make({ onEvent: () => { throw new Error('boom'); } }).send(interactive)).toMatchObject({ ok: true });
+    expect(
+      await make({
+        onEvent: () => {
+          throw new Error('boom');
+        },
+      }).send(interactive),
+    ).toMatchObject({ ok: true });
   });
 });

@@ -83,7 +83,9 @@ describe('OAuthTokenProvider', () => {
 
   it('invalid_client fails fast with an AuthError and no retry', async () => {
     provider.handlers[TOKEN] = () => ({ status: 401, body: { error: 'invalid_client', error_description: 'bad secret s3cr3t-value' } });
-    const err = await tokens().getToken().catch((e: unknown) => e);
+    const err = await tokens()
+      .getToken()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AuthError);
     expect((err as AuthError).providerCode).toBe('invalid_client');
     expect((err as AuthError).message).not.toContain('s3cr3t-value');

@@ -1,8 +1,6 @@
 /** Provider messages to bot events, and the schema's verdicts, without HTTP. */
 import { describe, expect, it } from 'vitest';
-import {
-  buttonReplyMessage, flowReplyMessage, imageMessage, inboundSms, listReplyMessage, textMessage, webhookPayload,
-} from '../../src/sandbox/index.js';
+import { buttonReplyMessage, flowReplyMessage, imageMessage, inboundSms, listReplyMessage, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { eventOf, smsEventOf } from '../../src/webhook/events.js';
 import { digitsOf } from '../../src/webhook/index.js';
 import { envelopeSchema, messageSchema, parseResponseJson, smsSchema } from '../../src/webhook/schema.js';
@@ -14,8 +12,17 @@ describe('eventOf', () => {
   it('maps text, taps, flows and other types', () => {
     expect(eventOf(parsed(textMessage({ from: USER, text: 'hola' })))).toEqual({ type: 'text', text: 'hola', via: 'whatsapp' });
     expect(eventOf(parsed(buttonReplyMessage({ from: USER, buttonId: 'small', title: 'Small' })))).toEqual({ type: 'reply.small', id: 'small', title: 'Small', via: 'button' });
-    expect(eventOf(parsed(listReplyMessage({ from: USER, rowId: 'pepperoni', title: 'Pepperoni', description: 'Hot' })))).toEqual({ type: 'reply.pepperoni', id: 'pepperoni', title: 'Pepperoni', via: 'list' });
-    expect(eventOf(parsed(flowReplyMessage({ from: USER, flowToken: 'tok-1', data: { address: '1 Main St', floor: 2 } })))).toEqual({ type: 'flow', token: 'tok-1', data: { address: '1 Main St', floor: 2 } });
+    expect(eventOf(parsed(listReplyMessage({ from: USER, rowId: 'pepperoni', title: 'Pepperoni', description: 'Hot' })))).toEqual({
+      type: 'reply.pepperoni',
+      id: 'pepperoni',
+      title: 'Pepperoni',
+      via: 'list',
+    });
+    expect(eventOf(parsed(flowReplyMessage({ from: USER, flowToken: 'tok-1', data: { address: '1 Main St', floor: 2 } })))).toEqual({
+      type: 'flow',
+      token: 'tok-1',
+      data: { address: '1 Main St', floor: 2 },
+    });
     expect(eventOf(parsed(imageMessage({ from: USER })))).toEqual({ type: 'unsupported', messageType: 'image' });
     const location = { from: USER, id: 'wamid.loc', timestamp: '1700000000', type: 'location', location: { latitude: 19.4, longitude: -99.1 } };
     expect(eventOf(parsed(location))).toEqual({ type: 'unsupported', messageType: 'location' });

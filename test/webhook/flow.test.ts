@@ -31,7 +31,14 @@ describe('POST /webhook drives a conversation', () => {
     const buttons = interactive(sandbox.messages[1]);
     expect(buttons.request).toMatchObject({
       type: 'interactive',
-      replyButtons: { headerImage: { link: 'https://example.com/pizza.jpg' }, body: 'Which size of margherita?', buttons: [{ id: 'small', title: 'Small' }, { id: 'large', title: 'Large' }] },
+      replyButtons: {
+        headerImage: { link: 'https://example.com/pizza.jpg' },
+        body: 'Which size of margherita?',
+        buttons: [
+          { id: 'small', title: 'Small' },
+          { id: 'large', title: 'Large' },
+        ],
+      },
     });
 
     await s.restart();

@@ -14,9 +14,7 @@ import type { Logger } from '../../src/log.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import { createHttpAdapter, type SendAdapter } from '../../src/transport/index.js';
 import { createWebhookRouter, type WebhookRouterOptions } from '../../src/webhook/index.js';
-import {
-  SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, startSandbox, type RunningSandbox,
-} from '../../src/sandbox/index.js';
+import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 
 export const USER = '5215512345678';
 export const SECRET = 'webhook-test-secret';
@@ -78,11 +76,18 @@ export async function stack(o: StackOptions): Promise<Stack> {
   sb.sandbox.setWebhook({ url: `${url}/webhook`, ...(secret !== undefined && { secret }) });
   let parts = await open(path, sb, o.bots, o.logger);
   const routerOptions = (): WebhookRouterOptions => ({
-    runtime: parts.runtime, defaultSender: SANDBOX_SENDER, secret, verifyToken: o.verifyToken, maxBodyBytes: o.maxBodyBytes,
+    runtime: parts.runtime,
+    defaultSender: SANDBOX_SENDER,
+    secret,
+    verifyToken: o.verifyToken,
+    maxBodyBytes: o.maxBodyBytes,
   });
   router = createWebhookRouter(routerOptions());
   const s: Stack = {
-    url, sb, store: parts.store, runtime: parts.runtime,
+    url,
+    sb,
+    store: parts.store,
+    runtime: parts.runtime,
     post: (p, body, po = {}) => post(`${url}${p}`, body, secret, po),
     count: (table) => (s.store.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n,
     async restart() {
@@ -110,7 +115,9 @@ async function open(path: string, sb: RunningSandbox, bots: readonly Bot[], logg
   await runtime.start();
   let closed = false;
   return {
-    store, runtime, adapter,
+    store,
+    runtime,
+    adapter,
     async close() {
       if (closed) return;
       closed = true;
@@ -141,7 +148,11 @@ async function post(url: string, body: unknown, secret: string | undefined, o: P
   const res = await fetch(url, { method: 'POST', headers, body: raw });
   const text = await res.text();
   let json: unknown;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { status: res.status, text, json, headers: res.headers };
 }
 
@@ -152,7 +163,10 @@ export function codeOf(a: Answer): string | undefined {
 
 /** Closes a server and its open connections. */
 export function closeServer(server: Server): Promise<void> {
-  return new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); });
+  return new Promise<void>((r) => {
+    server.close(() => r());
+    server.closeAllConnections();
+  });
 }
 
 /** Runs `fn` after the current test. */

@@ -1,8 +1,6 @@
 /** The handshake, and every kind of bad input: 4xx with a reason, nothing stored, never a 5xx. */
 import { describe, expect, it } from 'vitest';
-import {
-  buttonReplyMessage, flowReplyMessage, imageMessage, inboundSms, textMessage, webhookPayload, type CloudMessage,
-} from '../../src/sandbox/index.js';
+import { buttonReplyMessage, flowReplyMessage, imageMessage, inboundSms, textMessage, webhookPayload, type CloudMessage } from '../../src/sandbox/index.js';
 import orderBot from '../fixtures/order-bot.js';
 import { USER, codeOf, stack, type Answer } from './helpers.js';
 
@@ -123,7 +121,10 @@ describe('what is accepted', () => {
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ ok: true, received: 2, duplicates: 0 });
     const events = s.store.db.prepare('SELECT event FROM inbox ORDER BY id').all() as { event: string }[];
-    expect(events.map((e) => JSON.parse(e.event) as unknown)).toEqual([{ type: 'unsupported', messageType: 'image' }, { type: 'unsupported', messageType: 'sticker' }]);
+    expect(events.map((e) => JSON.parse(e.event) as unknown)).toEqual([
+      { type: 'unsupported', messageType: 'image' },
+      { type: 'unsupported', messageType: 'sticker' },
+    ]);
     await s.runtime.idle();
   });
 

@@ -24,7 +24,11 @@ describe('routing by number', () => {
     expect((await s.post('/webhook/sms', inboundSms({ from: '5215500000010', to: OTHER, text: 'hola' }))).status).toBe(200);
     await s.runtime.idle();
     const rows = s.store.db.prepare('SELECT bot_id, user_number AS user FROM inbox ORDER BY id').all();
-    expect(rows).toEqual([{ bot_id: 'order-two', user: USER }, { bot_id: 'order', user: '5215500000009' }, { bot_id: 'order-two', user: '5215500000010' }]);
+    expect(rows).toEqual([
+      { bot_id: 'order-two', user: USER },
+      { bot_id: 'order', user: '5215500000009' },
+      { bot_id: 'order-two', user: '5215500000010' },
+    ]);
     const froms = s.sb.sandbox.messages.map((m) => (m.channel === 'interactive' ? `${m.from}>${m.to}` : `sms>${m.to}`));
     expect(froms).toEqual(expect.arrayContaining([`${OTHER}>${USER}`, `${SANDBOX_SENDER}>5215500000009`]));
   });

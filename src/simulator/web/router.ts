@@ -27,7 +27,12 @@ export interface SimulatorOptions {
 
 /** A refusal the API answers as JSON. */
 class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details?: unknown) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
     super(message);
   }
 }
@@ -48,28 +53,46 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
   router.get('/', (req, res) => {
     page(res).type('html').send(pageHtml(req.baseUrl));
   });
-  router.use('/assets', express.static(PAGE_DIR, {
-    index: false, dotfiles: 'ignore', redirect: false,
-    setHeaders: (res) => void res.set('Cache-Control', 'no-cache').set('X-Content-Type-Options', 'nosniff'),
-  }));
+  router.use(
+    '/assets',
+    express.static(PAGE_DIR, {
+      index: false,
+      dotfiles: 'ignore',
+      redirect: false,
+      setHeaders: (res) => void res.set('Cache-Control', 'no-cache').set('X-Content-Type-Options', 'nosniff'),
+    }),
+  );
   // `signed`: whether the sandbox signs what it posts to the webhook (COLLOQUY_WEBHOOK_SECRET is set).
   router.get('/api/bots', (_req, res) => void api(res).json({ bots, signed: Boolean(o.sandbox.webhook?.secret) }));
-  router.get('/api/state', handle(async (req, res) => {
-    const q = parse(KeyQuery, req.query);
-    api(res).json(await buildView(o.store, o.sandbox, botOf(q.bot), q.user));
-  }));
-  router.get('/api/events', handle(async (req, res) => events(hub, parse(KeyQuery, req.query), botOf, req, res)));
+  router.get(
+    '/api/state',
+    handle(async (req, res) => {
+      const q = parse(KeyQuery, req.query);
+      api(res).json(await buildView(o.store, o.sandbox, botOf(q.bot), q.user));
+    }),
+  );
+  router.get(
+    '/api/events',
+    handle(async (req, res) => events(hub, parse(KeyQuery, req.query), botOf, req, res)),
+  );
   const post = <T extends { bot: string; user: string }>(path: string, schema: z.ZodType<T>, send: (bot: BotInfo, input: T) => Promise<Sent>): void => {
-    router.post(path, express.json({ limit: '256kb' }), handle(async (req, res) => {
-      if (!req.is('application/json')) throw new ApiError(415, 'unsupported_media_type', 'send JSON (Content-Type: application/json)');
-      const input = parse(schema, req.body);
-      const sent = await send(botOf(input.bot), input).catch((err: unknown) => fail(502, 'delivery_failed', errorInfo(err).message));
-      void o.runtime.idle().then(() => hub.poke(input.user), () => undefined);
-      hub.poke(input.user);
-      const { status, body } = sent.delivery;
-      if (!sent.delivery.ok) throw new ApiError(502, 'webhook_refused', `the webhook answered ${status}`, { status, body });
-      api(res).json({ ok: true, id: sent.id, webhook: { status, body: safeJson(body) } });
-    }));
+    router.post(
+      path,
+      express.json({ limit: '256kb' }),
+      handle(async (req, res) => {
+        if (!req.is('application/json')) throw new ApiError(415, 'unsupported_media_type', 'send JSON (Content-Type: application/json)');
+        const input = parse(schema, req.body);
+        const sent = await send(botOf(input.bot), input).catch((err: unknown) => fail(502, 'delivery_failed', errorInfo(err).message));
+        void o.runtime.idle().then(
+          () => hub.poke(input.user),
+          () => undefined,
+        );
+        hub.poke(input.user);
+        const { status, body } = sent.delivery;
+        if (!sent.delivery.ok) throw new ApiError(502, 'webhook_refused', `the webhook answered ${status}`, { status, body });
+        api(res).json({ ok: true, id: sent.id, webhook: { status, body: safeJson(body) } });
+      }),
+    );
   };
   post('/api/text', TextInput, (bot, i) => sender.text(bot, i));
   post('/api/tap', TapInput, (bot, i) => sender.tap(bot, i));
@@ -84,7 +107,12 @@ async function events(hub: ViewHub, q: z.infer<typeof KeyQuery>, botOf: (id: str
   botOf(q.bot);
   res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no', Connection: 'close' });
   res.write('retry: 1000\n\n');
-  const stop = hub.watch(q.bot, q.user, (json) => res.write(`event: view\ndata: ${json}\n\n`), () => end());
+  const stop = hub.watch(
+    q.bot,
+    q.user,
+    (json) => res.write(`event: view\ndata: ${json}\n\n`),
+    () => end(),
+  );
   // The HTTP server waits for open streams when it closes: end ours as soon as it stops listening.
   const server = (req.socket as { server?: { listening?: boolean } }).server;
   let beats = 0;
@@ -106,7 +134,9 @@ function handle(fn: (req: Request, res: Response) => Promise<void>): (req: Reque
     fn(req, res).catch((err: unknown) => {
       const e = err instanceof ApiError ? err : new ApiError(500, 'internal', errorInfo(err).message);
       if (res.headersSent) return void res.end();
-      api(res).status(e.status).json({ error: e.code, message: e.message, ...(e.details !== undefined && { details: e.details }) });
+      api(res)
+        .status(e.status)
+        .json({ error: e.code, message: e.message, ...(e.details !== undefined && { details: e.details }) });
     });
   };
 }
@@ -127,10 +157,22 @@ function api(res: Response): Response {
 }
 
 function page(res: Response): Response {
-  return api(res).set('Content-Security-Policy', [
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' https: data:",
-    "media-src 'self' https:", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
-  ].join('; ')).set('Referrer-Policy', 'no-referrer');
+  return api(res)
+    .set(
+      'Content-Security-Policy',
+      [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "connect-src 'self'",
+        "img-src 'self' https: data:",
+        "media-src 'self' https:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ].join('; '),
+    )
+    .set('Referrer-Policy', 'no-referrer');
 }
 
 function safeJson(text: string): unknown {

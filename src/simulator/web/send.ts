@@ -5,9 +5,7 @@
 import { z } from 'zod';
 import type { Sandbox } from '../../sandbox/api.js';
 import type { DeliveryResult } from '../../sandbox/deliver.js';
-import {
-  buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, textMessage, webhookPayload, type CloudMessage, type InboundInit,
-} from '../../sandbox/inbound.js';
+import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, textMessage, webhookPayload, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
 import type { BotInfo } from './bots.js';
 
 const user = z.string().regex(/^[0-9]{6,20}$/, 'must be 6 to 20 digits (country code and number, no "+")');
@@ -54,9 +52,7 @@ export class UserSender {
   /** A tap on a button or a row. */
   tap(bot: BotInfo, i: z.infer<typeof TapInput>): Promise<Sent> {
     const init = this.#init(i.user, bot, i.context);
-    const m = i.kind === 'button'
-      ? buttonReplyMessage({ ...init, buttonId: i.id, title: i.title })
-      : listReplyMessage({ ...init, rowId: i.id, title: i.title, description: i.description });
+    const m = i.kind === 'button' ? buttonReplyMessage({ ...init, buttonId: i.id, title: i.title }) : listReplyMessage({ ...init, rowId: i.id, title: i.title, description: i.description });
     return this.#post(bot, m);
   }
 

@@ -91,8 +91,16 @@ function userItem(entry: Extract<TranscriptEntry, { direction: 'in' }>, type: st
 
 function botItem(r: OutboxRecord): BotItem {
   return {
-    kind: 'bot', id: r.id, at: r.createdAt, channel: r.channel, messageKind: r.kind, request: r.request, state: r.state,
-    providerId: r.providerId, deliveryStatus: r.deliveryStatus, error: r.error, fallbackOf: r.fallbackOf,
+    kind: 'bot',
+    id: r.id,
+    at: r.createdAt,
+    channel: r.channel,
+    messageKind: r.kind,
+    request: r.request,
+    state: r.state,
+    providerId: r.providerId,
+    deliveryStatus: r.deliveryStatus,
+    error: r.error,
+    fallbackOf: r.fallbackOf,
   };
 }
-

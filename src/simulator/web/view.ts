@@ -66,8 +66,14 @@ export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, us
 function conversationView(c: ConversationRecord): ConversationView {
   const snapshot = c.snapshot as { context?: unknown } | null;
   return {
-    id: c.id, state: c.state === null ? null : dottedState(c.state), status: c.status, version: c.version, channel: c.channel, flowToken: c.flowToken,
-    context: snapshot?.context ?? null, updatedAt: c.updatedAt,
+    id: c.id,
+    state: c.state === null ? null : dottedState(c.state),
+    status: c.status,
+    version: c.version,
+    channel: c.channel,
+    flowToken: c.flowToken,
+    context: snapshot?.context ?? null,
+    updatedAt: c.updatedAt,
   };
 }
 
@@ -116,7 +122,15 @@ export function usersOf(r: RecordedRequest): string[] {
 
 function requestView(r: RecordedRequest): RequestView {
   return {
-    seq: r.seq, endpoint: r.endpoint, method: r.method, path: r.path, status: r.status, fault: r.fault ?? null, at: r.at,
-    headers: r.headers, body: r.body, response: r.response,
+    seq: r.seq,
+    endpoint: r.endpoint,
+    method: r.method,
+    path: r.path,
+    status: r.status,
+    fault: r.fault ?? null,
+    at: r.at,
+    headers: r.headers,
+    body: r.body,
+    response: r.response,
   };
 }

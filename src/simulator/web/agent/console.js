@@ -58,7 +58,9 @@ function renderQueue() {
     const last = h.lastMessages.at(-1);
     if (last) li.append(el('div', 'last', `${last.from === 'agent' ? last.agent : last.from}: ${last.text}`));
     li.addEventListener('click', () => select(h.conversationId));
-    li.addEventListener('keydown', (e) => { if (e.key === 'Enter') select(h.conversationId); });
+    li.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') select(h.conversationId);
+    });
     list.append(li);
   }
 }
@@ -68,7 +70,9 @@ function renderConversation(c) {
   pane.hidden = false;
   $('conv-title').textContent = `+${c.user} · ${c.bot}`;
   const h = c.handoff;
-  $('conv-sub').textContent = h ? (h.state === 'claimed' ? `claimed by ${h.agent}` : 'waiting for an agent') + (h.reason ? ` · ${h.reason}` : '') : `not handed over (state ${c.state ?? '-'}, ${c.status})`;
+  $('conv-sub').textContent = h
+    ? (h.state === 'claimed' ? `claimed by ${h.agent}` : 'waiting for an agent') + (h.reason ? ` · ${h.reason}` : '')
+    : `not handed over (state ${c.state ?? '-'}, ${c.status})`;
   const mine = h?.state === 'claimed' && h.agent === agentName();
   $('claim').disabled = !h || h.state === 'claimed';
   $('release').disabled = !h || (h.state === 'claimed' && !mine);
@@ -113,7 +117,11 @@ async function select(id) {
 }
 
 async function act(what, fn) {
-  if (!agentName()) { note('Type your agent name first.', true); $('agent').focus(); return; }
+  if (!agentName()) {
+    note('Type your agent name first.', true);
+    $('agent').focus();
+    return;
+  }
   try {
     await fn();
     note(what);
@@ -126,14 +134,22 @@ async function act(what, fn) {
 function init() {
   $('agent').value = store.getItem('colloquy.agent') ?? '';
   $('token').value = window.sessionStorage.getItem('colloquy.agentToken') ?? '';
-  $('agent').addEventListener('change', () => { store.setItem('colloquy.agent', agentName()); refresh(); });
-  $('token').addEventListener('change', () => { window.sessionStorage.setItem('colloquy.agentToken', $('token').value.trim()); refresh(); });
+  $('agent').addEventListener('change', () => {
+    store.setItem('colloquy.agent', agentName());
+    refresh();
+  });
+  $('token').addEventListener('change', () => {
+    window.sessionStorage.setItem('colloquy.agentToken', $('token').value.trim());
+    refresh();
+  });
   $('claim').addEventListener('click', () => act('Claimed.', () => call('POST', `/agent/handoffs/${state.selected}/claim`, { agent: agentName() })));
-  $('release').addEventListener('click', () => act('Released: the bot takes over again.', async () => {
-    const note = $('release-note').value.trim();
-    await call('POST', `/agent/handoffs/${state.selected}/release`, note ? { agent: agentName(), note } : { agent: agentName() });
-    $('release-note').value = '';
-  }));
+  $('release').addEventListener('click', () =>
+    act('Released: the bot takes over again.', async () => {
+      const note = $('release-note').value.trim();
+      await call('POST', `/agent/handoffs/${state.selected}/release`, note ? { agent: agentName(), note } : { agent: agentName() });
+      $('release-note').value = '';
+    }),
+  );
   $('reply').addEventListener('submit', (e) => {
     e.preventDefault();
     const text = $('reply-text').value;

@@ -32,8 +32,12 @@ export function createAgentConsoleRouter(): Router {
 }
 
 function secure(res: Response): Response {
-  return res.set('Cache-Control', 'no-store').set('X-Content-Type-Options', 'nosniff').set('Referrer-Policy', 'no-referrer').set('Content-Security-Policy', [
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:",
-    "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
-  ].join('; '));
+  return res
+    .set('Cache-Control', 'no-store')
+    .set('X-Content-Type-Options', 'nosniff')
+    .set('Referrer-Policy', 'no-referrer')
+    .set(
+      'Content-Security-Policy',
+      ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; '),
+    );
 }
