@@ -22,7 +22,7 @@ export function renderState(el, conv) {
       'dl',
       { class: 'facts' },
       row('conversation', '#' + conv.id),
-      row('version', String(conv.version)),
+      row('revision', String(conv.version)),
       row('channel', conv.channel),
       row('flow token', conv.flowToken, 'mono'),
       row('updated', clockSeconds(conv.updatedAt)),

@@ -52,7 +52,8 @@ function eventText(ev: { type: string; [k: string]: unknown }): string {
 }
 
 function outLine(r: OutboxRecord): string {
-  return `${iso(r.createdAt)}  → ${r.channel.padEnd(11)} ${messageText(r.message as Message)}${r.fallbackOf === null ? '' : ` (SMS fallback of #${r.fallbackOf})`}  ${deliveryText(r)}`;
+  const by = r.agent ? ` (agent ${r.agent})` : '';
+  return `${iso(r.createdAt)}  → ${r.channel.padEnd(11)} ${messageText(r.message as Message)}${by}${r.fallbackOf === null ? '' : ` (SMS fallback of #${r.fallbackOf})`}  ${deliveryText(r)}`;
 }
 
 /** A message for people: its kind, its text, its choices. */

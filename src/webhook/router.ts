@@ -51,7 +51,8 @@ export function createWebhookRouter(options: WebhookRouterOptions): Router {
   const router = express.Router();
   router.get('/webhook', (req, res) =>
     instrumented(ctx, 'handshake', res, async () => {
-      res.set('X-Content-Type-Options', 'nosniff').type('text/plain').send(handshake(req, ctx.verifyToken));
+      const challenge = handshake(req, ctx.verifyToken); // a refusal is a JSON error, not text/plain
+      res.set('X-Content-Type-Options', 'nosniff').type('text/plain').send(challenge);
     }),
   );
   router.post('/webhook/sms', (req, res) => instrumented(ctx, 'sms', res, () => receive(ctx, 'sms', req, res, smsBatch)));

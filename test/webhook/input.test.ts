@@ -27,6 +27,7 @@ describe('GET /webhook handshake', () => {
     for (const q of ['hub.mode=subscribe&hub.verify_token=let-me-out&hub.challenge=1', 'hub.mode=unsubscribe&hub.verify_token=let-me-in&hub.challenge=1', 'hub.mode=subscribe&hub.challenge=1', '']) {
       const res = await fetch(`${s.url}/webhook?${q}`);
       expect(res.status, q).toBe(403);
+      expect(res.headers.get('content-type'), q).toMatch(/^application\/json/); // a JSON error, like every other refusal
       expect(await res.text()).not.toContain('let-me-in');
     }
   });
@@ -35,6 +36,8 @@ describe('GET /webhook handshake', () => {
     const s = await stack({ bots: [orderBot] });
     const res = await fetch(`${s.url}/webhook?hub.mode=subscribe&hub.verify_token=&hub.challenge=1`);
     expect(res.status).toBe(403);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('handshake_disabled');
   });
 });
 

@@ -42,8 +42,18 @@ function ago(at) {
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 3600)}h`;
 }
 
+// The queue is polled every second: rebuilding its items each time would detach the one being
+// clicked and drop keyboard focus, so it is rebuilt only when what it shows changed.
+let shownQueue = '';
+
 function renderQueue() {
   const list = $('queue');
+  const key = JSON.stringify([state.queue, state.selected]);
+  if (key === shownQueue) {
+    for (const meta of list.querySelectorAll('[data-since]')) meta.textContent = meta.dataset.prefix + ago(Number(meta.dataset.since)) + ' ago';
+    return;
+  }
+  shownQueue = key;
   list.replaceChildren();
   $('queue-count').textContent = String(state.queue.length);
   if (state.queue.length === 0) list.append(el('li', 'empty', 'No conversation is waiting for a person.'));
@@ -53,7 +63,10 @@ function renderQueue() {
     li.tabIndex = 0;
     const top = el('div', 'top');
     top.append(el('strong', 'user', `+${h.user}`), el('span', 'badge', h.status === 'claimed' ? `claimed by ${h.agent}` : 'waiting'));
-    li.append(top, el('div', 'meta', `${h.bot}${h.queue ? ` · ${h.queue}` : ''} · ${ago(h.since)} ago`));
+    const meta = el('div', 'meta', `${h.bot}${h.queue ? ` · ${h.queue}` : ''} · ${ago(h.since)} ago`);
+    meta.dataset.since = String(h.since);
+    meta.dataset.prefix = `${h.bot}${h.queue ? ` · ${h.queue}` : ''} · `;
+    li.append(top, meta);
     if (h.reason) li.append(el('div', 'reason', h.reason));
     const last = h.lastMessages.at(-1);
     if (last) li.append(el('div', 'last', `${last.from === 'agent' ? last.agent : last.from}: ${last.text}`));
