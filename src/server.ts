@@ -112,7 +112,10 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   const hook = o.config.handoffWebhook;
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs, handoffEvents: hook !== undefined });
   const connector = hook && new HandoffConnector({ store, url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
-  if (connector) runtime.handoffs.onChange(() => connector.wake());
+  if (connector) {
+    runtime.handoffs.onChange(() => connector.wake());
+    runtime.onPoll(() => connector.wake()); // events another process queued (and left, if it died)
+  }
   http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });

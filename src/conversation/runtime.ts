@@ -85,6 +85,7 @@ export class Runtime {
   private accepting = false;
   private readonly pollMs: number;
   private readonly poller: Poller;
+  private readonly pollListeners = new Set<() => void>();
   private unlisten: (() => Promise<void>) | undefined;
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
@@ -208,6 +209,17 @@ export class Runtime {
     await this.pollLanes();
     this.dispatcher.wake();
     await this.clockwork.check();
+    for (const listener of this.pollListeners) listener();
+  }
+
+  /**
+   * Called after every poll of the database (every `pollMs`): work kept in the database that no
+   * event of this process announces (a helpdesk event another process queued, then died) is
+   * found this way. Returns an unsubscribe.
+   */
+  onPoll(listener: () => void): () => void {
+    this.pollListeners.add(listener);
+    return () => this.pollListeners.delete(listener);
   }
 
   /** Claims lanes with work that no live process holds; a failure is tried again at the next poll. */

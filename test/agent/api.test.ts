@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { verifyHandoffSignature } from '../../src/agent/signature.js';
 import { api, HOOK_SECRET, receiver, sentTo, serve, TOKEN, USER, user, walkToHandoff } from './helpers.js';
@@ -193,6 +193,26 @@ describe("agents' API", () => {
     expect(hook.got[2]!.body.message).toMatchObject({ event: { type: 'text', text: 'Are you there?' }, source: 'whatsapp' });
     expect(hook.got[3]!.body.handoff).toMatchObject({ state: 'ended', endedBy: 'ana', note: 'done' });
     expect(verifyHandoffSignature(hook.got[0]!.raw, hook.got[0]!.headers['x-colloquy-signature-256'] as string, 'another-secret-0000')).toBe(false);
+  });
+
+  it('delivers events another process queued and left behind, with no change in this process', async () => {
+    const hook = await receiver();
+    cleanup.push(() => hook.close());
+    const gone = await receiver();
+    const goneUrl = gone.url;
+    await gone.close(); // the first process's helpdesk is unreachable while it queues its events
+    const dir = mkdtempSync(join(tmpdir(), 'colloquy-connector-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = join(dir, 'shared.db');
+    const survivor = await serve({ db, hook: hook.url });
+    cleanup.push(() => survivor.server.close());
+    const first = await serve({ db, hook: goneUrl });
+    await walkToHandoff(first.server);
+    await first.server.handoffConnector!.settle();
+    await first.server.close(); // its events stay queued in the database
+    expect(hook.got).toEqual([]);
+    survivor.clock.advance(60_000); // past the refused event's retry time (2 s), and a poll; before the handoff's timeout
+    await vi.waitFor(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { timeout: 10_000, interval: 50 });
   });
 
   it('retries an event the helpdesk refused, later, with the same id', async () => {
