@@ -13,7 +13,7 @@ import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-l
 import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
 import { commitTurnIn, j } from './pg-turns.js';
-import { toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
+import { toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult,
   ConversationKey,
@@ -81,7 +81,7 @@ export class PgStore implements Store {
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
-    return (await this.db.query(PG.pendingKeys)).rows.map((r) => ({ botId: String(r['bot_id']), user: String(r['user_number']) }));
+    return (await this.db.query(PG.pendingKeys)).rows.map(toKey);
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {

@@ -1,5 +1,5 @@
 /** Row ↔ record mapping, for both stores (the PostgreSQL one reads BIGINT as numbers and JSON as TEXT, like SQLite). */
-import type { ConversationRecord, HandoffRecord, InboxRecord, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
+import type { ConversationKey, ConversationRecord, HandoffRecord, InboxRecord, NewInbound, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -97,6 +97,24 @@ export function toHandoff(r: Row): HandoffRecord {
     startedAt: Number(r['started_at']),
     claimedAt: num(r['claimed_at']),
     endedAt: num(r['ended_at']),
+  };
+}
+
+/** The conversation a row (with `bot_id` and `user_number`) belongs to. */
+export function toKey(r: Row): ConversationKey {
+  return { botId: String(r['bot_id']), user: String(r['user_number']) };
+}
+
+/** The inbound a due timer row becomes when it fires; its provider id makes firing twice a duplicate. */
+export function toTimerInbound(t: Row, now: number): NewInbound {
+  return {
+    providerId: `timer:${t['conversation_id']}:${t['id']}`,
+    botId: String(t['bot_id']),
+    user: String(t['user_number']),
+    source: 'timer',
+    event: JSON.parse(String(t['event'])) as NewInbound['event'],
+    raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
+    receivedAt: now,
   };
 }
 
