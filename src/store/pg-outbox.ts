@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
 import { PG } from './pg-sql.js';
-import { j } from './pg-turns.js';
-import { mergeTranscript, toKey, toOutbox, toTimerInbound } from './rows.js';
+import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from './rows.js';
 import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from './types.js';
 
 /** Claims due conversation heads; rows another process holds locked are skipped, not waited for. */

@@ -12,8 +12,8 @@ import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn 
 import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-lanes.js';
 import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
-import { commitTurnIn, j } from './pg-turns.js';
-import { toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
+import { commitTurnIn } from './pg-turns.js';
+import { j, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult,
   ConversationKey,

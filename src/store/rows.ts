@@ -7,6 +7,9 @@ function json(v: unknown): unknown {
   return typeof v === 'string' ? JSON.parse(v) : null;
 }
 
+/** JSON text, or null for undefined: how both stores write an optional JSON column. */
+export const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 

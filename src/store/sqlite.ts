@@ -11,7 +11,7 @@ import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { SqliteHandoffs } from './sqlite-handoffs.js';
-import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer, toTimerInbound } from './rows.js';
+import { j, mergeTranscript, STATUS_RANK, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer, toTimerInbound } from './rows.js';
 import type {
   CommitResult,
   FailureFollowUp,
@@ -109,8 +109,6 @@ const GUARDED = [
   'settleHandoffEvent',
   'nextHandoffEventAt',
 ] as const satisfies readonly (keyof Store)[];
-
-const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
