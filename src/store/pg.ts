@@ -12,6 +12,7 @@ import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn 
 import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-lanes.js';
 import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
+import { conversationsQuery } from './sql.js';
 import { commitTurnIn } from './pg-turns.js';
 import { j, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
@@ -109,19 +110,7 @@ export class PgStore implements Store {
   }
 
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    for (const [col, v] of [
-      ['bot_id', filter.botId],
-      ['user_number', filter.user],
-      ['status', filter.status],
-    ] as const) {
-      if (v !== undefined) {
-        args.push(v);
-        where.push(`${col} = $${args.length}`);
-      }
-    }
-    const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
+    const { sql, args } = conversationsQuery(filter, (n) => `$${n}`);
     return (await this.db.query(sql, args)).rows.map(toConversation);
   }
 

@@ -11,6 +11,7 @@ import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { SqliteHandoffs } from './sqlite-handoffs.js';
+import { conversationsQuery } from './sql.js';
 import { j, mergeTranscript, STATUS_RANK, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer, toTimerInbound } from './rows.js';
 import type {
   CommitResult,
@@ -214,19 +215,7 @@ export class SqliteStore implements Store {
   }
 
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    for (const [col, v] of [
-      ['bot_id', filter.botId],
-      ['user_number', filter.user],
-      ['status', filter.status],
-    ] as const) {
-      if (v !== undefined) {
-        where.push(`${col} = ?`);
-        args.push(v);
-      }
-    }
-    const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
+    const { sql, args } = conversationsQuery(filter, () => '?');
     return (this.db.prepare(sql).all(...args) as Row[]).map(toConversation);
   }
 
