@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { VersionConflictError } from '../errors.js';
-import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
+import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
   type AgentMessage,
@@ -115,8 +115,7 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
   const r = await q.query<{ id: number }>(PGH.insert, [conversationId, c.key.botId, c.key.user, o.reason ?? null, o.queue ?? null, timeoutAt, c.now]);
   const id = r.rows[0]?.id;
   if (id === undefined) return; // one is open already: it goes on as it was
-  const timeout = { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
-  await q.query(PGH.upsertTimer, [conversationId, c.key.botId, c.key.user, HANDOFF_TIMER_KEY, JSON.stringify(timeout), timeoutAt]);
+  await q.query(PGH.upsertTimer, [conversationId, c.key.botId, c.key.user, HANDOFF_TIMER_KEY, JSON.stringify(handoffTimeoutEvent(o)), timeoutAt]);
   await event(q, 'handoff.started', id, w);
 }
 
@@ -180,7 +179,7 @@ export class PgHandoffs implements HandoffStore {
       if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
       const ended = toHandoff((await q.query(PGH.end, [h.id, 'ended', agent, note ?? null, w.now])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
-      const ev = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+      const ev = handoffEndedEvent(agent, note);
       await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see pg-lanes.ts)
       const r = await q.query<{ id: number }>(PGH.insertInbox, [`handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now]);
       await bumpLaneIn(q, h);

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
-import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
+import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
   type AgentMessage,
@@ -108,8 +108,7 @@ export class SqliteHandoffs implements HandoffStore {
     const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
     if (r.changes !== 1) return; // one is open already: it goes on as it was
     const id = Number(r.lastInsertRowid);
-    const event = { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
-    this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: timeoutAt });
+    this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(handoffTimeoutEvent(o)), fireAt: timeoutAt });
     this.event('handoff.started', id, w);
   }
 
@@ -148,7 +147,7 @@ export class SqliteHandoffs implements HandoffStore {
         if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
         this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
         this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
-        const event = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+        const event = handoffEndedEvent(agent, note);
         const r = this.q.insertInbox.run({
           providerId: `handoff:${h.id}:ended`,
           botId: h.botId,
