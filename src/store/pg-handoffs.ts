@@ -19,10 +19,8 @@ import {
 } from './handoff-types.js';
 import type { PgDb, Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
-import { toHandoff, toInbox } from './rows.js';
+import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import type { ChannelName, TurnCommit } from './types.js';
-
-type Row = Record<string, unknown>;
 
 const OPEN = `state IN ('waiting', 'claimed')`;
 const UNSENT = `state IN ('pending', 'sending')`;
@@ -232,19 +230,7 @@ export class PgHandoffs implements HandoffStore {
   async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
     const token = randomBytes(6).toString('hex');
     const { rows } = await this.db.query(PGH.claimEvents, [now, limit, now + leaseMs, token]);
-    return rows
-      .map(
-        (r: Row): HandoffEventRecord => ({
-          id: Number(r['id']),
-          eventId: String(r['event_id']),
-          handoffId: Number(r['handoff_id']),
-          type: r['type'] as HandoffEventType,
-          payload: JSON.parse(String(r['payload'])),
-          attempts: Number(r['attempts']),
-          claim: String(r['claim']),
-        }),
-      )
-      .sort((a, b) => a.id - b.id);
+    return rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
   }
 
   async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {

@@ -1,5 +1,17 @@
 /** Row ↔ record mapping, for both stores (the PostgreSQL one reads BIGINT as numbers and JSON as TEXT, like SQLite). */
-import type { ConversationKey, ConversationRecord, HandoffRecord, InboxRecord, NewInbound, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
+import type {
+  ConversationKey,
+  ConversationRecord,
+  HandoffEventRecord,
+  HandoffEventType,
+  HandoffRecord,
+  InboxRecord,
+  NewInbound,
+  NewStatus,
+  OutboxRecord,
+  TimerSpec,
+  TranscriptEntry,
+} from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -118,6 +130,19 @@ export function toTimerInbound(t: Row, now: number): NewInbound {
     event: JSON.parse(String(t['event'])) as NewInbound['event'],
     raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
     receivedAt: now,
+  };
+}
+
+/** A connector event row as a record. */
+export function toHandoffEvent(r: Row): HandoffEventRecord {
+  return {
+    id: Number(r['id']),
+    eventId: String(r['event_id']),
+    handoffId: Number(r['handoff_id']),
+    type: r['type'] as HandoffEventType,
+    payload: JSON.parse(String(r['payload'])),
+    attempts: Number(r['attempts']),
+    claim: String(r['claim']),
   };
 }
 

@@ -17,7 +17,7 @@ import {
   type HandoffStore,
   type HandoffWrite,
 } from './handoff-types.js';
-import { toHandoff, toInbox } from './rows.js';
+import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
 type Row = Record<string, unknown>;
@@ -219,15 +219,7 @@ export class SqliteHandoffs implements HandoffStore {
         return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
           const claim = `${token}-${String(r['id'])}`;
           this.q.claimEvent.run(now + leaseMs, claim, r['id']);
-          return {
-            id: Number(r['id']),
-            eventId: String(r['event_id']),
-            handoffId: Number(r['handoff_id']),
-            type: r['type'] as HandoffEventType,
-            payload: JSON.parse(String(r['payload'])),
-            attempts: Number(r['attempts']) + 1,
-            claim,
-          };
+          return toHandoffEvent({ ...r, attempts: Number(r['attempts']) + 1, claim }); // the row as read, before this claim
         });
       })
       .immediate();
