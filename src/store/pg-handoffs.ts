@@ -20,35 +20,35 @@ import {
 import type { PgDb, Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
 import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
-const OPEN = `state IN ('waiting', 'claimed')`;
 const UNSENT = `state IN ('pending', 'sending')`;
 
 /** The handoff statements, in PostgreSQL's dialect. */
 export const PGH = {
-  open: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN}`,
+  open: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF}`,
   /** The open handoff, locked: claims, releases and agents' messages of one conversation take turns. */
-  lockOpen: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN} FOR UPDATE`,
-  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN} OR (h.state = 'ended'
+  lockOpen: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF} FOR UPDATE`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN_HANDOFF} OR (h.state = 'ended'
     AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > $2)))
     ORDER BY h.id DESC LIMIT 1`,
   byId: 'SELECT * FROM handoffs WHERE id = $1',
   ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = $1 ORDER BY id',
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
-    WHERE h.${OPEN} AND c.status = 'active' ORDER BY h.started_at, h.id`,
-  anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN} AND c.status <> 'active' LIMIT 1`,
+    WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
+  anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active' LIMIT 1`,
   /** Closes every orphan in one statement: a second process waits on the row locks, then finds them closed. */
   closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL
-    FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN} AND c.status <> 'active' RETURNING h.*`,
+    FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN_HANDOFF} AND c.status <> 'active' RETURNING h.*`,
   insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
     VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $7)
-    ON CONFLICT (conversation_id) WHERE ${OPEN} DO NOTHING RETURNING id`,
+    ON CONFLICT (conversation_id) WHERE ${OPEN_HANDOFF} DO NOTHING RETURNING id`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL WHERE id = $3 AND state = 'waiting' RETURNING *`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN} RETURNING *`,
+  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
   closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL
-    WHERE conversation_id = $1 AND ${OPEN} RETURNING id`,
+    WHERE conversation_id = $1 AND ${OPEN_HANDOFF} RETURNING id`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES ($1, $2, $3, $4, NULL, $5, $6)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = EXCLUDED.event, fire_at = EXCLUDED.fire_at`,

@@ -2,6 +2,9 @@
 import { STATUS_RANK } from './rows.js';
 import type { ConversationStatus } from './types.js';
 
+/** A handoff that is still open (waiting for an agent, or claimed by one); at most one per conversation. */
+export const OPEN_HANDOFF = `state IN ('waiting', 'claimed')`;
+
 /** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
 export const outboxRank = (t: string): string => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + CASE WHEN ${t}.fallback_of IS NULL THEN 0 ELSE 1 END)`;
 

@@ -18,28 +18,27 @@ import {
   type HandoffWrite,
 } from './handoff-types.js';
 import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
 type Row = Record<string, unknown>;
 
-const OPEN = `state IN ('waiting', 'claimed')`;
-
 const SQL = {
-  open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN}`,
-  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = @conversationId AND (h.${OPEN} OR (h.state = 'ended'
+  open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN_HANDOFF}`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = @conversationId AND (h.${OPEN_HANDOFF} OR (h.state = 'ended'
     AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > @inboxId)))
     ORDER BY h.id DESC LIMIT 1`,
   byId: 'SELECT * FROM handoffs WHERE id = ?',
   ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = ? ORDER BY id',
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
-    WHERE h.${OPEN} AND c.status = 'active' ORDER BY h.started_at, h.id`,
-  orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN} AND c.status <> 'active'`,
+    WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
+  orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active'`,
   insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
     VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN}`,
+  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = excluded.event, fire_at = excluded.fire_at`,
