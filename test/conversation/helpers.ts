@@ -1,4 +1,5 @@
 /** A runtime on the real sandbox, over real HTTP on 127.0.0.1, with a manual clock. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,3 +76,71 @@ export async function world(
 
 export const reply = (id: string, title = id, via: 'button' | 'list' = 'button') => ({ type: `reply.${id}`, id, title, via });
 export const textEvent = (t: string) => ({ type: 'text', text: t, via: 'whatsapp' });
+
+/**
+ * A sandbox whose latency faults sleep until the test lets them go (or their time is up), so a
+ * request can be held while a process is killed; `releaseAll` lets every held one go.
+ */
+export async function holdingSandbox(): Promise<{ sb: RunningSandbox; releaseAll: () => void }> {
+  const releases: (() => void)[] = [];
+  const sb = await startSandbox({
+    port: 0,
+    sleep: (ms) =>
+      new Promise<void>((r) => {
+        const t = setTimeout(r, ms);
+        releases.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      }),
+  });
+  return { sb, releaseAll: () => releases.forEach((r) => r()) };
+}
+
+/** A `crash-child.ts` process: the lines it printed can be awaited, commands sent to its stdin. */
+export interface CrashChild {
+  readonly proc: ChildProcess;
+  /** Resolves once the child has printed `line` (rejects after 20 s with what it did print). */
+  waitFor(line: string): Promise<void>;
+  send(m: object): void;
+}
+
+const CRASH_CHILD = join(import.meta.dirname, 'crash-child.ts');
+
+/** Starts `crash-child.ts` on the database `db` against the sandbox at `sandboxUrl`, with `env` added. */
+export function startCrashChild(db: string, sandboxUrl: string, env: Record<string, string>): CrashChild {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, db, sandboxUrl], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const waiters: { line: string; resolve: () => void }[] = [];
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of [...waiters])
+      if (out.split('\n').includes(w.line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+  });
+  return {
+    proc,
+    waitFor: (line) =>
+      new Promise<void>((resolve, reject) => {
+        if (out.split('\n').includes(line)) return resolve();
+        const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
+        waiters.push({
+          line,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      }),
+    send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
+  };
+}
+
+/** Kills a process with SIGKILL and waits until it has exited. */
+export async function killHard(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+}
