@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/conversation/clock.js';
 import { Runtime, openSqliteStore, createHttpAdapter, type Bot, type SendAdapter } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import type { SqliteStore, SqliteStoreOptions } from '../../src/store/sqlite.js';
+import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
 import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
 
 export const USER = '5215512345678';
@@ -143,4 +144,21 @@ export async function killHard(proc: ChildProcess): Promise<void> {
   const exited = new Promise((r) => proc.once('exit', r));
   proc.kill('SIGKILL');
   await exited;
+}
+
+/** Commits a first turn for `key` whose only effect is one queued SMS saying `body`, due at `now`. */
+export async function queueSms(store: Store, key: ConversationKey, body: string, flowToken: string, now: number): Promise<CommitResult> {
+  return store.commitTurn({
+    key,
+    conversationId: undefined,
+    expectedVersion: 0,
+    snapshot: {},
+    state: 's',
+    status: 'active',
+    flowToken,
+    userActivity: true,
+    outbox: [{ kind: 'text', message: { kind: 'text', text: body }, channel: 'sms', request: { msisdns: [key.user], message: body } }],
+    timers: { upsert: [], remove: [], activeStateNodes: [] },
+    now,
+  });
 }

@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/conversation/clock.js';
 import { SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { USER, adapterFor, sandbox, tempDir, world, type World } from './helpers.js';
+import { USER, adapterFor, queueSms, sandbox, tempDir, world, type World } from './helpers.js';
 
 /** The store gives up at once on a locked database, so the runtime's own retries are what is tested. */
 const impatient = { busyTimeoutMs: 1, busyRetryMs: 0 };
@@ -143,19 +143,7 @@ describe('a locked database', () => {
     const store = openSqliteStore({ path, ...impatient });
     const clock = new ManualClock();
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({
-      key,
-      conversationId: undefined,
-      expectedVersion: 0,
-      snapshot: {},
-      state: 's',
-      status: 'active',
-      flowToken: 'ft_busy',
-      userActivity: true,
-      outbox: [{ kind: 'text', message: { kind: 'text', text: 'queued' }, channel: 'sms', request: { msisdns: [USER], message: 'queued' } }],
-      timers: { upsert: [], remove: [], activeStateNodes: [] },
-      now: clock.now(),
-    });
+    await queueSms(store, key, 'queued', 'ft_busy', clock.now());
     const held = lock(path);
     const { sb, runtime } = await startCounter(store, clock);
     await tick();
@@ -181,19 +169,7 @@ describe('the dispatcher wakes for the earliest due row', () => {
     const path = dbPath();
     const store = openSqliteStore({ path });
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({
-      key,
-      conversationId: undefined,
-      expectedVersion: 0,
-      snapshot: {},
-      state: 's',
-      status: 'active',
-      flowToken: 'ft_due',
-      userActivity: true,
-      outbox: [{ kind: 'text', message: { kind: 'text', text: 'due soon' }, channel: 'sms', request: { msisdns: [USER], message: 'due soon' } }],
-      timers: { upsert: [], remove: [], activeStateNodes: [] },
-      now: clock.now() + 3,
-    });
+    await queueSms(store, key, 'due soon', 'ft_due', clock.now() + 3);
     const claim = store.claimOutbound.bind(store);
     store.claimOutbound = async (...args) => {
       const rows = await claim(...args);
