@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fromPromise } from 'xstate';
 import { ManualClock } from '../../src/conversation/clock.js';
 import { Runtime, openSqliteStore, createHttpAdapter, type Bot, type SendAdapter } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
@@ -161,4 +162,18 @@ export async function queueSms(store: Store, key: ConversationKey, body: string,
     timers: { upsert: [], remove: [], activeStateNodes: [] },
     now,
   });
+}
+
+/** An invocation the test finishes by hand: `lookup` stays pending until `finish(value)` (the latest run's). */
+export function manualLookup() {
+  let resolve: (v: string) => void = () => undefined;
+  return {
+    lookup: fromPromise(
+      () =>
+        new Promise<string>((r) => {
+          resolve = r;
+        }),
+    ),
+    finish: (v: string) => resolve(v),
+  };
 }
