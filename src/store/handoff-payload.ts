@@ -1,6 +1,6 @@
 /** The connector's event bodies, built the same way by every store. */
 import { randomBytes } from 'node:crypto';
-import type { HandoffEventType, HandoffRecord } from './handoff-types.js';
+import type { HandoffEventType, HandoffRecord, NewHandoff } from './handoff-types.js';
 
 /** A connector event's body. */
 export interface HandoffEventBody {
@@ -55,4 +55,14 @@ export function handoffEventBody(type: HandoffEventType, h: HandoffRecord, now: 
     timeoutAt: h.timeoutAt,
   };
   return { id: newEventId(), type, createdAt: now, handoff, ...(message !== undefined && { message }) };
+}
+
+/** The event the handoff's timeout timer delivers to the machine when nobody claimed it in time. */
+export function handoffTimeoutEvent(o: NewHandoff): { readonly type: 'handoff.timeout'; readonly waitedMs: number; readonly reason?: string; readonly queue?: string } {
+  return { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
+}
+
+/** The event the machine receives when an agent hands the conversation back. */
+export function handoffEndedEvent(agent: string, note: string | undefined): { readonly type: 'handoff.ended'; readonly by: string; readonly note?: string } {
+  return { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
 }

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { VersionConflictError } from '../errors.js';
-import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
+import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
   type AgentMessage,
@@ -19,38 +19,36 @@ import {
 } from './handoff-types.js';
 import type { PgDb, Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
-import { toHandoff, toInbox } from './rows.js';
+import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
-type Row = Record<string, unknown>;
-
-const OPEN = `state IN ('waiting', 'claimed')`;
 const UNSENT = `state IN ('pending', 'sending')`;
 
 /** The handoff statements, in PostgreSQL's dialect. */
 export const PGH = {
-  open: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN}`,
+  open: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF}`,
   /** The open handoff, locked: claims, releases and agents' messages of one conversation take turns. */
-  lockOpen: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN} FOR UPDATE`,
-  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN} OR (h.state = 'ended'
+  lockOpen: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF} FOR UPDATE`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN_HANDOFF} OR (h.state = 'ended'
     AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > $2)))
     ORDER BY h.id DESC LIMIT 1`,
   byId: 'SELECT * FROM handoffs WHERE id = $1',
   ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = $1 ORDER BY id',
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
-    WHERE h.${OPEN} AND c.status = 'active' ORDER BY h.started_at, h.id`,
-  anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN} AND c.status <> 'active' LIMIT 1`,
+    WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
+  anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active' LIMIT 1`,
   /** Closes every orphan in one statement: a second process waits on the row locks, then finds them closed. */
   closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL
-    FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN} AND c.status <> 'active' RETURNING h.*`,
+    FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN_HANDOFF} AND c.status <> 'active' RETURNING h.*`,
   insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
     VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $7)
-    ON CONFLICT (conversation_id) WHERE ${OPEN} DO NOTHING RETURNING id`,
+    ON CONFLICT (conversation_id) WHERE ${OPEN_HANDOFF} DO NOTHING RETURNING id`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL WHERE id = $3 AND state = 'waiting' RETURNING *`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN} RETURNING *`,
+  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
   closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL
-    WHERE conversation_id = $1 AND ${OPEN} RETURNING id`,
+    WHERE conversation_id = $1 AND ${OPEN_HANDOFF} RETURNING id`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES ($1, $2, $3, $4, NULL, $5, $6)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = EXCLUDED.event, fire_at = EXCLUDED.fire_at`,
@@ -115,8 +113,7 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
   const r = await q.query<{ id: number }>(PGH.insert, [conversationId, c.key.botId, c.key.user, o.reason ?? null, o.queue ?? null, timeoutAt, c.now]);
   const id = r.rows[0]?.id;
   if (id === undefined) return; // one is open already: it goes on as it was
-  const timeout = { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
-  await q.query(PGH.upsertTimer, [conversationId, c.key.botId, c.key.user, HANDOFF_TIMER_KEY, JSON.stringify(timeout), timeoutAt]);
+  await q.query(PGH.upsertTimer, [conversationId, c.key.botId, c.key.user, HANDOFF_TIMER_KEY, JSON.stringify(handoffTimeoutEvent(o)), timeoutAt]);
   await event(q, 'handoff.started', id, w);
 }
 
@@ -180,7 +177,7 @@ export class PgHandoffs implements HandoffStore {
       if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
       const ended = toHandoff((await q.query(PGH.end, [h.id, 'ended', agent, note ?? null, w.now])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
-      const ev = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+      const ev = handoffEndedEvent(agent, note);
       await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see pg-lanes.ts)
       const r = await q.query<{ id: number }>(PGH.insertInbox, [`handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now]);
       await bumpLaneIn(q, h);
@@ -233,19 +230,7 @@ export class PgHandoffs implements HandoffStore {
   async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
     const token = randomBytes(6).toString('hex');
     const { rows } = await this.db.query(PGH.claimEvents, [now, limit, now + leaseMs, token]);
-    return rows
-      .map(
-        (r: Row): HandoffEventRecord => ({
-          id: Number(r['id']),
-          eventId: String(r['event_id']),
-          handoffId: Number(r['handoff_id']),
-          type: r['type'] as HandoffEventType,
-          payload: JSON.parse(String(r['payload'])),
-          attempts: Number(r['attempts']),
-          claim: String(r['claim']),
-        }),
-      )
-      .sort((a, b) => a.id - b.id);
+    return rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
   }
 
   async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {

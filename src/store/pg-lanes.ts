@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import type { PgDb, Queryable } from './pg-db.js';
+import { toKey } from './rows.js';
 import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from './types.js';
 
 /** The channel of work notifications. */
@@ -63,7 +64,7 @@ export async function bumpLaneIn(q: Queryable, key: ConversationKey): Promise<vo
 
 function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
   return {
-    key: { botId: String(r['bot_id']), user: String(r['user_number']) },
+    key: toKey(r),
     fence: Number(r['fence']),
     workSeq: Number(r['work_seq']),
     takeover: prevOwner !== null && prevOwner !== undefined && prevOwner !== owner,
@@ -89,7 +90,7 @@ export async function renewLanesIn(db: PgDb, owner: string, leaseMs: number): Pr
   const run = async (q: Queryable) => {
     const { rows } = await q.query(SQL.renew, [owner, leaseMs]);
     if (leaseMs === 0 && rows.length) await q.query(SQL.notify);
-    return rows.map((r) => ({ key: { botId: String(r['bot_id']), user: String(r['user_number']) }, fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
+    return rows.map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
   };
   return leaseMs === 0 ? db.tx(run) : run(db);
 }

@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
 import { PG } from './pg-sql.js';
-import { j } from './pg-turns.js';
-import { mergeTranscript, toOutbox } from './rows.js';
+import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from './rows.js';
 import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from './types.js';
 
 /** Claims due conversation heads; rows another process holds locked are skipped, not waited for. */
@@ -65,17 +64,9 @@ export async function fireDueTimersIn(q: Queryable, now: number, limit: number):
   const { rows } = await q.query(PG.takeDueTimers, [now, limit]);
   const due = rows.sort((a, b) => Number(a['fire_at']) - Number(b['fire_at']) || Number(a['id']) - Number(b['id']));
   for (const t of due) {
-    await addInboundIn(q, {
-      providerId: `timer:${t['conversation_id']}:${t['id']}`,
-      botId: String(t['bot_id']),
-      user: String(t['user_number']),
-      source: 'timer',
-      event: JSON.parse(String(t['event'])) as NewInbound['event'],
-      raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
-      receivedAt: now,
-    });
+    await addInboundIn(q, toTimerInbound(t, now));
   }
-  return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));
+  return due.map(toKey);
 }
 
 /** Both directions of a conversation, in order. */

@@ -3,10 +3,8 @@ import { VersionConflictError } from '../errors.js';
 import { isUniqueViolation, type Queryable } from './pg-db.js';
 import { applyHandoffTurnIn } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
+import { j } from './rows.js';
 import type { CommitResult, ConversationKey, NewOutbound, TurnCommit } from './types.js';
-
-/** JSON text, or null for undefined. */
-export const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /**
  * Commits a turn inside the caller's transaction. The version check (UPDATE … WHERE version) and

@@ -12,8 +12,9 @@ import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn 
 import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-lanes.js';
 import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
-import { commitTurnIn, j } from './pg-turns.js';
-import { toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
+import { conversationsQuery } from './sql.js';
+import { commitTurnIn } from './pg-turns.js';
+import { j, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult,
   ConversationKey,
@@ -81,7 +82,7 @@ export class PgStore implements Store {
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
-    return (await this.db.query(PG.pendingKeys)).rows.map((r) => ({ botId: String(r['bot_id']), user: String(r['user_number']) }));
+    return (await this.db.query(PG.pendingKeys)).rows.map(toKey);
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
@@ -109,19 +110,7 @@ export class PgStore implements Store {
   }
 
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    for (const [col, v] of [
-      ['bot_id', filter.botId],
-      ['user_number', filter.user],
-      ['status', filter.status],
-    ] as const) {
-      if (v !== undefined) {
-        args.push(v);
-        where.push(`${col} = $${args.length}`);
-      }
-    }
-    const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
+    const { sql, args } = conversationsQuery(filter, (n) => `$${n}`);
     return (await this.db.query(sql, args)).rows.map(toConversation);
   }
 

@@ -1,11 +1,26 @@
 /** Row ↔ record mapping, for both stores (the PostgreSQL one reads BIGINT as numbers and JSON as TEXT, like SQLite). */
-import type { ConversationRecord, HandoffRecord, InboxRecord, NewStatus, OutboxRecord, TimerSpec, TranscriptEntry } from './types.js';
+import type {
+  ConversationKey,
+  ConversationRecord,
+  HandoffEventRecord,
+  HandoffEventType,
+  HandoffRecord,
+  InboxRecord,
+  NewInbound,
+  NewStatus,
+  OutboxRecord,
+  TimerSpec,
+  TranscriptEntry,
+} from './types.js';
 
 type Row = Record<string, unknown>;
 
 function json(v: unknown): unknown {
   return typeof v === 'string' ? JSON.parse(v) : null;
 }
+
+/** JSON text, or null for undefined: how both stores write an optional JSON column. */
+export const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
@@ -97,6 +112,37 @@ export function toHandoff(r: Row): HandoffRecord {
     startedAt: Number(r['started_at']),
     claimedAt: num(r['claimed_at']),
     endedAt: num(r['ended_at']),
+  };
+}
+
+/** The conversation a row (with `bot_id` and `user_number`) belongs to. */
+export function toKey(r: Row): ConversationKey {
+  return { botId: String(r['bot_id']), user: String(r['user_number']) };
+}
+
+/** The inbound a due timer row becomes when it fires; its provider id makes firing twice a duplicate. */
+export function toTimerInbound(t: Row, now: number): NewInbound {
+  return {
+    providerId: `timer:${t['conversation_id']}:${t['id']}`,
+    botId: String(t['bot_id']),
+    user: String(t['user_number']),
+    source: 'timer',
+    event: JSON.parse(String(t['event'])) as NewInbound['event'],
+    raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
+    receivedAt: now,
+  };
+}
+
+/** A connector event row as a record. */
+export function toHandoffEvent(r: Row): HandoffEventRecord {
+  return {
+    id: Number(r['id']),
+    eventId: String(r['event_id']),
+    handoffId: Number(r['handoff_id']),
+    type: r['type'] as HandoffEventType,
+    payload: JSON.parse(String(r['payload'])),
+    attempts: Number(r['attempts']),
+    claim: String(r['claim']),
   };
 }
 

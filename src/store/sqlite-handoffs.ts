@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
-import { handoffEventBody, type HandoffEventBody } from './handoff-payload.js';
+import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
   type AgentMessage,
@@ -17,29 +17,28 @@ import {
   type HandoffStore,
   type HandoffWrite,
 } from './handoff-types.js';
-import { toHandoff, toInbox } from './rows.js';
+import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
 type Row = Record<string, unknown>;
 
-const OPEN = `state IN ('waiting', 'claimed')`;
-
 const SQL = {
-  open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN}`,
-  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = @conversationId AND (h.${OPEN} OR (h.state = 'ended'
+  open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN_HANDOFF}`,
+  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = @conversationId AND (h.${OPEN_HANDOFF} OR (h.state = 'ended'
     AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > @inboxId)))
     ORDER BY h.id DESC LIMIT 1`,
   byId: 'SELECT * FROM handoffs WHERE id = ?',
   ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = ? ORDER BY id',
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
-    WHERE h.${OPEN} AND c.status = 'active' ORDER BY h.started_at, h.id`,
-  orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN} AND c.status <> 'active'`,
+    WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
+  orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active'`,
   insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
     VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN}`,
+  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = excluded.event, fire_at = excluded.fire_at`,
@@ -108,8 +107,7 @@ export class SqliteHandoffs implements HandoffStore {
     const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
     if (r.changes !== 1) return; // one is open already: it goes on as it was
     const id = Number(r.lastInsertRowid);
-    const event = { type: 'handoff.timeout', waitedMs: o.timeoutMs, ...(o.reason !== undefined && { reason: o.reason }), ...(o.queue !== undefined && { queue: o.queue }) };
-    this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: timeoutAt });
+    this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(handoffTimeoutEvent(o)), fireAt: timeoutAt });
     this.event('handoff.started', id, w);
   }
 
@@ -148,7 +146,7 @@ export class SqliteHandoffs implements HandoffStore {
         if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
         this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
         this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
-        const event = { type: 'handoff.ended', by: agent, ...(note !== undefined && { note }) };
+        const event = handoffEndedEvent(agent, note);
         const r = this.q.insertInbox.run({
           providerId: `handoff:${h.id}:ended`,
           botId: h.botId,
@@ -220,15 +218,7 @@ export class SqliteHandoffs implements HandoffStore {
         return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
           const claim = `${token}-${String(r['id'])}`;
           this.q.claimEvent.run(now + leaseMs, claim, r['id']);
-          return {
-            id: Number(r['id']),
-            eventId: String(r['event_id']),
-            handoffId: Number(r['handoff_id']),
-            type: r['type'] as HandoffEventType,
-            payload: JSON.parse(String(r['payload'])),
-            attempts: Number(r['attempts']) + 1,
-            claim,
-          };
+          return toHandoffEvent({ ...r, attempts: Number(r['attempts']) + 1, claim }); // the row as read, before this claim
         });
       })
       .immediate();

@@ -11,7 +11,8 @@ import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { SqliteHandoffs } from './sqlite-handoffs.js';
-import { mergeTranscript, STATUS_RANK, toConversation, toInbox, toOutbox, toStatus, toTimer } from './rows.js';
+import { conversationsQuery } from './sql.js';
+import { j, mergeTranscript, STATUS_RANK, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer, toTimerInbound } from './rows.js';
 import type {
   CommitResult,
   FailureFollowUp,
@@ -110,8 +111,6 @@ const GUARDED = [
   'nextHandoffEventAt',
 ] as const satisfies readonly (keyof Store)[];
 
-const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
-
 /** The SQLite implementation of {@link Store}. */
 export class SqliteStore implements Store {
   private readonly q: Statements;
@@ -184,7 +183,7 @@ export class SqliteStore implements Store {
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
-    return (this.q.pendingKeys.all() as Row[]).map((r) => ({ botId: String(r['bot_id']), user: String(r['user_number']) }));
+    return (this.q.pendingKeys.all() as Row[]).map(toKey);
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
@@ -216,19 +215,7 @@ export class SqliteStore implements Store {
   }
 
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    for (const [col, v] of [
-      ['bot_id', filter.botId],
-      ['user_number', filter.user],
-      ['status', filter.status],
-    ] as const) {
-      if (v !== undefined) {
-        where.push(`${col} = ?`);
-        args.push(v);
-      }
-    }
-    const sql = `SELECT * FROM conversations ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id`;
+    const { sql, args } = conversationsQuery(filter, () => '?');
     return (this.db.prepare(sql).all(...args) as Row[]).map(toConversation);
   }
 
@@ -394,7 +381,7 @@ export class SqliteStore implements Store {
         if (!row) return false;
         const conversationId = Number(row['conversation_id']);
         if (follow.fallback) {
-          const key = { botId: String(row['bot_id']), user: String(row['user_number']) };
+          const key = toKey(row);
           this.q.insertFallback.run({
             conversationId,
             botId: key.botId,
@@ -453,18 +440,10 @@ export class SqliteStore implements Store {
       .transaction(() => {
         const due = this.q.dueTimers.all(now, limit) as Row[];
         for (const t of due) {
-          this.insertInbound({
-            providerId: `timer:${t['conversation_id']}:${t['id']}`,
-            botId: String(t['bot_id']),
-            user: String(t['user_number']),
-            source: 'timer',
-            event: JSON.parse(String(t['event'])) as NewInbound['event'],
-            raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
-            receivedAt: now,
-          });
+          this.insertInbound(toTimerInbound(t, now));
           this.q.deleteTimerId.run(t['id']);
         }
-        return due.map((t) => ({ botId: String(t['bot_id']), user: String(t['user_number']) }));
+        return due.map(toKey);
       })
       .immediate();
   }
@@ -508,7 +487,7 @@ export class SqliteStore implements Store {
           rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
         } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
         return rows.map((r) => {
-          const key = { botId: String(r['bot_id']), user: String(r['user_number']) };
+          const key = toKey(r);
           this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
           const mine = r['owner'] === owner;
           return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
@@ -519,7 +498,7 @@ export class SqliteStore implements Store {
 
   async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
     return (this.q.renewLanes.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({
-      key: { botId: String(r['bot_id']), user: String(r['user_number']) },
+      key: toKey(r),
       fence: Number(r['fence']),
       workSeq: Number(r['work_seq']),
     }));

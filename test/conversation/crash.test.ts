@@ -1,76 +1,34 @@
 /** A process killed (SIGKILL) mid-way loses nothing: the next process finishes what it left. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/conversation/clock.js';
 import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
-import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { tempDir } from './helpers.js';
+import { holdingSandbox, killHard, startCrashChild, tempDir, type CrashChild } from './helpers.js';
 
-const CHILD = join(import.meta.dirname, 'crash-child.ts');
 const tmp = tempDir();
 let sb: RunningSandbox;
-const releases: (() => void)[] = [];
+let releaseAll: () => void = () => {};
 let child: ChildProcess | undefined;
 
 beforeAll(async () => {
-  // Latency faults sleep here, so the test can let a held request go when it is done.
-  sb = await startSandbox({
-    port: 0,
-    sleep: (ms) =>
-      new Promise<void>((r) => {
-        const t = setTimeout(r, ms);
-        releases.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      }),
-  });
+  // Latency faults sleep until released, so the test can let a held request go when it is done.
+  ({ sb, releaseAll } = await holdingSandbox());
 });
 afterEach(() => child?.kill('SIGKILL'));
 afterAll(async () => {
-  releases.forEach((r) => r());
+  releaseAll();
   await sb.close();
   tmp.remove();
 });
 
-function startChild(db: string, env: Record<string, string>): { proc: ChildProcess; waitFor: (line: string) => Promise<void>; send: (m: object) => void } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, db, sb.url], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
-  child = proc;
-  let out = '';
-  const waiters: { line: string; resolve: () => void }[] = [];
-  proc.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    for (const w of [...waiters])
-      if (out.split('\n').includes(w.line)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-  });
-  return {
-    proc,
-    waitFor: (line) =>
-      new Promise<void>((resolve, reject) => {
-        if (out.split('\n').includes(line)) return resolve();
-        const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
-        waiters.push({
-          line,
-          resolve: () => {
-            clearTimeout(t);
-            resolve();
-          },
-        });
-      }),
-    send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
-  };
-}
-
-async function kill(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGKILL');
-  await exited;
+function startChild(db: string, env: Record<string, string>): CrashChild {
+  const c = startCrashChild(db, sb.url, env);
+  child = c.proc;
+  return c;
 }
 
 function rows(db: string, sql: string): Record<string, unknown>[] {
@@ -106,7 +64,7 @@ describe('crash safety', () => {
     await c.waitFor('committed wamid.c1');
     c.send({ id: 'wamid.c2', user, text: 'hang' });
     await c.waitFor('hanging');
-    await kill(c.proc);
+    await killHard(c.proc);
     expect(rows(db, `SELECT provider_id, state FROM inbox ORDER BY id`)).toEqual([
       { provider_id: 'wamid.c1', state: 'done' },
       { provider_id: 'wamid.c2', state: 'pending' },
@@ -129,7 +87,7 @@ describe('crash safety', () => {
     await c.waitFor('committed wamid.d1');
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && rows(db, `SELECT state FROM outbox`)[0]?.['state'] !== 'sending') await new Promise((r) => setTimeout(r, 20));
-    await kill(c.proc);
+    await killHard(c.proc);
     expect(rows(db, `SELECT state, attempts FROM outbox`)).toEqual([{ state: 'sending', attempts: 1 }]);
     expect(texts(user)).toEqual([]); // the held request never got its answer
     const runtime = await recover(db, () => texts(user).length >= 1);

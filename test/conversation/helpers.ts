@@ -1,11 +1,14 @@
 /** A runtime on the real sandbox, over real HTTP on 127.0.0.1, with a manual clock. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fromPromise } from 'xstate';
 import { ManualClock } from '../../src/conversation/clock.js';
 import { Runtime, openSqliteStore, createHttpAdapter, type Bot, type SendAdapter } from '../../src/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import type { SqliteStore, SqliteStoreOptions } from '../../src/store/sqlite.js';
+import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
 import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
 
 export const USER = '5215512345678';
@@ -75,3 +78,102 @@ export async function world(
 
 export const reply = (id: string, title = id, via: 'button' | 'list' = 'button') => ({ type: `reply.${id}`, id, title, via });
 export const textEvent = (t: string) => ({ type: 'text', text: t, via: 'whatsapp' });
+
+/**
+ * A sandbox whose latency faults sleep until the test lets them go (or their time is up), so a
+ * request can be held while a process is killed; `releaseAll` lets every held one go.
+ */
+export async function holdingSandbox(): Promise<{ sb: RunningSandbox; releaseAll: () => void }> {
+  const releases: (() => void)[] = [];
+  const sb = await startSandbox({
+    port: 0,
+    sleep: (ms) =>
+      new Promise<void>((r) => {
+        const t = setTimeout(r, ms);
+        releases.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      }),
+  });
+  return { sb, releaseAll: () => releases.forEach((r) => r()) };
+}
+
+/** A `crash-child.ts` process: the lines it printed can be awaited, commands sent to its stdin. */
+export interface CrashChild {
+  readonly proc: ChildProcess;
+  /** Resolves once the child has printed `line` (rejects after 20 s with what it did print). */
+  waitFor(line: string): Promise<void>;
+  send(m: object): void;
+}
+
+const CRASH_CHILD = join(import.meta.dirname, 'crash-child.ts');
+
+/** Starts `crash-child.ts` on the database `db` against the sandbox at `sandboxUrl`, with `env` added. */
+export function startCrashChild(db: string, sandboxUrl: string, env: Record<string, string>): CrashChild {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, db, sandboxUrl], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const waiters: { line: string; resolve: () => void }[] = [];
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of [...waiters])
+      if (out.split('\n').includes(w.line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+  });
+  return {
+    proc,
+    waitFor: (line) =>
+      new Promise<void>((resolve, reject) => {
+        if (out.split('\n').includes(line)) return resolve();
+        const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
+        waiters.push({
+          line,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      }),
+    send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
+  };
+}
+
+/** Kills a process with SIGKILL and waits until it has exited. */
+export async function killHard(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+/** Commits a first turn for `key` whose only effect is one queued SMS saying `body`, due at `now`. */
+export async function queueSms(store: Store, key: ConversationKey, body: string, flowToken: string, now: number): Promise<CommitResult> {
+  return store.commitTurn({
+    key,
+    conversationId: undefined,
+    expectedVersion: 0,
+    snapshot: {},
+    state: 's',
+    status: 'active',
+    flowToken,
+    userActivity: true,
+    outbox: [{ kind: 'text', message: { kind: 'text', text: body }, channel: 'sms', request: { msisdns: [key.user], message: body } }],
+    timers: { upsert: [], remove: [], activeStateNodes: [] },
+    now,
+  });
+}
+
+/** An invocation the test finishes by hand: `lookup` stays pending until `finish(value)` (the latest run's). */
+export function manualLookup() {
+  let resolve: (v: string) => void = () => undefined;
+  return {
+    lookup: fromPromise(
+      () =>
+        new Promise<string>((r) => {
+          resolve = r;
+        }),
+    ),
+    finish: (v: string) => resolve(v),
+  };
+}

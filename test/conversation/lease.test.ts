@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/conversation/clock.js';
 import { openSqliteStore } from '../../src/index.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { USER, world } from './helpers.js';
+import { USER, queueSms, world } from './helpers.js';
 
 let sb: RunningSandbox;
 const held: (() => void)[] = [];
@@ -95,19 +95,7 @@ describe('claim tokens', () => {
   it('a result from a claim that was taken over is not recorded', async () => {
     const store = openSqliteStore(':memory:');
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({
-      key,
-      conversationId: undefined,
-      expectedVersion: 0,
-      snapshot: {},
-      state: 's',
-      status: 'active',
-      flowToken: 'ft_x',
-      userActivity: true,
-      outbox: [{ kind: 'text', message: { kind: 'text', text: 'a' }, channel: 'sms', request: { msisdns: [USER], message: 'a' } }],
-      timers: { upsert: [], remove: [], activeStateNodes: [] },
-      now: 1000,
-    });
+    await queueSms(store, key, 'a', 'ft_x', 1000);
     const [mine] = await store.claimOutbound(1000, 10, 100);
     const [theirs] = await store.claimOutbound(1100, 10, 100); // the lease ran out: another process claims it
     expect(mine!.claim).not.toBe(theirs!.claim);

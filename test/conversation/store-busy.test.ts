@@ -6,13 +6,13 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromPromise, setup } from 'xstate';
+import { setup } from 'xstate';
 import { Runtime, defineBot, openSqliteStore, say, text } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import { SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { USER, adapterFor, sandbox, tempDir, world, type World } from './helpers.js';
+import { USER, adapterFor, manualLookup, queueSms, sandbox, tempDir, world, type World } from './helpers.js';
 
 /** The store gives up at once on a locked database, so the runtime's own retries are what is tested. */
 const impatient = { busyTimeoutMs: 1, busyRetryMs: 0 };
@@ -60,17 +60,8 @@ const textsTo = (sb: RunningSandbox, user: string) => sb.sandbox.messagesTo(user
 
 describe('a locked database', () => {
   it('an invocation result that meets a locked database is committed once it is free; the conversation lives on', async () => {
-    let finish: (v: string) => void = () => undefined;
-    const machine = setup({
-      actors: {
-        lookup: fromPromise(
-          () =>
-            new Promise<string>((r) => {
-              finish = r;
-            }),
-        ),
-      },
-    }).createMachine({
+    const { lookup, finish } = manualLookup();
+    const machine = setup({ actors: { lookup } }).createMachine({
       id: 'slow',
       initial: 'idle',
       states: {
@@ -143,19 +134,7 @@ describe('a locked database', () => {
     const store = openSqliteStore({ path, ...impatient });
     const clock = new ManualClock();
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({
-      key,
-      conversationId: undefined,
-      expectedVersion: 0,
-      snapshot: {},
-      state: 's',
-      status: 'active',
-      flowToken: 'ft_busy',
-      userActivity: true,
-      outbox: [{ kind: 'text', message: { kind: 'text', text: 'queued' }, channel: 'sms', request: { msisdns: [USER], message: 'queued' } }],
-      timers: { upsert: [], remove: [], activeStateNodes: [] },
-      now: clock.now(),
-    });
+    await queueSms(store, key, 'queued', 'ft_busy', clock.now());
     const held = lock(path);
     const { sb, runtime } = await startCounter(store, clock);
     await tick();
@@ -181,19 +160,7 @@ describe('the dispatcher wakes for the earliest due row', () => {
     const path = dbPath();
     const store = openSqliteStore({ path });
     const key = { botId: 'counter', user: USER };
-    await store.commitTurn({
-      key,
-      conversationId: undefined,
-      expectedVersion: 0,
-      snapshot: {},
-      state: 's',
-      status: 'active',
-      flowToken: 'ft_due',
-      userActivity: true,
-      outbox: [{ kind: 'text', message: { kind: 'text', text: 'due soon' }, channel: 'sms', request: { msisdns: [USER], message: 'due soon' } }],
-      timers: { upsert: [], remove: [], activeStateNodes: [] },
-      now: clock.now() + 3,
-    });
+    await queueSms(store, key, 'due soon', 'ft_due', clock.now() + 3);
     const claim = store.claimOutbound.bind(store);
     store.claimOutbound = async (...args) => {
       const rows = await claim(...args);

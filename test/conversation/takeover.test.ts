@@ -2,39 +2,28 @@
  * A live process takes over a dead one's conversations, with no new message and no restart: the
  * dead process's lane leases run out and the survivor's poll claims them (SQLite, two processes).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
-import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import Database from 'better-sqlite3';
 import { fromPromise, setup } from 'xstate';
 import { defineBot, say, text, type TextEvent } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { tempDir } from './helpers.js';
+import { holdingSandbox, killHard, startCrashChild, tempDir, type CrashChild } from './helpers.js';
 
-const CHILD = join(import.meta.dirname, 'crash-child.ts');
 const tmp = tempDir();
 let sb: RunningSandbox;
 let child: ChildProcess | undefined;
 const runtimes: Runtime[] = [];
 
-const releases: (() => void)[] = [];
+let releaseAll: () => void = () => {};
 
 beforeAll(async () => {
-  // Latency faults sleep here, so the test can let a held request go when it is done.
-  sb = await startSandbox({
-    port: 0,
-    sleep: (ms) =>
-      new Promise<void>((r) => {
-        const t = setTimeout(r, ms);
-        releases.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      }),
-  });
+  // Latency faults sleep until released, so the test can let a held request go when it is done.
+  ({ sb, releaseAll } = await holdingSandbox());
 });
 afterEach(async () => {
   child?.kill('SIGKILL');
@@ -46,46 +35,15 @@ afterEach(async () => {
   );
 });
 afterAll(async () => {
-  releases.forEach((r) => r());
+  releaseAll();
   await sb.close();
   tmp.remove();
 });
 
-function startChild(db: string, env: Record<string, string>): { proc: ChildProcess; waitFor: (line: string) => Promise<void>; send: (m: object) => void } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, db, sb.url], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
-  child = proc;
-  let out = '';
-  const waiters: { line: string; resolve: () => void }[] = [];
-  proc.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    for (const w of [...waiters])
-      if (out.split('\n').includes(w.line)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-  });
-  return {
-    proc,
-    waitFor: (line) =>
-      new Promise<void>((resolve, reject) => {
-        if (out.split('\n').includes(line)) return resolve();
-        const t = setTimeout(() => reject(new Error(`child never printed "${line}"; it printed: ${out}`)), 20_000);
-        waiters.push({
-          line,
-          resolve: () => {
-            clearTimeout(t);
-            resolve();
-          },
-        });
-      }),
-    send: (m) => proc.stdin!.write(`${JSON.stringify(m)}\n`),
-  };
-}
-
-async function kill(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGKILL');
-  await exited;
+function startChild(db: string, env: Record<string, string>): CrashChild {
+  const c = startCrashChild(db, sb.url, env);
+  child = c.proc;
+  return c;
 }
 
 async function survivor(db: string): Promise<Runtime> {
@@ -115,7 +73,7 @@ describe('takeover by a live process', () => {
     await c.waitFor('committed wamid.t1');
     c.send({ id: 'wamid.t2', user, text: 'hang' });
     await c.waitFor('hanging');
-    await kill(c.proc);
+    await killHard(c.proc);
     // The peer gets the next message and a redelivery of one the dead process acknowledged.
     expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t2', source: 'whatsapp', event: { type: 'text', text: 'hang' } })).duplicate).toBe(true);
     expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t3', source: 'whatsapp', event: { type: 'text', text: 'third' } })).duplicate).toBe(false);
@@ -134,7 +92,7 @@ describe('takeover by a live process', () => {
     const peer = await survivor(db);
     c.send({ id: 'wamid.u1', user, text: 'hang' });
     await c.waitFor('hanging');
-    await kill(c.proc);
+    await killHard(c.proc);
     await eventually(() => texts(user).length >= 1, 15_000);
     expect(texts(user)).toEqual(['#1']);
     expect((await peer.store.inbound(1))?.state).toBe('done');
@@ -150,7 +108,7 @@ describe('takeover by a live process', () => {
     c.send({ id: 'wamid.v1', user, text: 'hello' });
     await c.waitFor('committed wamid.v1');
     await eventually(() => sb.sandbox.requestsTo('sms').length >= 1, 10_000); // the send is held by the provider
-    await kill(c.proc);
+    await killHard(c.proc);
     await eventually(() => texts(user).length >= 1, 15_000);
     expect(texts(user)).toEqual(['#1']);
     expect((await peer.store.outbound(1))?.state).toBe('sent');

@@ -1,8 +1,8 @@
 /** Durable timers at the edges: a targetless delay while an invocation runs, and a re-entered state. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { fromPromise, setup } from 'xstate';
+import { setup } from 'xstate';
 import { defineBot, say, text } from '../../src/index.js';
-import { USER, world, type World } from './helpers.js';
+import { USER, manualLookup, world, type World } from './helpers.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -14,17 +14,8 @@ const texts = async (w: World, botId: string) => (await w.runtime.transcript({ b
 
 describe('durable timers at the edges', () => {
   it('a delay with no target fires once while an invocation keeps its state busy', async () => {
-    let finish: (v: string) => void = () => undefined;
-    const machine = setup({
-      actors: {
-        lookup: fromPromise(
-          () =>
-            new Promise<string>((r) => {
-              finish = r;
-            }),
-        ),
-      },
-    }).createMachine({
+    const { lookup, finish } = manualLookup();
+    const machine = setup({ actors: { lookup } }).createMachine({
       id: 'slow',
       initial: 'idle',
       states: {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestBot, type TestConversation } from '../../src/simulator/testing.js';
 import orderBot from '../fixtures/order-bot.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { ORDER_USER, orderThroughFlow } from './order-scenario.js';
 
 let conv: TestConversation | undefined;
 afterEach(async () => {
@@ -23,15 +24,8 @@ describe('createTestBot({ database: postgres://… })', () => {
   });
 
   it('runs to the final state through a flow and an invoked promise, with the transcript in order', async () => {
-    const c = (conv = await createTestBot(orderBot, { user: '5215599990000', database: await freshDatabaseUrl() }));
-    await c.type('hi');
-    await c.tap('status');
-    c.expectText('order for 5215599990000 is on its way').expectState('menu');
-    await c.tap('Pepperoni');
-    await c.tap('large');
-    await c.submitFlow({ address: '1 Main St' });
-    c.expectState('done').expectText('Thanks! A large pepperoni to 1 Main St.');
-    expect(c.conversation?.status).toBe('done');
+    const c = (conv = await createTestBot(orderBot, { user: ORDER_USER, database: await freshDatabaseUrl() }));
+    await orderThroughFlow(c);
     const directions = (await c.store.transcript(c.conversation!.id)).map((e) => e.direction);
     expect(directions[0]).toBe('in');
     expect(directions.filter((d) => d === 'in')).toHaveLength(5);

@@ -4,6 +4,7 @@ import { buttons, defineBot, say, type Bot, type TranscriptEntry } from '../../s
 import { BotTurnError, createTestBot, ExpectationError, parseDuration, type SentMessage, type TestConversation } from '../../src/simulator/testing.js';
 import orderBot from '../fixtures/order-bot.js';
 import variantsBot, { variants } from '../fixtures/variants-bot.js';
+import { ORDER_USER, orderThroughFlow } from './order-scenario.js';
 
 let conv: TestConversation | undefined;
 afterEach(async () => {
@@ -98,15 +99,8 @@ describe('the order bot', () => {
   });
 
   it('runs to the final state through a flow, and waits for an invoked promise', async () => {
-    const c = await start(orderBot, { user: '5215599990000' });
-    await c.type('hi');
-    await c.tap('status');
-    c.expectText('order for 5215599990000 is on its way').expectState('menu');
-    await c.tap('Pepperoni');
-    await c.tap('large');
-    await c.submitFlow({ address: '1 Main St' });
-    c.expectState('done').expectText('Thanks! A large pepperoni to 1 Main St.');
-    expect(c.conversation?.status).toBe('done');
+    const c = await start(orderBot, { user: ORDER_USER });
+    await orderThroughFlow(c);
     expect(c.context).toMatchObject({ item: 'pepperoni', size: 'large', address: '1 Main St' });
   });
 
