@@ -45,6 +45,8 @@ export interface Config {
   readonly laneHeartbeatMs: number | undefined;
   /** How often the database is polled for work another process left or added (undefined: 1 s). */
   readonly pollMs: number | undefined;
+  /** Conversations whose turns run at once in this process (undefined: 128); the others wait in the store. */
+  readonly laneConcurrency?: number | undefined;
   /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
   readonly agentToken?: string | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
@@ -145,7 +147,8 @@ function database(get: (n: string) => string | undefined): string {
 }
 
 /** The lane lease, its heartbeat and the poll, checked against each other. */
-function laneTimes(get: (n: string) => string | undefined): Pick<Config, 'laneLeaseMs' | 'laneHeartbeatMs' | 'pollMs'> {
+function laneTimes(get: (n: string) => string | undefined): Pick<Config, 'laneLeaseMs' | 'laneHeartbeatMs' | 'pollMs' | 'laneConcurrency'> {
+  const laneConcurrency = int(get, 'COLLOQUY_LANE_CONCURRENCY', 1, 100_000);
   const laneLeaseMs = int(get, 'COLLOQUY_LANE_LEASE_MS', 1_000, 3_600_000);
   const laneHeartbeatMs = int(get, 'COLLOQUY_LANE_HEARTBEAT_MS', 100, 3_600_000);
   const pollMs = int(get, 'COLLOQUY_POLL_MS', 50, 600_000);
@@ -156,7 +159,7 @@ function laneTimes(get: (n: string) => string | undefined): Pick<Config, 'laneLe
   if (pollMs !== undefined && pollMs >= lease) {
     throw new ConfigError('COLLOQUY_POLL_MS', `must be shorter than the lane lease (${lease} ms, COLLOQUY_LANE_LEASE_MS), got ${pollMs}`);
   }
-  return { laneLeaseMs, laneHeartbeatMs, pollMs };
+  return { laneLeaseMs, laneHeartbeatMs, pollMs, laneConcurrency };
 }
 
 /** Whether `host` only accepts connections from this machine (`127.0.0.0/8`, `::1`, `localhost`). */

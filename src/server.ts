@@ -108,7 +108,11 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
     ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }),
     ...o.dispatcher,
   };
-  const lanes = { ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }), ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }) };
+  const lanes = {
+    ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }),
+    ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }),
+    ...(o.config.laneConcurrency !== undefined && { concurrency: o.config.laneConcurrency }),
+  };
   const hook = o.config.handoffWebhook;
   runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs, handoffEvents: hook !== undefined });
   const connector = hook && new HandoffConnector({ store, url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });

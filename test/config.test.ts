@@ -106,6 +106,8 @@ describe('send lease variables', () => {
 describe('lane lease variables', () => {
   it('reads COLLOQUY_LANE_LEASE_MS, COLLOQUY_LANE_HEARTBEAT_MS and COLLOQUY_POLL_MS', () => {
     expect(loadConfig({ COLLOQUY_LANE_LEASE_MS: '6000', COLLOQUY_LANE_HEARTBEAT_MS: '1500', COLLOQUY_POLL_MS: '500' })).toMatchObject({ laneLeaseMs: 6000, laneHeartbeatMs: 1500, pollMs: 500 });
+    expect(loadConfig({ COLLOQUY_LANE_CONCURRENCY: '32' })).toMatchObject({ laneConcurrency: 32 });
+    for (const bad of ['0', '-4', 'many', '2.5']) expect(() => loadConfig({ COLLOQUY_LANE_CONCURRENCY: bad })).toThrow(/COLLOQUY_LANE_CONCURRENCY/);
   });
 
   it('stops on a heartbeat or poll not shorter than the lease, or a bad number, naming the variable', () => {

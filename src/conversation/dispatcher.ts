@@ -54,6 +54,8 @@ export class Dispatcher {
   /** Rows this process is sending, with the claim that holds each (it changes if re-claimed). */
   private readonly inflight = new Map<number, { claim: string | null }>();
   private pumping: Promise<void> | undefined;
+  /** A pump is due at the next turn of the event loop. */
+  private scheduled = false;
   private again = false;
   private timer: unknown;
   private stopped = false;
@@ -73,8 +75,25 @@ export class Dispatcher {
       throw new ConfigError('dispatcher.heartbeatMs', `must be positive and shorter than the lease (${this.o.leaseMs} ms), got ${this.o.heartbeatMs}`);
   }
 
-  /** Looks for due rows now. */
+  /**
+   * Looks for due rows, once for every wake of this event-loop turn: the turns committed together
+   * and the sends finished together are claimed by one statement, not one each.
+   */
   wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.startPump();
+    });
+  }
+
+  private startPump(): void {
     if (this.stopped) return;
     if (this.pumping) {
       this.again = true;
@@ -95,14 +114,18 @@ export class Dispatcher {
       });
   }
 
-  /** True when nothing is in flight and no pump is running. */
+  /** True when nothing is in flight and no pump is running or due. */
   get idle(): boolean {
-    return this.inflight.size === 0 && this.pumping === undefined;
+    return this.inflight.size === 0 && this.pumping === undefined && !this.scheduled;
   }
 
   /** Waits for the sends in flight. */
   async settle(): Promise<void> {
-    while (this.tasks.size || this.pumping) await Promise.all([...this.tasks, this.pumping]);
+    for (;;) {
+      if (this.scheduled) await new Promise((resolve) => setImmediate(resolve));
+      else if (this.tasks.size || this.pumping) await Promise.all([...this.tasks, this.pumping]);
+      else return;
+    }
   }
 
   /** Stops claiming, waits for sends in flight. */

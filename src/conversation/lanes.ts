@@ -41,7 +41,16 @@ export interface LaneOptions {
   readonly heartbeatMs?: number | undefined;
   /** This process's name in the `lanes` table (default host, pid and a random suffix). */
   readonly owner?: string | undefined;
+  /**
+   * Lanes running at once (default 128). More lanes with work wait their turn in arrival order:
+   * their inbounds wait in the store, not in memory, so a burst costs disk, not heap, and earlier
+   * messages are answered first.
+   */
+  readonly concurrency?: number | undefined;
 }
+
+/** The default number of lanes running at once. */
+export const DEFAULT_LANE_CONCURRENCY = 128;
 
 /** The default lane lease. */
 export const DEFAULT_LANE_LEASE_MS = 10_000;
@@ -50,6 +59,8 @@ export const DEFAULT_LANE_HEARTBEAT_MS = 3_000;
 
 interface Lane {
   running: boolean;
+  /** Waiting for a free slot (at most {@link LaneOptions.concurrency} lanes run at once). */
+  queued: boolean;
   again: boolean;
   sync: boolean;
   resume: boolean;
@@ -76,7 +87,11 @@ export class Lanes {
   readonly owner: string;
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
+  private readonly concurrency: number;
   private readonly lanes = new Map<string, Lane>();
+  /** Lanes waiting for a slot, oldest first. */
+  private readonly queue: ConversationKey[] = [];
+  private active = 0;
   private readonly waits = new Set<() => void>();
   private stopping = false;
   private beat: unknown;
@@ -93,6 +108,8 @@ export class Lanes {
     this.owner = o.owner ?? newOwnerName();
     this.leaseMs = o.leaseMs ?? DEFAULT_LANE_LEASE_MS;
     this.heartbeatMs = o.heartbeatMs ?? Math.min(DEFAULT_LANE_HEARTBEAT_MS, Math.floor(this.leaseMs / 3));
+    this.concurrency = o.concurrency ?? DEFAULT_LANE_CONCURRENCY;
+    if (!(Number.isInteger(this.concurrency) && this.concurrency > 0)) throw new ConfigError('lanes.concurrency', `must be a positive whole number (got ${this.concurrency})`);
     if (!(this.leaseMs > 0)) throw new ConfigError('lanes.leaseMs', `must be a positive number of milliseconds (got ${this.leaseMs})`);
     if (!(this.heartbeatMs > 0 && this.heartbeatMs < this.leaseMs))
       throw new ConfigError('lanes.heartbeatMs', `must be positive and shorter than the lease (${this.leaseMs} ms), got ${this.heartbeatMs}`);
@@ -110,6 +127,13 @@ export class Lanes {
     if (this.beat !== undefined) this.clock.clearTimeout(this.beat);
     this.beat = undefined;
     for (const cancel of this.waits) cancel();
+    // Queued lanes never start: their work stays in the store for the next start or another process.
+    for (const key of this.queue.splice(0)) {
+      const lane = this.lanes.get(laneKey(key));
+      if (!lane) continue;
+      lane.queued = false;
+      if (!lane.held && !lane.running) this.lanes.delete(laneKey(key));
+    }
   }
 
   /** After stop() and the lanes' end: gives up the lanes still held (live actors), for another process to take over at once. */
@@ -132,21 +156,51 @@ export class Lanes {
       lane.again = true;
       return;
     }
+    if (lane.queued) return;
+    if (this.active >= this.concurrency || this.queue.length > 0) {
+      lane.queued = true;
+      this.queue.push({ botId: key.botId, user: key.user });
+      this.startQueued();
+      return;
+    }
+    this.run({ botId: key.botId, user: key.user }, lane);
+  }
+
+  private run(at: ConversationKey, lane: Lane): void {
     lane.running = true;
-    const k = laneKey(key);
-    const at = { botId: key.botId, user: key.user };
+    this.active++;
+    const k = laneKey(at);
     lane.done = this.drain(at, lane)
-      .catch((err) => this.logger.error({ err: errorInfo(err), bot: key.botId, user: key.user }, 'conversation lane failed'))
+      .catch((err) => this.logger.error({ err: errorInfo(err), bot: at.botId, user: at.user }, 'conversation lane failed'))
       .finally(() => {
         lane.running = false;
+        this.active--;
         if (!this.stopping && (lane.again || lane.sync || lane.resume)) this.kick(at);
         else if (!lane.held && this.lanes.get(k) === lane) this.lanes.delete(k);
+        this.startQueued();
       });
   }
 
-  /** The lanes at work now (to wait for them). */
+  /** Starts waiting lanes while slots are free (before a finished lane's `done` resolves, so `running()` sees them). */
+  private startQueued(): void {
+    while (!this.stopping && this.active < this.concurrency && this.queue.length > 0) {
+      const key = this.queue.shift()!;
+      const lane = this.lanes.get(laneKey(key));
+      if (!lane?.queued) continue;
+      lane.queued = false;
+      if (lane.running) continue;
+      this.run(key, lane);
+    }
+  }
+
+  /** The lanes at work now (to wait for them); a waiting lane starts before a running one's promise resolves. */
   running(): Promise<void>[] {
     return [...this.lanes.values()].filter((l) => l.running).map((l) => l.done);
+  }
+
+  /** Lanes running and lanes waiting for a slot, for metrics. */
+  get load(): { readonly running: number; readonly queued: number } {
+    return { running: this.active, queued: this.queue.length };
   }
 
   /** Claims lanes with work that no live process holds (a dead process's, or never taken) and runs them. */
@@ -176,7 +230,7 @@ export class Lanes {
   private lane(key: ConversationKey): Lane {
     const k = laneKey(key);
     let lane = this.lanes.get(k);
-    if (!lane) this.lanes.set(k, (lane = { running: false, again: false, sync: false, resume: false, done: Promise.resolve(), held: undefined, seq: 0 }));
+    if (!lane) this.lanes.set(k, (lane = { running: false, queued: false, again: false, sync: false, resume: false, done: Promise.resolve(), held: undefined, seq: 0 }));
     return lane;
   }
 

@@ -109,7 +109,11 @@ export class Runtime {
         storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
         observe: (e) => {
           if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', 'Conversations taken over from another process whose lease ran out (or that gave them up)', {});
-          else this.metrics.set('colloquy_lanes_held', 'Conversations this process held at its last heartbeat', {}, e.count);
+          else {
+            this.metrics.set('colloquy_lanes_held', 'Conversations this process held at its last heartbeat', {}, e.count);
+            const { queued } = this.lanes.load;
+            this.metrics.set('colloquy_lanes_waiting', 'Conversations with work waiting for a free lane (COLLOQUY_LANE_CONCURRENCY) at the last heartbeat', {}, queued);
+          }
         },
       },
       o.store,

@@ -1,0 +1,115 @@
+/**
+ * At most `concurrency` lanes run at once in a process; the others wait in arrival order, their
+ * work in the store, not in memory. Lanes run on a real SQLite store; the work they run is a gate
+ * the test opens.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/conversation/clock.js';
+import { Lanes, type LaneWork } from '../../src/conversation/lanes.js';
+import { ConfigError } from '../../src/errors.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import type { ConversationKey, InboxRecord } from '../../src/store/types.js';
+
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Work that holds each turn until the test lets it go, and records what ran when. */
+class GatedWork implements LaneWork {
+  running = 0;
+  most = 0;
+  readonly started: string[] = [];
+  private readonly gates: (() => void)[] = [];
+
+  constructor(private readonly store: SqliteStore) {}
+
+  async resume(): Promise<void> {}
+  async sync(): Promise<void> {}
+  next(key: ConversationKey): Promise<InboxRecord | undefined> {
+    return this.store.nextInbound(key);
+  }
+  async process(row: InboxRecord): Promise<void> {
+    this.running++;
+    this.most = Math.max(this.most, this.running);
+    this.started.push(row.user);
+    await new Promise<void>((resolve) => this.gates.push(resolve));
+    await this.store.skipInbound(row.id, 'done by the test', Date.now());
+    this.running--;
+  }
+  keep(): boolean {
+    return false;
+  }
+  lost(): void {}
+
+  /** Lets every turn waiting now go on; resolves once some turn waits again or none is left. */
+  async open(): Promise<number> {
+    const n = this.gates.length;
+    for (const g of this.gates.splice(0)) g();
+    for (let i = 0; i < 50 && this.gates.length === 0 && this.running > 0; i++) await new Promise((r) => setImmediate(r));
+    return n;
+  }
+}
+
+describe('lane concurrency', () => {
+  let store: SqliteStore | undefined;
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+
+  async function receive(user: string): Promise<ConversationKey> {
+    const key = { botId: 'bot', user };
+    await store!.addInbound({ providerId: `wamid.${user}`, botId: 'bot', user, source: 'whatsapp', event: { type: 'text', text: 'hi' }, raw: null, receivedAt: Date.now() });
+    return key;
+  }
+
+  async function settle(work: GatedWork): Promise<void> {
+    for (let i = 0; i < 200 && work.running === 0; i++) await new Promise((r) => setImmediate(r));
+  }
+
+  it('runs at most `concurrency` lanes at once, the waiting ones in arrival order, and loses none', async () => {
+    store = openSqliteStore(':memory:');
+    const work = new GatedWork(store);
+    const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 2 });
+    const users = ['1001', '1002', '1003', '1004', '1005'];
+    for (const u of users) lanes.kick(await receive(u));
+    expect(lanes.load).toEqual({ running: 2, queued: 3 });
+    await settle(work);
+    let released = 0;
+    while (released < users.length) {
+      expect(work.running).toBeLessThanOrEqual(2);
+      released += await work.open();
+    }
+    await Promise.all(lanes.running());
+    expect(work.most).toBe(2);
+    expect(work.started).toEqual(users);
+    expect(lanes.load).toEqual({ running: 0, queued: 0 });
+    for (const u of users) expect(await store.nextInbound({ botId: 'bot', user: u })).toBeUndefined();
+  });
+
+  it('stop() never starts the waiting lanes: their work stays in the store, unclaimed, for a poll to take', async () => {
+    store = openSqliteStore(':memory:');
+    const work = new GatedWork(store);
+    const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
+    lanes.kick(await receive('2001'));
+    lanes.kick(await receive('2002'));
+    await settle(work);
+    lanes.stop();
+    await work.open();
+    await Promise.all(lanes.running());
+    expect(work.started).toEqual(['2001']);
+    expect(await store.nextInbound({ botId: 'bot', user: '2002' })).toBeDefined();
+    const next = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
+    expect(await next.poll()).toBe(1);
+    await settle(work);
+    await work.open();
+    await Promise.all(next.running());
+    expect(work.started).toEqual(['2001', '2002']);
+  });
+
+  it('refuses a concurrency that is not a positive whole number, naming the option', () => {
+    store = openSqliteStore(':memory:');
+    for (const concurrency of [0, -1, 1.5]) {
+      expect(() => new Lanes(new GatedWork(store!), store!, silent, new ManualClock(), { concurrency })).toThrow(ConfigError);
+      expect(() => new Lanes(new GatedWork(store!), store!, silent, new ManualClock(), { concurrency })).toThrow(/lanes\.concurrency/);
+    }
+  });
+});
