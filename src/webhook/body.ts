@@ -78,7 +78,8 @@ export function parseJson(raw: Buffer): unknown {
   } catch (err) {
     throw new WebhookError(400, 'invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
   }
-  const depth = jsonDepth(raw, MAX_JSON_DEPTH);
+  // Fewer brackets than the limit cannot nest past it (the usual body): skip the byte-by-byte walk.
+  const depth = fewerOpeningsThan(raw, MAX_JSON_DEPTH + 1) ? 0 : jsonDepth(raw, MAX_JSON_DEPTH);
   if (depth > MAX_JSON_DEPTH) throw new WebhookError(400, 'too_deep', `The body is nested more than ${MAX_JSON_DEPTH} levels deep (objects and arrays within each other); no webhook payload is`);
   return json;
 }
@@ -89,6 +90,15 @@ const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+
+/** Whether `raw` holds fewer than `n` opening brackets (`{` and `[`, strings included), found natively. */
+function fewerOpeningsThan(raw: Buffer, n: number): boolean {
+  let count = 0;
+  for (const open of [OPEN_OBJECT, OPEN_ARRAY]) {
+    for (let i = raw.indexOf(open); i !== -1; i = raw.indexOf(open, i + 1)) if (++count >= n) return false;
+  }
+  return true;
+}
 
 /** The deepest nesting of valid JSON bytes, counted without recursion; stops once past `limit`. */
 export function jsonDepth(raw: Uint8Array, limit = Number.POSITIVE_INFINITY): number {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { buttonReplyMessage, flowReplyMessage, imageMessage, inboundSms, textMessage, webhookPayload, type CloudMessage } from '../../src/sandbox/index.js';
 import orderBot from '../fixtures/order-bot.js';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../src/webhook/body.js';
 import { USER, codeOf, stack, type Answer } from './helpers.js';
 
 const envelope = (...messages: CloudMessage[]) => webhookPayload({ messages });
@@ -198,6 +199,17 @@ describe('deeply nested JSON', () => {
     const s = await stack({ bots: [orderBot] });
     refused(await s.post('/webhook/sms', withNest({ ...inboundSms({ from: USER, text: 'hola' }), extra: 'NEST' }, 5_000)), 400, 'too_deep');
     expect(s.count('inbox')).toBe(0);
+  });
+
+  it('the limit is exact: a body nested 64 levels is stored, 65 levels is refused', async () => {
+    const s = await stack({ bots: [orderBot] });
+    const body = (extra: number, id: string) => withNest(envelope({ ...textMessage({ from: USER, text: 'hi' }), id, extra: 'NEST' } as unknown as CloudMessage), extra);
+    // How deep the nested part starts: with 20 levels there, they are the deepest part of the body.
+    const base = jsonDepth(Buffer.from(body(20, 'wamid.depth'))) - 20;
+    expect((await s.post('/webhook', body(MAX_JSON_DEPTH - base, 'wamid.depth64'))).status).toBe(200);
+    refused(await s.post('/webhook', body(MAX_JSON_DEPTH - base + 1, 'wamid.depth65')), 400, 'too_deep');
+    expect(s.count('inbox')).toBe(1);
+    await s.runtime.idle();
   });
 
   it('ordinary nesting (a few dozen levels, brackets inside strings ignored) is still accepted and stored', async () => {
