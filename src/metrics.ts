@@ -13,6 +13,7 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 interface Family {
   readonly kind: Kind;
+  /** Sorted: the order of the tally's keys. */
   readonly labelNames: readonly string[];
   readonly metric: Counter | Gauge | Histogram;
 }
@@ -40,25 +41,29 @@ export class Metrics {
 
   /** Adds to a counter. */
   inc(name: string, help: string, labels: Labels = {}, by = 1): void {
-    (this.#family(name, help, 'counter', labels).metric as Counter).inc(labels, by);
-    this.#add(name, labels, by);
+    const f = this.#family(name, help, 'counter', labels);
+    (f.metric as Counter).inc(labels, by);
+    this.#add(name, key(f, labels), by);
   }
 
   /** Sets a gauge. */
   set(name: string, help: string, labels: Labels, value: number): void {
-    (this.#family(name, help, 'gauge', labels).metric as Gauge).set(labels, value);
-    this.#tallyOf(name).set(key(labels), value);
+    const f = this.#family(name, help, 'gauge', labels);
+    (f.metric as Gauge).set(labels, value);
+    this.#tallyOf(name).set(key(f, labels), value);
   }
 
   /** Records a duration in seconds in a histogram. */
   observe(name: string, help: string, labels: Labels, seconds: number): void {
-    (this.#family(name, help, 'histogram', labels).metric as Histogram).observe(labels, seconds);
-    this.#add(name, labels, 1);
+    const f = this.#family(name, help, 'histogram', labels);
+    (f.metric as Histogram).observe(labels, seconds);
+    this.#add(name, key(f, labels), 1);
   }
 
   /** A counter's or gauge's current value, or a histogram's count (0 when never set). */
   value(name: string, labels: Labels = {}): number {
-    return this.#tally.get(name)?.get(key(labels)) ?? 0;
+    const f = this.#families.get(name);
+    return f === undefined ? 0 : (this.#tally.get(name)?.get(key(f, labels)) ?? 0);
   }
 
   /** The sum of a counter over all its label sets. */
@@ -79,18 +84,16 @@ export class Metrics {
   }
 
   #family(name: string, help: string, kind: Kind, labels: Labels): Family {
-    const names = Object.keys(labels);
     let f = this.#families.get(name);
     if (!f) {
-      const labelNames = [...names].sort();
+      const labelNames = Object.keys(labels).sort();
       const config = { name, help, labelNames, registers: [this.registry] };
       const metric = kind === 'counter' ? new Counter(config) : kind === 'gauge' ? new Gauge(config) : new Histogram({ ...config, buckets: BUCKETS });
       this.#families.set(name, (f = { kind, labelNames, metric }));
     }
     if (f.kind !== kind) throw new ColloquyError('metric_kind', `metric ${name} is a ${f.kind}; it cannot be used as a ${kind}`);
-    const extra = names.filter((n) => !f.labelNames.includes(n));
-    if (extra.length || names.length !== f.labelNames.length) {
-      throw new ColloquyError('metric_labels', `metric ${name} has the labels [${f.labelNames.join(', ')}]; it was given [${names.sort().join(', ')}]`);
+    if (!sameNames(f.labelNames, labels)) {
+      throw new ColloquyError('metric_labels', `metric ${name} has the labels [${f.labelNames.join(', ')}]; it was given [${Object.keys(labels).sort().join(', ')}]`);
     }
     return f;
   }
@@ -101,13 +104,26 @@ export class Metrics {
     return t;
   }
 
-  #add(name: string, labels: Labels, by: number): void {
+  #add(name: string, k: string, by: number): void {
     const t = this.#tallyOf(name);
-    const k = key(labels);
     t.set(k, (t.get(k) ?? 0) + by);
   }
 }
 
-function key(labels: Labels): string {
-  return JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+/** Whether `labels` has exactly the names `names` (counted on every event: no allocation). */
+function sameNames(names: readonly string[], labels: Labels): boolean {
+  let n = 0;
+  for (const k in labels) {
+    if (!Object.hasOwn(labels, k)) continue;
+    if (!names.includes(k)) return false;
+    n++;
+  }
+  return n === names.length;
+}
+
+/** A label set's key in the tally: its values in the family's (sorted) label order. */
+function key(f: Family, labels: Labels): string {
+  let k = '';
+  for (const n of f.labelNames) k += `${labels[n] ?? ''}\u0000`;
+  return k;
 }
