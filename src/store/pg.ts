@@ -13,7 +13,7 @@ import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-l
 import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
 import { conversationsQuery } from './sql.js';
-import { commitTurnIn } from './pg-turns.js';
+import { commitTurnPg } from './pg-turns.js';
 import { j, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult,
@@ -74,7 +74,7 @@ export class PgStore implements Store {
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.db.tx((q) => addInboundIn(q, i));
+    return addInboundIn(this.db, i); // one autocommitted statement
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
@@ -119,7 +119,7 @@ export class PgStore implements Store {
   }
 
   async commitTurn(c: TurnCommit): Promise<CommitResult> {
-    return this.db.tx((q) => commitTurnIn(q, c));
+    return commitTurnPg(this.db, c);
   }
 
   async expireIdle(botId: string, before: number, now: number): Promise<number> {
