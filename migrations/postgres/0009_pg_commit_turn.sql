@@ -98,3 +98,67 @@ BEGIN
   END IF;
 END;
 $$;
+
+-- Several turns in one call (the store's group commit: turns ready together commit together, in
+-- one transaction and one WAL flush). Turn i's outbox rows, removed timers, active state nodes and
+-- timer upserts are the entries whose *_turn is i. All or nothing: one turn's conflict fails the
+-- call, and the store then commits each turn alone, for each its own outcome.
+CREATE FUNCTION colloquy_commit_turns(
+  p_conversation_id  BIGINT[],
+  p_expected_version BIGINT[],
+  p_bot_id           TEXT[],
+  p_user             TEXT[],
+  p_status           TEXT[],
+  p_snapshot         TEXT[],
+  p_state            TEXT[],
+  p_flow_token       TEXT[],
+  p_channel          TEXT[],
+  p_last_prompt      TEXT[],
+  p_now              BIGINT[],
+  p_user_activity    BOOLEAN[],
+  p_ended_at         BIGINT[],
+  p_bot_version      BIGINT[],
+  p_inbox_id         BIGINT[],
+  p_inbox_note       TEXT[],
+  p_o_turn           INTEGER[],
+  p_kinds            TEXT[],
+  p_messages         TEXT[],
+  p_channels         TEXT[],
+  p_requests         TEXT[],
+  p_fallback_of      BIGINT[],
+  p_r_turn           INTEGER[],
+  p_timers_removed   TEXT[],
+  p_a_turn           INTEGER[],
+  p_active_nodes     TEXT[],
+  p_u_turn           INTEGER[],
+  p_timer_keys       TEXT[],
+  p_timer_nodes      TEXT[],
+  p_timer_events     TEXT[],
+  p_timer_fire_at    BIGINT[]
+) RETURNS TABLE (batch_n INTEGER, batch_conversation_id BIGINT, batch_outbox_ids BIGINT[]) LANGUAGE plpgsql AS $$
+DECLARE
+  o INTEGER[];
+  r INTEGER[];
+  a INTEGER[];
+  u INTEGER[];
+BEGIN
+  FOR i IN 1 .. COALESCE(array_length(p_bot_id, 1), 0) LOOP
+    o := ARRAY(SELECT j FROM generate_subscripts(p_o_turn, 1) AS j WHERE p_o_turn[j] = i ORDER BY j);
+    r := ARRAY(SELECT j FROM generate_subscripts(p_r_turn, 1) AS j WHERE p_r_turn[j] = i ORDER BY j);
+    a := ARRAY(SELECT j FROM generate_subscripts(p_a_turn, 1) AS j WHERE p_a_turn[j] = i ORDER BY j);
+    u := ARRAY(SELECT j FROM generate_subscripts(p_u_turn, 1) AS j WHERE p_u_turn[j] = i ORDER BY j);
+    batch_n := i;
+    SELECT c.turn_conversation_id, c.turn_outbox_ids INTO batch_conversation_id, batch_outbox_ids
+    FROM colloquy_commit_turn(p_conversation_id[i], p_expected_version[i], p_bot_id[i], p_user[i], p_status[i], p_snapshot[i],
+      p_state[i], p_flow_token[i], p_channel[i], p_last_prompt[i], p_now[i], p_user_activity[i], p_ended_at[i], p_bot_version[i],
+      p_inbox_id[i], p_inbox_note[i],
+      ARRAY(SELECT p_kinds[j] FROM unnest(o) AS j), ARRAY(SELECT p_messages[j] FROM unnest(o) AS j),
+      ARRAY(SELECT p_channels[j] FROM unnest(o) AS j), ARRAY(SELECT p_requests[j] FROM unnest(o) AS j),
+      ARRAY(SELECT p_fallback_of[j] FROM unnest(o) AS j),
+      TRUE, ARRAY(SELECT p_timers_removed[j] FROM unnest(r) AS j), ARRAY(SELECT p_active_nodes[j] FROM unnest(a) AS j),
+      ARRAY(SELECT p_timer_keys[j] FROM unnest(u) AS j), ARRAY(SELECT p_timer_nodes[j] FROM unnest(u) AS j),
+      ARRAY(SELECT p_timer_events[j] FROM unnest(u) AS j), ARRAY(SELECT p_timer_fire_at[j] FROM unnest(u) AS j)) AS c;
+    RETURN NEXT;
+  END LOOP;
+END;
+$$;

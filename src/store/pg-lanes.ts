@@ -13,8 +13,10 @@ import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from '
 export const WORK_CHANNEL = 'colloquy_work';
 
 /** The database's clock, in epoch milliseconds. */
-const NOW = `(EXTRACT(EPOCH FROM now()) * 1000)::bigint`;
-const FENCE = `CASE WHEN lanes.owner IS NOT DISTINCT FROM $1::text THEN lanes.fence ELSE lanes.fence + 1 END`;
+export const NOW = `(EXTRACT(EPOCH FROM now()) * 1000)::bigint`;
+/** A lane's fence after a claim by `owner` (an SQL expression): it grows when the owner changes. */
+export const FENCE_OF = (owner: string): string => `CASE WHEN lanes.owner IS NOT DISTINCT FROM ${owner} THEN lanes.fence ELSE lanes.fence + 1 END`;
+const FENCE = FENCE_OF('$1::text');
 
 const SQL = {
   bump: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES ($1, $2, 1)
@@ -91,7 +93,8 @@ export async function bumpLaneIn(q: Queryable, key: ConversationKey): Promise<vo
   await q.query(SQL.notify); // delivered on commit, once per transaction however many are sent
 }
 
-function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
+/** A claim statement's row as a claim. */
+export function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
   return {
     key: toKey(r),
     fence: Number(r['fence']),
@@ -125,14 +128,20 @@ export async function renewLanesIn(db: PgDb, owner: string, leaseMs: number): Pr
 
 /** See `Store.releaseLane`. */
 export async function releaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-  let row = (await db.query(SQL.release, [owner, key.botId, key.user, seen, fence])).rows[0]!;
-  if (Number(row['released']) === 1) return { outcome: 'released' };
+  const row = (await db.query(SQL.release, [owner, key.botId, key.user, seen, fence])).rows[0]!;
+  return releaseOutcome(db, row, owner, key, fence, seen);
+}
+
+/** What a release statement's row (`released`, and the lane as its snapshot had it) means. */
+export async function releaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+  if (row['released'] === true || Number(row['released']) === 1) return { outcome: 'released' };
   // The lane as the snapshot had it would have been released: it changed while the release waited
   // for its row lock, so read it as it is now.
   const mine = (r: Row) => r['owner'] === owner && Number(r['fence']) === fence;
-  if (mine(row) && Number(row['work_seq']) === seen) row = (await db.query(SQL.lane, [key.botId, key.user])).rows[0] ?? {};
-  if (!mine(row)) return { outcome: 'lost' };
-  return { outcome: 'more', workSeq: Number(row['work_seq']) };
+  let lane = row;
+  if (mine(lane) && Number(lane['work_seq']) === seen) lane = (await db.query(SQL.lane, [key.botId, key.user])).rows[0] ?? {};
+  if (!mine(lane)) return { outcome: 'lost' };
+  return { outcome: 'more', workSeq: Number(lane['work_seq']) };
 }
 
 /**

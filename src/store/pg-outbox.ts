@@ -14,7 +14,12 @@ export async function claimIn(q: Queryable, now: number, limit: number, leaseMs:
 
 /** Records a send's result; false (and nothing recorded) when `claim` no longer holds the row. */
 export async function finishIn(q: Queryable, id: number, s: SendRecord, now: number, claim: string | undefined): Promise<boolean> {
-  const r = await q.query(PG.finish, [
+  return (await q.query(PG.finish, finishFields(id, s, now, claim))).rowCount === 1;
+}
+
+/** A send's result as the finish statements take it (12 values). */
+export function finishFields(id: number, s: SendRecord, now: number, claim: string | undefined): unknown[] {
+  return [
     id,
     s.state,
     s.providerId ?? null,
@@ -27,8 +32,7 @@ export async function finishIn(q: Queryable, id: number, s: SendRecord, now: num
     s.errorCode ?? null,
     now,
     claim ?? null,
-  ]);
-  return r.rowCount === 1;
+  ];
 }
 
 /** Adds an inbound unless its provider id is known, with its lane's work (one statement); the id, and whether it was known. */

@@ -29,7 +29,7 @@ const COMMIT_TURN = prepared(
  * wrote stays.
  */
 export async function commitTurnPg(db: PgDb, c: TurnCommit): Promise<CommitResult> {
-  if (c.expire === undefined && c.handoff === undefined && c.status === 'active') return callCommit(db, c, true);
+  if (isPlainTurn(c)) return callCommit(db, c, true);
   return db.tx(async (q) => {
     if (c.expire !== undefined) {
       await q.query(PG.expireOne, [c.now, c.expire]);
@@ -43,10 +43,12 @@ export async function commitTurnPg(db: PgDb, c: TurnCommit): Promise<CommitResul
   });
 }
 
-/** The conversation, the inbound, the outbox rows and (with `timers`) the timers, in one call. */
-async function callCommit(q: Queryable, c: TurnCommit, timers: boolean): Promise<CommitResult> {
-  const t = c.timers;
-  const params = [
+/** Whether a turn commits in one call with nothing around it (see {@link commitTurnPg}). */
+export const isPlainTurn = (c: TurnCommit): boolean => c.expire === undefined && c.handoff === undefined && c.status === 'active';
+
+/** A turn's own fields, as `colloquy_commit_turn` and `colloquy_commit_turns` take them (16 values). */
+export function turnFields(c: TurnCommit): unknown[] {
+  return [
     c.conversationId ?? null,
     c.expectedVersion,
     c.key.botId,
@@ -63,6 +65,24 @@ async function callCommit(q: Queryable, c: TurnCommit, timers: boolean): Promise
     c.botVersion ?? null,
     c.inboxId ?? null,
     c.inboxNote ?? null,
+  ];
+}
+
+/** A conflict raised by `colloquy_commit_turn`, as the Store port reports it. */
+export function conflictOf(err: unknown, c: TurnCommit): unknown {
+  return (err as { code?: unknown }).code === CONFLICT ? new VersionConflictError(c.conversationId ?? 0, c.expectedVersion) : err;
+}
+
+/** What the store returns for a committed turn. */
+export function commitResult(c: TurnCommit, conversationId: unknown, outboxIds: unknown): CommitResult {
+  return { conversationId: Number(conversationId), version: c.conversationId === undefined ? 1 : c.expectedVersion + 1, outboxIds: (outboxIds as unknown[]).map(Number) };
+}
+
+/** The conversation, the inbound, the outbox rows and (with `timers`) the timers, in one call. */
+export async function callCommit(q: Queryable, c: TurnCommit, timers: boolean): Promise<CommitResult> {
+  const t = c.timers;
+  const params = [
+    ...turnFields(c),
     c.outbox.map((o) => o.kind),
     c.outbox.map((o) => JSON.stringify(o.message)),
     c.outbox.map((o) => o.channel),
@@ -80,12 +100,9 @@ async function callCommit(q: Queryable, c: TurnCommit, timers: boolean): Promise
   try {
     row = (await q.query(COMMIT_TURN, params)).rows[0]!;
   } catch (err) {
-    if ((err as { code?: unknown }).code === CONFLICT) throw new VersionConflictError(c.conversationId ?? 0, c.expectedVersion);
-    throw err;
+    throw conflictOf(err, c);
   }
-  const conversationId = Number(row['turn_conversation_id']);
-  const outboxIds = (row['turn_outbox_ids'] as unknown[]).map(Number);
-  return { conversationId, version: c.conversationId === undefined ? 1 : c.expectedVersion + 1, outboxIds };
+  return commitResult(c, row['turn_conversation_id'], row['turn_outbox_ids']);
 }
 
 async function applyTimers(q: Queryable, conversationId: number, c: TurnCommit): Promise<void> {
