@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { VersionConflictError } from '../../src/errors.js';
 import type { PgStore } from '../../src/store/pg.js';
-import type { ConversationKey, Store } from '../../src/store/types.js';
+import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
 import { DIALECTS, T0, inbound, text, turn } from './helpers.js';
 
 const OWNER = 'process-a';
@@ -96,7 +96,7 @@ describe.each(DIALECTS)('calls that arrive together ($name)', ({ name, open: ope
     for (const i of range(8).filter((i) => i !== 3)) {
       const r = second[i]!;
       expect(r.status).toBe('fulfilled');
-      const { outboxIds, version } = (r as PromiseFulfilledResult<{ outboxIds: number[]; version: number }>).value;
+      const { outboxIds, version } = (r as PromiseFulfilledResult<CommitResult>).value;
       expect(version).toBe(2);
       expect(outboxIds).toHaveLength(2);
       expect(outboxIds[0]!).toBeLessThan(outboxIds[1]!);
