@@ -6,9 +6,22 @@
 import pg from 'pg';
 import { StoreError, StoreUnavailableError } from '../errors.js';
 
+/**
+ * A statement the server parses and plans once per connection and then only binds and runs: a hot
+ * statement's text with a name (node-postgres' named prepared statements). The name must be unique
+ * to the text.
+ */
+export interface PgStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** A named prepared statement; see {@link PgStatement}. */
+export const prepared = (name: string, text: string): PgStatement => ({ name: `colloquy_${name}`, text });
+
 /** Something that runs a statement: the pool, or a transaction's client. */
 export interface Queryable {
-  query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string | PgStatement, params?: readonly unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 /** Options of {@link PgDb}. */
@@ -82,9 +95,9 @@ export class PgDb implements Queryable {
   }
 
   /** Runs one statement (autocommit). */
-  async query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<{ rows: R[]; rowCount: number | null }> {
+  async query<R extends Record<string, unknown> = Record<string, unknown>>(sql: string | PgStatement, params: readonly unknown[] = []): Promise<{ rows: R[]; rowCount: number | null }> {
     try {
-      return await this.pool.query<R>(sql, params as unknown[]);
+      return await this.pool.query<R>(typeof sql === 'string' ? sql : { name: sql.name, text: sql.text }, params as unknown[]);
     } catch (err) {
       throw mapError(err);
     }

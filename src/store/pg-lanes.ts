@@ -5,7 +5,7 @@
  * other processes' polls (a hint: the poll is what makes takeover certain).
  */
 import pg from 'pg';
-import type { PgDb, Queryable } from './pg-db.js';
+import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { toKey } from './rows.js';
 import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from './types.js';
 
@@ -13,8 +13,10 @@ import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from '
 export const WORK_CHANNEL = 'colloquy_work';
 
 /** The database's clock, in epoch milliseconds. */
-const NOW = `(EXTRACT(EPOCH FROM now()) * 1000)::bigint`;
-const FENCE = `CASE WHEN lanes.owner IS NOT DISTINCT FROM $1::text THEN lanes.fence ELSE lanes.fence + 1 END`;
+export const NOW = `(EXTRACT(EPOCH FROM now()) * 1000)::bigint`;
+/** A lane's fence after a claim by `owner` (an SQL expression): it grows when the owner changes. */
+export const FENCE_OF = (owner: string): string => `CASE WHEN lanes.owner IS NOT DISTINCT FROM ${owner} THEN lanes.fence ELSE lanes.fence + 1 END`;
+const FENCE = FENCE_OF('$1::text');
 
 const SQL = {
   bump: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES ($1, $2, 1)
@@ -23,15 +25,33 @@ const SQL = {
   lock: `INSERT INTO lanes (bot_id, user_number) VALUES ($1, $2)
     ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = lanes.work_seq`,
   notify: `SELECT pg_notify('${WORK_CHANNEL}', '')`,
-  ensure: 'INSERT INTO lanes (bot_id, user_number) VALUES ($1, $2) ON CONFLICT (bot_id, user_number) DO NOTHING',
-  claimOne: `WITH c AS (
+  /**
+   * Claims one lane by its key in one statement: a lane nobody has yet is created claimed (fence 1,
+   * as a claim of a fresh row would make it); an existing one is taken unless another owner's lease
+   * is live or another process holds its row lock (SKIP LOCKED: never waited for). `visible` says
+   * whether the statement's snapshot saw the lane at all: when neither branch returned a row and the
+   * lane was not visible, another process created it just now, and the claim is tried again.
+   */
+  claimOne: prepared(
+    'claim_lane',
+    `WITH ins AS (
+      INSERT INTO lanes (bot_id, user_number, owner, lease_until, fence) VALUES ($2, $3, $1, ${NOW} + $4, 1)
+      ON CONFLICT (bot_id, user_number) DO NOTHING
+      RETURNING bot_id, user_number, fence, work_seq, NULL::text AS prev),
+    c AS (
       SELECT bot_id, user_number, owner AS prev FROM lanes
       WHERE bot_id = $2 AND user_number = $3 AND (owner IS NULL OR owner = $1 OR lease_until <= ${NOW})
-      FOR UPDATE SKIP LOCKED)
-    UPDATE lanes SET owner = $1, lease_until = ${NOW} + $4, fence = ${FENCE}
-    FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
-    RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev`,
-  claimMany: `WITH c AS (
+      FOR UPDATE SKIP LOCKED),
+    up AS (
+      UPDATE lanes SET owner = $1, lease_until = ${NOW} + $4, fence = ${FENCE}
+      FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
+      RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev)
+    SELECT r.*, v.visible FROM (SELECT EXISTS (SELECT 1 FROM lanes WHERE bot_id = $2 AND user_number = $3) AS visible) v
+      LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM up) r ON true`,
+  ),
+  claimMany: prepared(
+    'claim_lanes',
+    `WITH c AS (
       SELECT l.bot_id, l.user_number, l.owner AS prev FROM lanes l
       WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.lease_until <= ${NOW})
       ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending') NULLS FIRST
@@ -39,9 +59,20 @@ const SQL = {
     UPDATE lanes SET owner = $1, lease_until = ${NOW} + $3, fence = ${FENCE}
     FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
     RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev`,
+  ),
   renew: `UPDATE lanes SET lease_until = ${NOW} + $2 WHERE owner = $1 RETURNING bot_id, user_number, fence, work_seq`,
-  release: `UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = $4
-    WHERE bot_id = $2 AND user_number = $3 AND owner = $1 AND fence = $5 AND work_seq = $4`,
+  /**
+   * Releases a drained lane, and reads the lane as it was before (the same snapshot): why a release
+   * that did not happen failed (work added since, or the lane lost) is known in the same round trip.
+   */
+  release: prepared(
+    'release_lane',
+    `WITH r AS (
+      UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = $4
+      WHERE bot_id = $2 AND user_number = $3 AND owner = $1 AND fence = $5 AND work_seq = $4 RETURNING 1)
+    SELECT (SELECT COUNT(*) FROM r) AS released, l.owner, l.fence, l.work_seq
+    FROM (SELECT 1) one LEFT JOIN lanes l ON l.bot_id = $2 AND l.user_number = $3`,
+  ),
   lane: 'SELECT owner, fence, work_seq FROM lanes WHERE bot_id = $1 AND user_number = $2',
 } as const;
 
@@ -62,7 +93,8 @@ export async function bumpLaneIn(q: Queryable, key: ConversationKey): Promise<vo
   await q.query(SQL.notify); // delivered on commit, once per transaction however many are sent
 }
 
-function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
+/** A claim statement's row as a claim. */
+export function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
   return {
     key: toKey(r),
     fence: Number(r['fence']),
@@ -71,15 +103,14 @@ function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
   };
 }
 
-/** See `Store.claimLanes`. */
+/** See `Store.claimLanes`: each form one autocommitted statement. */
 export async function claimLanesIn(db: PgDb, owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
   if (o.key) {
-    const key = o.key;
-    return db.tx(async (q) => {
-      await q.query(SQL.ensure, [key.botId, key.user]);
-      const { rows } = await q.query(SQL.claimOne, [owner, key.botId, key.user, o.leaseMs]);
-      return rows.map((r) => toClaim(owner, r, r['prev']));
-    });
+    const params = [owner, o.key.botId, o.key.user, o.leaseMs];
+    let { rows } = await db.query(SQL.claimOne, params);
+    // Created by another process after this statement's snapshot: look again, now that it is seen.
+    if (rows[0]?.['visible'] === false && rows[0]['fence'] === null) ({ rows } = await db.query(SQL.claimOne, params));
+    return rows.filter((r) => r['fence'] !== null).map((r) => toClaim(owner, r, r['prev']));
   }
   const { rows } = await db.query(SQL.claimMany, [owner, o.limit ?? 100, o.leaseMs]);
   return rows.map((r) => toClaim(owner, r, r['prev']));
@@ -97,11 +128,20 @@ export async function renewLanesIn(db: PgDb, owner: string, leaseMs: number): Pr
 
 /** See `Store.releaseLane`. */
 export async function releaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-  const r = await db.query(SQL.release, [owner, key.botId, key.user, seen, fence]);
-  if (r.rowCount === 1) return { outcome: 'released' };
-  const row = (await db.query(SQL.lane, [key.botId, key.user])).rows[0];
-  if (!row || row['owner'] !== owner || Number(row['fence']) !== fence) return { outcome: 'lost' };
-  return { outcome: 'more', workSeq: Number(row['work_seq']) };
+  const row = (await db.query(SQL.release, [owner, key.botId, key.user, seen, fence])).rows[0]!;
+  return releaseOutcome(db, row, owner, key, fence, seen);
+}
+
+/** What a release statement's row (`released`, and the lane as its snapshot had it) means. */
+export async function releaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+  if (row['released'] === true || Number(row['released']) === 1) return { outcome: 'released' };
+  // The lane as the snapshot had it would have been released: it changed while the release waited
+  // for its row lock, so read it as it is now.
+  const mine = (r: Row) => r['owner'] === owner && Number(r['fence']) === fence;
+  let lane = row;
+  if (mine(lane) && Number(lane['work_seq']) === seen) lane = (await db.query(SQL.lane, [key.botId, key.user])).rows[0] ?? {};
+  if (!mine(lane)) return { outcome: 'lost' };
+  return { outcome: 'more', workSeq: Number(lane['work_seq']) };
 }
 
 /**

@@ -1,7 +1,6 @@
 /** The PostgreSQL store's multi-statement work on the outbox, timers and statuses, each inside the caller's transaction. */
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from './pg-db.js';
-import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
 import { PG } from './pg-sql.js';
 import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from './rows.js';
 import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from './types.js';
@@ -15,7 +14,12 @@ export async function claimIn(q: Queryable, now: number, limit: number, leaseMs:
 
 /** Records a send's result; false (and nothing recorded) when `claim` no longer holds the row. */
 export async function finishIn(q: Queryable, id: number, s: SendRecord, now: number, claim: string | undefined): Promise<boolean> {
-  const r = await q.query(PG.finish, [
+  return (await q.query(PG.finish, finishFields(id, s, now, claim))).rowCount === 1;
+}
+
+/** A send's result as the finish statements take it (12 values). */
+export function finishFields(id: number, s: SendRecord, now: number, claim: string | undefined): unknown[] {
+  return [
     id,
     s.state,
     s.providerId ?? null,
@@ -28,18 +32,14 @@ export async function finishIn(q: Queryable, id: number, s: SendRecord, now: num
     s.errorCode ?? null,
     now,
     claim ?? null,
-  ]);
-  return r.rowCount === 1;
+  ];
 }
 
-/** Adds an inbound unless its provider id is known; the id, and whether it was known. */
+/** Adds an inbound unless its provider id is known, with its lane's work (one statement); the id, and whether it was known. */
 export async function addInboundIn(q: Queryable, i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-  await lockLaneIn(q, i);
-  const r = await q.query<{ id: number }>(PG.insertInbox, [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt]);
-  if (r.rows[0]) {
-    await bumpLaneIn(q, i); // in the caller's transaction: the work and its lane's counter commit together
-    return { id: r.rows[0].id, duplicate: false };
-  }
+  const r = (await q.query(PG.addInbound, [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt])).rows[0]!;
+  if (r['id'] !== null) return { id: Number(r['id']), duplicate: false };
+  if (r['known'] !== null) return { id: Number(r['known']), duplicate: true };
   const known = await q.query<{ id: number }>(PG.inboxByProvider, [i.providerId]);
   return { id: known.rows[0]!.id, duplicate: true };
 }

@@ -1,7 +1,10 @@
 /**
  * Every statement the PostgreSQL store runs, by name: the SQLite store's queries
  * (`sqlite-statements.ts`) in PostgreSQL's dialect, with row locks where several processes meet.
+ * Those every turn runs are named prepared statements: parsed and planned once per connection.
  */
+import { prepared } from './pg-db.js';
+import { WORK_CHANNEL } from './pg-lanes.js';
 import { outboxRank as RANK, statusRank } from './sql.js';
 
 const UNSENT = `state IN ('pending', 'sending')`;
@@ -17,33 +20,45 @@ const HEAD = `o.${UNSENT}
 /** The highest outbox id of a conversation: an inbound processed now comes before every later row of it. */
 const MARK = (conversation: string) => `(SELECT COALESCE(MAX(m.id), 0) FROM outbox m WHERE m.conversation_id = ${conversation})`;
 
-const INSERT_OUTBOX = `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9)`;
-
 /** The store's statements. */
 export const PG = {
-  insertInbox: `INSERT INTO inbox (provider_id, bot_id, user_number, source, event, raw, received_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider_id) DO NOTHING RETURNING id`,
-  inboxByProvider: 'SELECT id FROM inbox WHERE provider_id = $1',
-  nextInbox: `SELECT * FROM inbox WHERE bot_id = $1 AND user_number = $2 AND state = 'pending' ORDER BY id LIMIT 1`,
+  /**
+   * Adds an inbound and its work, in one statement. The lane's row is upserted first (the inbox
+   * insert reads from it), so its lock is held before the inbound takes an id: two inbounds of one
+   * conversation stored at once by two processes get their ids in commit order, and a drain that
+   * reads the oldest pending one never runs a later one first. A known provider id adds no work (a
+   * redelivery); the peers are told of new work on commit. `known` is the row already stored; when
+   * neither `id` nor `known` comes back, another writer stored the same provider id after this
+   * statement's snapshot (its lane then counts one spurious piece of work: a drain that finds
+   * nothing, harmless).
+   */
+  addInbound: prepared(
+    'add_inbound',
+    `WITH known AS (SELECT id FROM inbox WHERE provider_id = $1::text),
+    lane AS (
+      INSERT INTO lanes (bot_id, user_number, work_seq) VALUES ($2::text, $3::text, CASE WHEN EXISTS (SELECT 1 FROM known) THEN 0 ELSE 1 END)
+      ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = lanes.work_seq + CASE WHEN EXISTS (SELECT 1 FROM known) THEN 0 ELSE 1 END
+      RETURNING 1),
+    ins AS (
+      INSERT INTO inbox (provider_id, bot_id, user_number, source, event, raw, received_at)
+      SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint FROM lane WHERE NOT EXISTS (SELECT 1 FROM known)
+      ON CONFLICT (provider_id) DO NOTHING RETURNING id)
+    SELECT (SELECT id FROM ins) AS id, (SELECT id FROM known) AS known,
+      (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM ins) n) AS notified`,
+  ),
+  inboxByProvider: prepared('inbox_by_provider', 'SELECT id FROM inbox WHERE provider_id = $1'),
+  nextInbox: prepared('next_inbox', `SELECT * FROM inbox WHERE bot_id = $1 AND user_number = $2 AND state = 'pending' ORDER BY id LIMIT 1`),
   pendingKeys: `SELECT bot_id, user_number, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user_number ORDER BY first`,
   failInbox: `WITH c AS (SELECT COALESCE(i.conversation_id, (SELECT a.id FROM conversations a WHERE a.bot_id = i.bot_id AND a.user_number = i.user_number AND a.status = 'active')) AS id
       FROM inbox i WHERE i.id = $3)
     UPDATE inbox SET state = 'failed', error = $1, attempts = attempts + 1, processed_at = $2, conversation_id = c.id, outbox_mark = ${MARK('c.id')}
     FROM c WHERE inbox.id = $3 AND inbox.state = 'pending'`,
   skipInbox: `UPDATE inbox SET state = 'done', error = $1, processed_at = $2, outbox_mark = ${MARK('inbox.conversation_id')} WHERE id = $3 AND state = 'pending'`,
-  inbox: 'SELECT * FROM inbox WHERE id = $1',
-  active: `SELECT * FROM conversations WHERE bot_id = $1 AND user_number = $2 AND status = 'active'`,
-  conv: 'SELECT * FROM conversations WHERE id = $1',
+  inbox: prepared('inbox', 'SELECT * FROM inbox WHERE id = $1'),
+  active: prepared('active', `SELECT * FROM conversations WHERE bot_id = $1 AND user_number = $2 AND status = 'active'`),
+  conv: prepared('conv', 'SELECT * FROM conversations WHERE id = $1'),
   convByToken: 'SELECT * FROM conversations WHERE flow_token = $1',
   activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
-  insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at, bot_version)
-    VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $9, $9, $10, $11) RETURNING id`,
-  updateConv: `UPDATE conversations SET snapshot = $1, state = $2, status = $3, version = version + 1,
-    channel = COALESCE($4, channel), last_prompt = COALESCE($5, last_prompt), updated_at = $6,
-    last_activity_at = CASE WHEN $7::boolean THEN $6 ELSE last_activity_at END, ended_at = $8,
-    bot_version = COALESCE($11::integer, bot_version)
-    WHERE id = $9 AND version = $10`,
   expireOne: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = $1, updated_at = $1 WHERE id = $2 AND status = 'active'`,
   /** Expiry and the expired conversations' timers, in one statement: no turn can slip in between. */
   expireIdle: `WITH e AS (
@@ -52,31 +67,34 @@ export const PG = {
     d AS (DELETE FROM timers WHERE conversation_id IN (SELECT id FROM e))
     SELECT COUNT(*) AS n FROM e`,
   setChannel: 'UPDATE conversations SET channel = $1, updated_at = $2 WHERE id = $3',
-  markInboxDone: `UPDATE inbox SET state = 'done', conversation_id = $1, attempts = attempts + 1, processed_at = $2, outbox_mark = ${MARK('$1')}, error = $4
-    WHERE id = $3 AND state = 'pending'`,
-  insertOutbox: `${INSERT_OUTBOX} RETURNING id`,
   /** An SMS fallback row carries the agent's name of the message it replaces (a handoff's reply stays the agent's). */
   insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, (SELECT f.agent FROM outbox f WHERE f.id = $10))
     ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
   /** Locks the due heads it can (SKIP LOCKED: another dispatcher's rows are left to it) and claims them. */
-  claim: `WITH c AS (
+  claim: prepared(
+    'claim',
+    `WITH c AS (
       SELECT o.id FROM outbox o
       WHERE ${HEAD} AND o.next_attempt_at <= $1 AND (o.state = 'pending' OR o.lease_until <= $1)
       ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
     UPDATE outbox SET state = 'sending', lease_until = $3, claim = $4::text || '-' || outbox.id, attempts = attempts + 1
     FROM c WHERE outbox.id = c.id RETURNING outbox.*`,
+  ),
   renewLease: `UPDATE outbox SET lease_until = $1 WHERE id = $2 AND claim = $3 AND state = 'sending'`,
   /** Records a send; statuses that came before it raise its delivery status in the same statement. */
-  finish: `UPDATE outbox SET state = $2, provider_id = $3, http_status = $4, response = $5,
+  finish: prepared(
+    'finish',
+    `UPDATE outbox SET state = $2, provider_id = $3, http_status = $4, response = $5,
     sms_code = $6, sms_mailing_id = $7, sms_result = $8, error = $9, error_code = $10,
     sent_at = CASE WHEN $2 = 'sent' THEN $11 ELSE sent_at END, lease_until = NULL, claim = NULL,
     delivery_status = COALESCE((SELECT s.status FROM statuses s WHERE s.provider_message_id = $3
       AND ${statusRank('s.status')} > ${statusRank('outbox.delivery_status')} ORDER BY ${statusRank('s.status')} DESC LIMIT 1), delivery_status)
     WHERE id = $1 AND ($12::text IS NULL OR (claim = $12 AND state = 'sending'))`,
+  ),
   retry: `UPDATE outbox SET state = 'pending', next_attempt_at = $2, error = $3, error_code = $4, lease_until = NULL, claim = NULL
     WHERE id = $1 AND ($5::text IS NULL OR (claim = $5 AND state = 'sending'))`,
-  outbox: 'SELECT * FROM outbox WHERE id = $1',
+  outbox: prepared('outbox', 'SELECT * FROM outbox WHERE id = $1'),
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = $1 AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = $1 ORDER BY id DESC LIMIT 1',

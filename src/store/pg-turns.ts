@@ -1,87 +1,108 @@
-/** The PostgreSQL store's turn commit: the conversation, the consumed inbound, outbox rows, the handoff and timers, in one transaction. */
+/**
+ * The PostgreSQL store's turn commit: the conversation, the consumed inbound, outbox rows, the
+ * handoff and timers, atomically. A plain turn (no handoff change, no expiry, the conversation
+ * still active: nearly every turn) is one autocommitted call of `colloquy_commit_turn` (migration
+ * 0009): one round trip, no BEGIN or COMMIT. Any other turn runs the same call inside a transaction
+ * with the expiry before it and the handoff and timers after it.
+ */
 import { VersionConflictError } from '../errors.js';
-import { isUniqueViolation, type Queryable } from './pg-db.js';
+import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { applyHandoffTurnIn } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
 import { j } from './rows.js';
-import type { CommitResult, ConversationKey, NewOutbound, TurnCommit } from './types.js';
+import type { CommitResult, TurnCommit } from './types.js';
+
+/** SQLSTATE that `colloquy_commit_turn` raises when another writer was first (see migration 0009). */
+const CONFLICT = 'CQ409';
+
+const COMMIT_TURN = prepared(
+  'commit_turn',
+  `SELECT turn_conversation_id, turn_outbox_ids FROM colloquy_commit_turn($1::bigint, $2::bigint, $3::text, $4::text, $5::text,
+    $6::text, $7::text, $8::text, $9::text, $10::text, $11::bigint, $12::boolean, $13::bigint, $14::bigint, $15::bigint, $16::text,
+    $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[],
+    $22::boolean, $23::text[], $24::text[], $25::text[], $26::text[], $27::text[], $28::bigint[])`,
+);
 
 /**
- * Commits a turn inside the caller's transaction. The version check (UPDATE … WHERE version) and
- * the inbound's `pending` guard make a second writer of the same turn fail with a conflict; the
- * caller's rollback then undoes everything this turn wrote.
+ * Commits a turn. The version check (UPDATE … WHERE version) and the inbound's `pending` guard make
+ * a second writer of the same turn fail with a {@link VersionConflictError}, and nothing this turn
+ * wrote stays.
  */
-export async function commitTurnIn(q: Queryable, c: TurnCommit): Promise<CommitResult> {
-  if (c.expire !== undefined) {
-    await q.query(PG.expireOne, [c.now, c.expire]);
-    await q.query(PG.deleteTimers, [c.expire]);
-  }
-  const ended = c.status === 'active' ? null : c.now;
-  const snapshot = JSON.stringify(c.snapshot);
-  let id: number;
-  let version: number;
-  if (c.conversationId === undefined) {
-    id = await insertConversation(q, c, snapshot, ended);
-    version = 1;
-  } else {
-    const r = await q.query(PG.updateConv, [snapshot, c.state, c.status, c.channel ?? null, j(c.lastPrompt), c.now, c.userActivity, ended, c.conversationId, c.expectedVersion, c.botVersion ?? null]);
-    if (r.rowCount !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
-    id = c.conversationId;
-    version = c.expectedVersion + 1;
-  }
-  // An inbound consumed by another writer (same turn in two processes) must not run twice.
-  if (c.inboxId !== undefined && (await q.query(PG.markInboxDone, [id, c.now, c.inboxId, c.inboxNote ?? null])).rowCount !== 1) {
-    throw new VersionConflictError(id, c.expectedVersion);
-  }
-  const outboxIds = await insertOutbox(q, id, c.key, c.inboxId, c.outbox, c.now);
-  // The handoff before the timers: like a claim or a release, lock the handoff row first, then its timer.
-  await applyHandoffTurnIn(q, id, c, c.notifyHandoffs === true);
-  await applyTimers(q, id, c);
-  return { conversationId: id, version, outboxIds };
+export async function commitTurnPg(db: PgDb, c: TurnCommit): Promise<CommitResult> {
+  if (isPlainTurn(c)) return callCommit(db, c, true);
+  return db.tx(async (q) => {
+    if (c.expire !== undefined) {
+      await q.query(PG.expireOne, [c.now, c.expire]);
+      await q.query(PG.deleteTimers, [c.expire]);
+    }
+    const result = await callCommit(q, c, false);
+    // The handoff before the timers: like a claim or a release, lock the handoff row first, then its timer.
+    await applyHandoffTurnIn(q, result.conversationId, c, c.notifyHandoffs === true);
+    await applyTimers(q, result.conversationId, c);
+    return result;
+  });
 }
 
-async function insertConversation(q: Queryable, c: TurnCommit, snapshot: string, ended: number | null): Promise<number> {
+/** Whether a turn commits in one call with nothing around it (see {@link commitTurnPg}). */
+export const isPlainTurn = (c: TurnCommit): boolean => c.expire === undefined && c.handoff === undefined && c.status === 'active';
+
+/** A turn's own fields, as `colloquy_commit_turn` and `colloquy_commit_turns` take them (16 values). */
+export function turnFields(c: TurnCommit): unknown[] {
+  return [
+    c.conversationId ?? null,
+    c.expectedVersion,
+    c.key.botId,
+    c.key.user,
+    c.status,
+    JSON.stringify(c.snapshot),
+    c.state,
+    c.flowToken,
+    c.channel ?? null,
+    j(c.lastPrompt),
+    c.now,
+    c.userActivity,
+    c.status === 'active' ? null : c.now,
+    c.botVersion ?? null,
+    c.inboxId ?? null,
+    c.inboxNote ?? null,
+  ];
+}
+
+/** A conflict raised by `colloquy_commit_turn`, as the Store port reports it. */
+export function conflictOf(err: unknown, c: TurnCommit): unknown {
+  return (err as { code?: unknown }).code === CONFLICT ? new VersionConflictError(c.conversationId ?? 0, c.expectedVersion) : err;
+}
+
+/** What the store returns for a committed turn. */
+export function commitResult(c: TurnCommit, conversationId: unknown, outboxIds: unknown): CommitResult {
+  return { conversationId: Number(conversationId), version: c.conversationId === undefined ? 1 : c.expectedVersion + 1, outboxIds: (outboxIds as unknown[]).map(Number) };
+}
+
+/** The conversation, the inbound, the outbox rows and (with `timers`) the timers, in one call. */
+export async function callCommit(q: Queryable, c: TurnCommit, timers: boolean): Promise<CommitResult> {
+  const t = c.timers;
+  const params = [
+    ...turnFields(c),
+    c.outbox.map((o) => o.kind),
+    c.outbox.map((o) => JSON.stringify(o.message)),
+    c.outbox.map((o) => o.channel),
+    c.outbox.map((o) => JSON.stringify(o.request)),
+    c.outbox.map((o) => o.fallbackOf ?? null),
+    timers,
+    timers ? t.remove : [],
+    timers ? t.activeStateNodes : [],
+    timers ? t.upsert.map((u) => u.key) : [],
+    timers ? t.upsert.map((u) => u.stateNode) : [],
+    timers ? t.upsert.map((u) => JSON.stringify(u.event)) : [],
+    timers ? t.upsert.map((u) => u.fireAt) : [],
+  ];
+  let row: Record<string, unknown>;
   try {
-    const r = await q.query<{ id: number }>(PG.insertConv, [
-      c.key.botId,
-      c.key.user,
-      c.status,
-      snapshot,
-      c.state,
-      c.flowToken,
-      c.channel ?? 'interactive',
-      j(c.lastPrompt),
-      c.now,
-      ended,
-      c.botVersion ?? 1,
-    ]);
-    return r.rows[0]!.id;
-  } catch (e) {
-    // Another writer created the conversation (or took the flow token) first.
-    if (isUniqueViolation(e)) throw new VersionConflictError(0, 0);
-    throw e;
+    row = (await q.query(COMMIT_TURN, params)).rows[0]!;
+  } catch (err) {
+    throw conflictOf(err, c);
   }
-}
-
-async function insertOutbox(q: Queryable, conversationId: number, key: ConversationKey, inboxId: number | undefined, rows: readonly NewOutbound[], now: number): Promise<number[]> {
-  const ids: number[] = [];
-  // One by one, so ids follow the turn's order.
-  for (const o of rows) {
-    const r = await q.query<{ id: number }>(PG.insertOutbox, [
-      conversationId,
-      key.botId,
-      key.user,
-      inboxId ?? null,
-      o.kind,
-      JSON.stringify(o.message),
-      o.channel,
-      JSON.stringify(o.request),
-      now,
-      o.fallbackOf ?? null,
-    ]);
-    ids.push(r.rows[0]!.id);
-  }
-  return ids;
+  return commitResult(c, row['turn_conversation_id'], row['turn_outbox_ids']);
 }
 
 async function applyTimers(q: Queryable, conversationId: number, c: TurnCommit): Promise<void> {

@@ -8,13 +8,14 @@
 import { isStoreUnavailable } from '../errors.js';
 import { migratePg, readPgMigrations } from './migrate-pg.js';
 import { PgDb, type PgPoolOptions } from './pg-db.js';
-import { addInboundIn, claimIn, failIn, finishIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
-import { claimLanesIn, listenForWork, releaseLaneIn, renewLanesIn } from './pg-lanes.js';
+import { claimIn, failIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
+import { claimLanesIn, listenForWork, renewLanesIn } from './pg-lanes.js';
 import { PgHandoffs } from './pg-handoffs.js';
 import { PG } from './pg-sql.js';
 import { conversationsQuery } from './sql.js';
-import { commitTurnIn } from './pg-turns.js';
-import { j, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
+import { commitTurnPg, isPlainTurn } from './pg-turns.js';
+import { PgBatches } from './pg-batched.js';
+import { j, toConversation, toInbox, toKey, toOutbox, toTimer } from './rows.js';
 import type {
   CommitResult,
   ConversationKey,
@@ -68,17 +69,20 @@ const optionalNumber = (v: unknown): number | undefined => (v === null || v === 
 /** The PostgreSQL implementation of {@link Store}. */
 export class PgStore implements Store {
   private readonly h: PgHandoffs;
+  /** The operations of every turn, in batches when calls arrive together (group commit; see pg-batch.ts). */
+  private readonly b: PgBatches;
 
   constructor(readonly db: PgDb) {
     this.h = new PgHandoffs(db);
+    this.b = new PgBatches(db);
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.db.tx((q) => addInboundIn(q, i));
+    return this.b.addInbound.run(i);
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
-    return one(this.db.query(PG.nextInbox, [key.botId, key.user]), toInbox);
+    return this.b.nextInbound.run(key);
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
@@ -98,7 +102,7 @@ export class PgStore implements Store {
   }
 
   async activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined> {
-    return one(this.db.query(PG.active, [key.botId, key.user]), toConversation);
+    return this.b.activeConversation.run(key);
   }
 
   async conversation(id: number): Promise<ConversationRecord | undefined> {
@@ -119,7 +123,7 @@ export class PgStore implements Store {
   }
 
   async commitTurn(c: TurnCommit): Promise<CommitResult> {
-    return this.db.tx((q) => commitTurnIn(q, c));
+    return isPlainTurn(c) ? this.b.commitTurn.run(c) : commitTurnPg(this.db, c);
   }
 
   async expireIdle(botId: string, before: number, now: number): Promise<number> {
@@ -131,7 +135,7 @@ export class PgStore implements Store {
   }
 
   async finishOutbound(id: number, result: SendRecord, now: number, claim?: string): Promise<boolean> {
-    return finishIn(this.db, id, result, now, claim);
+    return this.b.finishOutbound.run({ id, record: result, now, claim });
   }
 
   async renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
@@ -168,7 +172,7 @@ export class PgStore implements Store {
   }
 
   async nextTimerAt(): Promise<number | undefined> {
-    return optionalNumber((await this.db.query(PG.nextTimer)).rows[0]?.['t']);
+    return this.b.nextTimerAt.run(undefined);
   }
 
   async fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
@@ -189,7 +193,7 @@ export class PgStore implements Store {
   }
 
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
-    return (await this.db.query(PG.statusesOf, [providerMessageId])).rows.map(toStatus);
+    return this.b.statuses.run(providerMessageId);
   }
 
   async transcript(conversationId: number): Promise<TranscriptEntry[]> {
@@ -220,7 +224,7 @@ export class PgStore implements Store {
   }
 
   async claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
-    return claimLanesIn(this.db, owner, o);
+    return o.key ? this.b.claimLane.run({ owner, key: o.key, leaseMs: o.leaseMs }) : claimLanesIn(this.db, owner, o);
   }
 
   async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
@@ -228,7 +232,7 @@ export class PgStore implements Store {
   }
 
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-    return releaseLaneIn(this.db, owner, key, fence, seen);
+    return this.b.releaseLane.run({ owner, key, fence, seen });
   }
 
   /** LISTENs on a connection of its own (not the pool's) for work other processes add. */

@@ -209,7 +209,16 @@ describe('migrate', () => {
 describe('openSqliteStore', () => {
   it('applies the package migrations in order and records each checksum', () => {
     const store = open();
-    const names = ['0001_initial.sql', '0002_outbox_claim_indexes.sql', '0003_outbox_claim_token.sql', '0004_user_number.sql', '0006_handoffs.sql', '0007_bot_versions.sql', '0008_lanes.sql'];
+    const names = [
+      '0001_initial.sql',
+      '0002_outbox_claim_indexes.sql',
+      '0003_outbox_claim_token.sql',
+      '0004_user_number.sql',
+      '0006_handoffs.sql',
+      '0007_bot_versions.sql',
+      '0008_lanes.sql',
+      '0009_pg_commit_turn.sql',
+    ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));
     expect(tables(store.db)).toEqual(['_migrations', 'conversations', 'handoff_events', 'handoffs', 'inbox', 'lanes', 'outbox', 'statuses', 'timers']);

@@ -1,0 +1,4 @@
+-- Nothing to do on SQLite: the twin, migrations/postgres/0009_pg_commit_turn.sql, adds a PostgreSQL
+-- function that commits a turn in one round trip. SQLite runs in-process, where a round trip costs
+-- nothing, so its store keeps committing a turn statement by statement. No table, column or index
+-- changes in either dialect.
