@@ -24,8 +24,11 @@ export interface CheckpointOptions {
 
 /** What the checkpointer has done (for metrics). */
 export interface CheckpointStats {
-  /** `worker` while the thread runs, `fallback` when SQLite checkpoints on commit again, `off` when closed or not needed. */
-  readonly mode: 'worker' | 'fallback' | 'off';
+  /**
+   * `starting` until the thread has opened its connection, `worker` while it runs, `fallback` when
+   * SQLite checkpoints on commit again, `off` when closed or not needed.
+   */
+  readonly mode: 'starting' | 'worker' | 'fallback' | 'off';
   readonly passive: number;
   readonly truncate: number;
   /** Checkpoints that could not finish (a reader or another process in the way). */
@@ -82,7 +85,7 @@ parentPort.postMessage({ type: 'ready' });
 export class WalCheckpointer {
   private worker: Worker | undefined;
   private holdTimer: NodeJS.Timeout | undefined;
-  private mode: CheckpointStats['mode'] = 'worker';
+  private mode: CheckpointStats['mode'] = 'starting';
   private readonly counts = { passive: 0, truncate: 0, incomplete: 0 };
 
   private constructor(
@@ -102,11 +105,12 @@ export class WalCheckpointer {
     try {
       const driver = createRequire(import.meta.url).resolve('better-sqlite3');
       const workerData = { driver, path: db.name, walPages: o.walPages ?? 1_000, intervalMs: o.intervalMs ?? 100, busyTimeoutMs: Math.max(o.busyTimeoutMs, 1_000) };
-      const worker = new Worker(WORKER, { eval: true, workerData, stdout: true, stderr: true });
-      worker.unref();
+      // No flags of this process (an --input-type or a loader would change how the program loads).
+      const worker = new Worker(WORKER, { eval: true, workerData, execArgv: [] });
       worker.on('message', (m: FromWorker) => c.onMessage(m));
       worker.on('error', () => c.fallBack());
       worker.on('exit', () => c.fallBack());
+      worker.unref(); // after the listeners: adding a 'message' listener refs the worker again
       c.worker = worker;
     } catch {
       c.fallBack();
@@ -143,11 +147,12 @@ export class WalCheckpointer {
   }
 
   private onMessage(m: FromWorker): void {
-    if (m.type === 'hold') {
+    if (m.type === 'ready') {
+      if (this.mode === 'starting') this.mode = 'worker';
+    } else if (m.type === 'hold') {
       // Writes are synchronous: none is running while this message is handled, so the worker may go.
       this.gate.pause();
-      this.holdTimer = setTimeout(() => this.release(), this.holdMs);
-      this.holdTimer.unref();
+      this.holdTimer = setTimeout(() => this.release(), this.holdMs); // ref'd: held writes keep the process alive
       this.worker?.postMessage('held');
     } else if (m.type === 'done') {
       this.counts[m.mode]++;
@@ -164,7 +169,7 @@ export class WalCheckpointer {
 
   /** The worker is gone: SQLite checkpoints on commit again, as it does by default. */
   private fallBack(): void {
-    if (this.mode !== 'worker') return;
+    if (this.mode !== 'worker' && this.mode !== 'starting') return;
     this.mode = 'fallback';
     this.worker = undefined;
     this.release();
