@@ -18,7 +18,10 @@ export interface CheckpointOptions {
   readonly walPages?: number | undefined;
   /** How often it looks at the WAL's size (default 100 ms). */
   readonly intervalMs?: number | undefined;
-  /** How long the store holds its writes for the worker's TRUNCATE at most (default 1 s). */
+  /**
+   * How long the store holds its writes for the worker's TRUNCATE at most (default 200 ms; the
+   * worker waits half of it for a lock another connection holds, then leaves the WAL for next time).
+   */
   readonly holdMs?: number | undefined;
 }
 
@@ -33,6 +36,9 @@ export interface CheckpointStats {
   readonly truncate: number;
   /** Checkpoints that could not finish (a reader or another process in the way). */
   readonly incomplete: number;
+  /** How long the store's writes were held for TRUNCATE checkpoints, in total and the longest hold (ms). */
+  readonly heldMs: number;
+  readonly maxHeldMs: number;
 }
 
 /** What the checkpointer needs of the store: holding and releasing its writes. */
@@ -86,7 +92,8 @@ export class WalCheckpointer {
   private worker: Worker | undefined;
   private holdTimer: NodeJS.Timeout | undefined;
   private mode: CheckpointStats['mode'] = 'starting';
-  private readonly counts = { passive: 0, truncate: 0, incomplete: 0 };
+  private readonly counts = { passive: 0, truncate: 0, incomplete: 0, heldMs: 0, maxHeldMs: 0 };
+  private heldSince: number | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -98,13 +105,14 @@ export class WalCheckpointer {
    * Starts the worker for a file database in WAL mode; undefined for `:memory:`, read-only or
    * non-WAL connections, which keep SQLite's own behaviour.
    */
-  static start(db: Database.Database, gate: WriteGate, o: CheckpointOptions & { busyTimeoutMs: number }): WalCheckpointer | undefined {
+  static start(db: Database.Database, gate: WriteGate, o: CheckpointOptions = {}): WalCheckpointer | undefined {
     if (db.memory || db.readonly || db.pragma('journal_mode', { simple: true }) !== 'wal') return undefined;
-    const c = new WalCheckpointer(db, gate, o.holdMs ?? 1_000);
+    const holdMs = o.holdMs ?? 200;
+    const c = new WalCheckpointer(db, gate, holdMs);
     db.pragma('wal_autocheckpoint = 0');
     try {
       const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-      const workerData = { driver, path: db.name, walPages: o.walPages ?? 1_000, intervalMs: o.intervalMs ?? 100, busyTimeoutMs: Math.max(o.busyTimeoutMs, 1_000) };
+      const workerData = { driver, path: db.name, walPages: o.walPages ?? 1_000, intervalMs: o.intervalMs ?? 100, busyTimeoutMs: Math.max(1, Math.floor(holdMs / 2)) };
       // No flags of this process (an --input-type or a loader would change how the program loads).
       const worker = new Worker(WORKER, { eval: true, workerData, execArgv: [] });
       worker.on('message', (m: FromWorker) => c.onMessage(m));
@@ -120,7 +128,8 @@ export class WalCheckpointer {
 
   /** What it has done so far. */
   stats(): CheckpointStats {
-    return { mode: this.mode, ...this.counts };
+    const { heldMs, maxHeldMs, ...counts } = this.counts;
+    return { mode: this.mode, ...counts, heldMs: Math.round(heldMs), maxHeldMs: Math.round(maxHeldMs * 1000) / 1000 };
   }
 
   /** Stops the worker once its connection is closed; the store's writes go on without it. */
@@ -152,6 +161,7 @@ export class WalCheckpointer {
     } else if (m.type === 'hold') {
       // Writes are synchronous: none is running while this message is handled, so the worker may go.
       this.gate.pause();
+      this.heldSince = performance.now();
       this.holdTimer = setTimeout(() => this.release(), this.holdMs); // ref'd: held writes keep the process alive
       this.worker?.postMessage('held');
     } else if (m.type === 'done') {
@@ -164,6 +174,12 @@ export class WalCheckpointer {
   private release(): void {
     if (this.holdTimer !== undefined) clearTimeout(this.holdTimer);
     this.holdTimer = undefined;
+    if (this.heldSince !== undefined) {
+      const ms = performance.now() - this.heldSince;
+      this.counts.heldMs += ms;
+      this.counts.maxHeldMs = Math.max(this.counts.maxHeldMs, ms);
+      this.heldSince = undefined;
+    }
     this.gate.resume();
   }
 

@@ -124,7 +124,7 @@ export class SqliteStore implements Store {
     this.busy = new BusyRetry(o);
     db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
     this.batch = new GroupCommit(db, this.busy, o.groupCommit);
-    this.checkpointer = o.checkpoint === false ? undefined : WalCheckpointer.start(db, this.batch, { ...o.checkpoint, busyTimeoutMs: o.busyTimeoutMs ?? 50 });
+    this.checkpointer = o.checkpoint === false ? undefined : WalCheckpointer.start(db, this.batch, o.checkpoint);
     for (const name of READS) {
       const method = (this[name] as (...args: unknown[]) => Promise<unknown>).bind(this);
       (this as Record<string, unknown>)[name] = (...args: unknown[]) => this.busy.run(() => method(...args));
@@ -133,7 +133,7 @@ export class SqliteStore implements Store {
 
   /** Commits, writes per commit, busy retries, time in flushes and checkpoints so far. */
   stats(): SqliteStoreStats {
-    return { ...this.batch.stats(), checkpoints: this.checkpointer?.stats() ?? { mode: 'off', passive: 0, truncate: 0, incomplete: 0 } };
+    return { ...this.batch.stats(), checkpoints: this.checkpointer?.stats() ?? { mode: 'off', passive: 0, truncate: 0, incomplete: 0, heldMs: 0, maxHeldMs: 0 } };
   }
 
   /** Queues a write for the next group commit. */
