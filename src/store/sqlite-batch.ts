@@ -108,6 +108,11 @@ export class GroupCommit {
     this.cancel();
   }
 
+  /** Whether writes are held for a checkpoint right now. */
+  get held(): boolean {
+    return this.paused;
+  }
+
   /** Lets writes commit again after {@link pause}. */
   resume(): void {
     if (!this.paused) return;

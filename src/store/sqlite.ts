@@ -147,6 +147,7 @@ export class SqliteStore implements Store {
    */
   async health(): Promise<StoreHealth> {
     if (!this.db.open) return { ok: false, reason: 'the database is closed' };
+    if (this.batch.held) return { ok: true }; // our own checkpoint worker has the lock, for a moment
     const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
     try {
       this.db.pragma('busy_timeout = 0');

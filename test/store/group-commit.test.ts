@@ -4,6 +4,7 @@
  * they were issued; one that throws fails alone; a locked database holds them all, then commits
  * them together (or gives up on each once its budget is spent).
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -134,5 +135,37 @@ describe('the SQLite group commit', () => {
     const db = new Database(file, { readonly: true });
     expect(count(db, 'inbox')).toBe(1);
     db.close();
+  });
+
+  it('a process killed mid-flush keeps every write whose promise resolved', async () => {
+    const file = join(tempDir(), 'killed.db');
+    openSqliteStore(file).db.close(); // migrated before the child starts
+    const script = `
+      import { openSqliteStore } from './src/store/sqlite.ts';
+      const s = openSqliteStore(${JSON.stringify(file)});
+      for (let k = 0; ; k++) {
+        const batch = Array.from({ length: 50 }, (_, i) => s.addInbound({ providerId: 'wamid.k' + k + '.' + i, botId: 'b', user: '1', source: 'whatsapp', event: { type: 'text', text: 'hi' }, receivedAt: 1 })
+          .then((r) => process.stdout.write(r.id + '\\n')));
+        if (k % 4 === 3) await Promise.all(batch);
+      }
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const acknowledged: number[] = [];
+    let buffer = '';
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString();
+        const lines = buffer.split('\n');
+        buffer = lines.pop() ?? '';
+        acknowledged.push(...lines.map(Number));
+        if (acknowledged.length >= 2_000 && child.exitCode === null) child.kill('SIGKILL');
+      });
+      child.on('exit', () => resolve());
+    });
+    const db = new Database(file, { readonly: true });
+    const stored = new Set((db.prepare('SELECT id FROM inbox').all() as { id: number }[]).map((r) => r.id));
+    db.close();
+    expect(acknowledged.length).toBeGreaterThanOrEqual(2_000);
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
   });
 });
