@@ -45,7 +45,7 @@ describe('WAL checkpoints in a worker thread', () => {
     for (let round = 0; round < 300; round++) {
       await Promise.all(Array.from({ length: 20 }, () => s.addInbound(inbound({ raw }))));
       largest = Math.max(largest, walSize(file));
-      await pause(1);
+      await pause(2);
     }
     // About 15 MB went through the WAL; without checkpoints it would hold all of it.
     expect(statSync(file).size).toBeGreaterThan(10_000_000);
