@@ -4,7 +4,7 @@
  * sustained writes, and close() stops it and leaves the WAL empty.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,6 +66,17 @@ describe('WAL checkpoints in a worker thread', () => {
     expect(walSize(file)).toBe(0);
     expect((other.prepare('SELECT COUNT(*) AS n FROM inbox').get() as { n: number }).n).toBe(50);
     other.close();
+  });
+
+  it('falls back to SQLite’s checkpoint on commit when the worker cannot open the file', async () => {
+    const file = join(tempDir(), 'gone.db');
+    const s = openSqliteStore(file);
+    open.push(s);
+    rmSync(file); // the store keeps its open file; the worker, starting, finds none
+    await started(s);
+    expect(s.stats().checkpoints.mode).toBe('fallback');
+    expect(s.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect((await s.addInbound(inbound())).duplicate).toBe(false); // writes go on
   });
 
   it('never keeps the process alive: a process that leaves its store open exits', () => {
