@@ -209,12 +209,40 @@ function traceStore(store: object): () => Record<string, { calls: number; ms: nu
       return out;
     };
   }
-  return () =>
-    Object.fromEntries(
-      Object.entries(times)
+  return () => {
+    const all = { ...times, ...groupCommitTimes(store, times) };
+    return Object.fromEntries(
+      Object.entries(all)
         .filter(([, t]) => t.calls > 0)
         .map(([k, t]) => [k, { calls: t.calls, ms: Math.round(t.ms), rows: t.rows }]),
     );
+  };
+}
+
+interface GroupCommitStats {
+  readonly commits: number;
+  readonly ops: number;
+  readonly flushMs: number;
+  readonly methods: Record<string, { calls: number; ms: number }>;
+}
+
+/**
+ * A store that commits its writes in groups (SQLite) does their work later, in a flush: each
+ * write method gets the time its statements took there, and `(commit)` the rest of the flushes
+ * (BEGIN, COMMIT, savepoints; `calls` commits, `rows` writes).
+ */
+function groupCommitTimes(store: object, times: Record<string, { calls: number; ms: number; rows: number }>): Record<string, { calls: number; ms: number; rows: number }> {
+  const stats = (store as { stats?: () => GroupCommitStats }).stats?.();
+  if (stats?.methods === undefined) return {};
+  let statements = 0;
+  const out: Record<string, { calls: number; ms: number; rows: number }> = {};
+  for (const [name, m] of Object.entries(stats.methods)) {
+    statements += m.ms;
+    const t = times[name] ?? { calls: m.calls, ms: 0, rows: 0 };
+    out[name] = { ...t, ms: t.ms + m.ms };
+  }
+  out['(commit)'] = { calls: stats.commits, ms: stats.flushMs - statements, rows: stats.ops };
+  return out;
 }
 
 /** What the `colloquy` role takes. */

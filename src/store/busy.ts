@@ -42,6 +42,16 @@ export interface BusyState {
 const FIRST_WAIT_MS = 5;
 const LONGEST_WAIT_MS = 250;
 
+/** How long to wait before the `attempt`th retry (1-based): doubling from 5 ms, at most 250 ms. */
+export function backoffMs(attempt: number): number {
+  return Math.min(LONGEST_WAIT_MS, FIRST_WAIT_MS * 2 ** (attempt - 1));
+}
+
+/** The error a call gets once its budget is spent on a database that stayed unavailable. */
+export function unavailable(code: string, err: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(code, `The database is unavailable (${code}: ${(err as Error).message}); try again later`, { cause: err });
+}
+
 /** Runs store work, retrying transient failures asynchronously within a budget. */
 export class BusyRetry {
   private busySince: number | undefined;
@@ -57,23 +67,38 @@ export class BusyRetry {
     return { since: this.busySince, reason: this.lastReason };
   }
 
+  /** How long one call may keep retrying. */
+  get budget(): number {
+    return this.budgetMs;
+  }
+
+  /** Records a transient failure (for {@link state}) and reports it to `onBusy`. */
+  failed(code: string, outcome: BusyEvent['outcome']): void {
+    this.busySince ??= Date.now();
+    this.lastReason = code;
+    this.o.onBusy?.({ code, outcome });
+  }
+
+  /** Records that the database answered again. */
+  recovered(): void {
+    this.busySince = this.lastReason = undefined;
+  }
+
   /** Runs `work`; a transient failure is retried until the budget is spent, then StoreUnavailableError. */
   async run<T>(work: () => T | Promise<T>): Promise<T> {
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await work();
-        this.busySince = this.lastReason = undefined;
+        this.recovered();
         return result;
       } catch (err) {
         const code = transientCode(err);
         if (code === undefined) throw err;
-        this.busySince ??= Date.now();
-        this.lastReason = code;
-        const wait = Math.min(LONGEST_WAIT_MS, FIRST_WAIT_MS * 2 ** (attempt - 1));
+        const wait = backoffMs(attempt);
         const giveUp = Date.now() + wait - started > this.budgetMs;
-        this.o.onBusy?.({ code, outcome: giveUp ? 'unavailable' : 'retried' });
-        if (giveUp) throw new StoreUnavailableError(code, `The database is unavailable (${code}: ${(err as Error).message}); try again later`, { cause: err });
+        this.failed(code, giveUp ? 'unavailable' : 'retried');
+        if (giveUp) throw unavailable(code, err);
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }

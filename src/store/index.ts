@@ -4,7 +4,9 @@
  */
 export type * from './types.js';
 export { openStore, storeDialect, migrateDatabase, describeStoreLocation, type OpenStoreOptions } from './open.js';
-export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from './sqlite.js';
+export { openSqliteStore, SqliteStore, type SqliteStoreOptions, type SqliteStoreStats } from './sqlite.js';
+export type { GroupCommitOptions, WriteStats } from './sqlite-batch.js';
+export type { CheckpointOptions, CheckpointStats } from './sqlite-checkpoint.js';
 export { openPgStore, PgStore, type PgStoreOptions } from './pg.js';
 export { copySqliteToPostgres, type CopyReport, type CopyOptions } from './copy.js';
 export { migrate, readMigrations, MIGRATIONS_DIR, PG_MIGRATIONS_DIR, type MigrationFile, type MigrationReport } from './migrate.js';

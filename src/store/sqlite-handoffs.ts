@@ -1,6 +1,7 @@
 /**
- * The SQLite store's handoff methods ({@link HandoffStore}): every statement in one place, each
- * method one transaction. The PostgreSQL store ports this file statement by statement.
+ * The SQLite store's handoff methods ({@link HandoffStore}): every statement in one place. The
+ * reads answer at once; the writes are synchronous, for the store to run each in its own savepoint
+ * of a group commit (sqlite-batch.ts). The PostgreSQL store ports this file statement by statement.
  */
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
@@ -75,11 +76,11 @@ const SQL = {
 
 type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
 
-/** The handoff part of the SQLite store. */
-export class SqliteHandoffs implements HandoffStore {
+/** The handoff part of the SQLite store (its {@link HandoffStore} methods call these). */
+export class SqliteHandoffs {
   private readonly q: Statements;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(db: Database.Database) {
     this.q = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
   }
 
@@ -124,107 +125,87 @@ export class SqliteHandoffs implements HandoffStore {
     return (this.q.ofConversation.all(conversationId) as Row[]).map(toHandoff);
   }
 
-  async claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal> {
-    return this.db
-      .transaction((): { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal => {
-        const h = this.openRow(conversationId);
-        if (!h) return { ok: false, reason: 'none' };
-        if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-        this.q.claim.run(agent, w.now, h.id);
-        this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
-        this.event('handoff.claimed', h.id, w);
-        return { ok: true, handoff: this.byId(h.id), fresh: true };
-      })
-      .immediate();
+  claimHandoff(conversationId: number, agent: string, w: HandoffWrite): { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal {
+    const h = this.openRow(conversationId);
+    if (!h) return { ok: false, reason: 'none' };
+    if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
+    this.q.claim.run(agent, w.now, h.id);
+    this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.event('handoff.claimed', h.id, w);
+    return { ok: true, handoff: this.byId(h.id), fresh: true };
   }
 
-  async releaseHandoff(conversationId: number, agent: string, note: string | undefined, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal> {
-    return this.db
-      .transaction((): { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal => {
-        const h = this.openRow(conversationId);
-        if (!h) return { ok: false, reason: 'none' };
-        if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
-        this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
-        this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
-        const event = handoffEndedEvent(agent, note);
-        const r = this.q.insertInbox.run({
-          providerId: `handoff:${h.id}:ended`,
-          botId: h.botId,
-          user: h.user,
-          event: JSON.stringify(event),
-          raw: JSON.stringify({ conversationId, handoffId: h.id }),
-          now: w.now,
-        });
-        this.q.bumpLane.run(h.botId, h.user);
-        this.event('handoff.ended', h.id, w);
-        return { ok: true, handoff: this.byId(h.id), inboxId: Number(r.lastInsertRowid) };
-      })
-      .immediate();
+  releaseHandoff(conversationId: number, agent: string, note: string | undefined, w: HandoffWrite): { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal {
+    const h = this.openRow(conversationId);
+    if (!h) return { ok: false, reason: 'none' };
+    if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
+    this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
+    this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    const event = handoffEndedEvent(agent, note);
+    const r = this.q.insertInbox.run({
+      providerId: `handoff:${h.id}:ended`,
+      botId: h.botId,
+      user: h.user,
+      event: JSON.stringify(event),
+      raw: JSON.stringify({ conversationId, handoffId: h.id }),
+      now: w.now,
+    });
+    this.q.bumpLane.run(h.botId, h.user);
+    this.event('handoff.ended', h.id, w);
+    return { ok: true, handoff: this.byId(h.id), inboxId: Number(r.lastInsertRowid) };
   }
 
-  async holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean> {
-    return this.db
-      .transaction((): boolean => {
-        if (this.q.hold.run(handoff.conversationId, w.now, inboxId).changes !== 1) return false;
-        this.q.touch.run(w.now, w.now, channel ?? null, handoff.conversationId);
-        const row = toInbox(this.q.inbox.get(inboxId) as Row);
-        this.event('handoff.message', handoff.id, w, { event: row.event, source: row.source, receivedAt: row.receivedAt });
-        return true;
-      })
-      .immediate();
+  holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): boolean {
+    if (this.q.hold.run(handoff.conversationId, w.now, inboxId).changes !== 1) return false;
+    this.q.touch.run(w.now, w.now, channel ?? null, handoff.conversationId);
+    const row = toInbox(this.q.inbox.get(inboxId) as Row);
+    this.event('handoff.message', handoff.id, w, { event: row.event, source: row.source, receivedAt: row.receivedAt });
+    return true;
   }
 
-  async addAgentMessage(m: AgentMessage): Promise<{ ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal> {
-    return this.db
-      .transaction((): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal => {
-        if (m.idempotencyKey !== undefined) {
-          const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
-          if (known) return { ok: true, outboxId: Number(known['id']), duplicate: true };
-        }
-        const h = this.openRow(m.conversationId);
-        if (!h) return { ok: false, reason: 'none' };
-        if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
-        const o = m.outbound;
-        const r = this.q.insertOutbox.run({
-          conversationId: m.conversationId,
-          kind: o.kind,
-          message: JSON.stringify(o.message),
-          channel: o.channel,
-          request: JSON.stringify(o.request),
-          now: m.now,
-          agent: m.agent,
-          key: m.idempotencyKey ?? null,
-        });
-        return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
-      })
-      .immediate();
+  addAgentMessage(m: AgentMessage): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal {
+    if (m.idempotencyKey !== undefined) {
+      const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
+      if (known) return { ok: true, outboxId: Number(known['id']), duplicate: true };
+    }
+    const h = this.openRow(m.conversationId);
+    if (!h) return { ok: false, reason: 'none' };
+    if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
+    const o = m.outbound;
+    const r = this.q.insertOutbox.run({
+      conversationId: m.conversationId,
+      kind: o.kind,
+      message: JSON.stringify(o.message),
+      channel: o.channel,
+      request: JSON.stringify(o.request),
+      now: m.now,
+      agent: m.agent,
+      key: m.idempotencyKey ?? null,
+    });
+    return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
   }
 
-  async closeOrphanHandoffs(w: HandoffWrite): Promise<number> {
-    if (this.q.orphans.get() === undefined) return 0; // the common case, without a write lock (the queue is polled)
-    return this.db
-      .transaction((): number => {
-        const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
-        for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
-        return rows.length;
-      })
-      .immediate();
+  /** Whether a handoff is open on an ended conversation: the common answer, no, needs no write. */
+  hasOrphans(): boolean {
+    return this.q.orphans.get() !== undefined;
   }
 
-  async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
-    return this.db
-      .transaction((): HandoffEventRecord[] => {
-        const token = randomBytes(6).toString('hex');
-        return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
-          const claim = `${token}-${String(r['id'])}`;
-          this.q.claimEvent.run(now + leaseMs, claim, r['id']);
-          return toHandoffEvent({ ...r, attempts: Number(r['attempts']) + 1, claim }); // the row as read, before this claim
-        });
-      })
-      .immediate();
+  closeOrphanHandoffs(w: HandoffWrite): number {
+    const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
+    for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
+    return rows.length;
   }
 
-  async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
+  claimHandoffEvents(now: number, limit: number, leaseMs: number): HandoffEventRecord[] {
+    const token = randomBytes(6).toString('hex');
+    return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
+      const claim = `${token}-${String(r['id'])}`;
+      this.q.claimEvent.run(now + leaseMs, claim, r['id']);
+      return toHandoffEvent({ ...r, attempts: Number(r['attempts']) + 1, claim }); // the row as read, before this claim
+    });
+  }
+
+  settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): boolean {
     if (outcome.sent) return this.q.eventSent.run(now, id, claim).changes === 1;
     if (outcome.retryAt !== undefined) return this.q.eventRetry.run(outcome.retryAt, outcome.error, id, claim).changes === 1;
     return this.q.eventFailed.run(outcome.error, id, claim).changes === 1;

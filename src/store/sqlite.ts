@@ -1,18 +1,21 @@
 /**
- * The SQLite store (better-sqlite3, WAL). Every method is one statement or one transaction;
- * the async signatures are the port's, so a networked database can implement the same interface.
+ * The SQLite store (better-sqlite3, WAL). Reads answer at once; writes are queued and committed in
+ * groups, one transaction per turn of the event loop (sqlite-batch.ts), each write in its own
+ * savepoint; WAL checkpoints run in a worker thread (sqlite-checkpoint.ts). The async signatures
+ * are the port's, so a networked database implements the same interface.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { VersionConflictError } from '../errors.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
+import { GroupCommit, type GroupCommitOptions, type WriteStats } from './sqlite-batch.js';
+import { WalCheckpointer, type CheckpointOptions, type CheckpointStats } from './sqlite-checkpoint.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import { SqliteHandoffs } from './sqlite-handoffs.js';
+import { SqliteWrites } from './sqlite-writes.js';
 import { conversationsQuery } from './sql.js';
-import { j, mergeTranscript, STATUS_RANK, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer, toTimerInbound } from './rows.js';
+import { mergeTranscript, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
 import type {
   CommitResult,
   FailureFollowUp,
@@ -24,7 +27,6 @@ import type {
   LaneClaimOptions,
   LaneRelease,
   NewInbound,
-  NewOutbound,
   NewStatus,
   OutboxRecord,
   SendRecord,
@@ -46,6 +48,15 @@ export interface SqliteStoreOptions extends BusyOptions {
   readonly migrationsDir?: string;
   /** The clock lane leases are compared with (default `Date.now`: every process on one machine shares it). */
   readonly now?: (() => number) | undefined;
+  /** How a group commit is bounded (default 256 writes, 2 ms). */
+  readonly groupCommit?: GroupCommitOptions | undefined;
+  /** When the worker thread checkpoints the WAL; `false` leaves it to SQLite, on commit. */
+  readonly checkpoint?: CheckpointOptions | false | undefined;
+}
+
+/** What the SQLite store's writes and checkpoints have done (for metrics). */
+export interface SqliteStoreStats extends WriteStats {
+  readonly checkpoints: CheckpointStats;
 }
 
 /** Opens (and migrates) a SQLite store. */
@@ -64,50 +75,28 @@ export function openSqliteStore(options: SqliteStoreOptions | string): SqliteSto
 /** How long opening and migrating wait for a lock held by another process. */
 const OPEN_BUSY_TIMEOUT_MS = 5_000;
 
-/** The port's methods, each run through {@link BusyRetry} (a transient failure is retried, then StoreUnavailableError). */
-const GUARDED = [
-  'addInbound',
+/** The port's reads: each answers at once, through {@link BusyRetry} (a transient failure is retried, then StoreUnavailableError). */
+const READS = [
   'nextInbound',
   'pendingKeys',
-  'failInbound',
-  'skipInbound',
   'inbound',
   'activeConversation',
   'conversation',
   'conversationByFlowToken',
   'conversations',
   'activeConversationIds',
-  'commitTurn',
-  'expireIdle',
-  'claimOutbound',
-  'finishOutbound',
-  'renewLease',
-  'failOutbound',
   'unfollowedFailures',
   'lastInteractive',
-  'retryOutbound',
   'outbound',
   'outboundByProviderId',
   'nextOutboundAt',
   'nextTimerAt',
-  'fireDueTimers',
   'timers',
-  'addStatus',
   'statuses',
   'transcript',
-  'claimLanes',
-  'renewLanes',
-  'releaseLane',
   'openHandoffs',
   'openHandoff',
   'handoffs',
-  'claimHandoff',
-  'releaseHandoff',
-  'holdInbound',
-  'addAgentMessage',
-  'closeOrphanHandoffs',
-  'claimHandoffEvents',
-  'settleHandoffEvent',
   'nextHandoffEventAt',
 ] as const satisfies readonly (keyof Store)[];
 
@@ -115,25 +104,41 @@ const GUARDED = [
 export class SqliteStore implements Store {
   private readonly q: Statements;
   private readonly busy: BusyRetry;
-  private readonly now: () => number;
   private readonly h: SqliteHandoffs;
+  private readonly w: SqliteWrites;
+  private readonly batch: GroupCommit;
+  private readonly checkpointer: WalCheckpointer | undefined;
+  private closing: Promise<void> | undefined;
   /**
-   * @param busy How long one attempt may block on a locked database (`busyTimeoutMs`, default 50 ms)
-   * and how long a call retries asynchronously before StoreUnavailableError (`busyRetryMs`, 3 s).
+   * @param o How long one attempt may block on a locked database (`busyTimeoutMs`, default 50 ms),
+   * how long a call retries asynchronously before StoreUnavailableError (`busyRetryMs`, 3 s), how
+   * a group commit is bounded, and when the WAL is checkpointed.
    */
   constructor(
     readonly db: Database.Database,
-    busy: BusyOptions & { readonly now?: (() => number) | undefined } = {},
+    o: Omit<SqliteStoreOptions, 'path' | 'migrate' | 'migrationsDir'> = {},
   ) {
     this.q = prepareStatements(db);
-    this.now = busy.now ?? Date.now;
     this.h = new SqliteHandoffs(db);
-    this.busy = new BusyRetry(busy);
-    db.pragma(`busy_timeout = ${busy.busyTimeoutMs ?? 50}`);
-    for (const name of GUARDED) {
+    this.w = new SqliteWrites(db, this.q, this.h, o.now ?? Date.now);
+    this.busy = new BusyRetry(o);
+    db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
+    this.batch = new GroupCommit(db, this.busy, o.groupCommit);
+    this.checkpointer = o.checkpoint === false ? undefined : WalCheckpointer.start(db, this.batch, o.checkpoint);
+    for (const name of READS) {
       const method = (this[name] as (...args: unknown[]) => Promise<unknown>).bind(this);
       (this as Record<string, unknown>)[name] = (...args: unknown[]) => this.busy.run(() => method(...args));
     }
+  }
+
+  /** Commits, writes per commit, busy retries, time in flushes and checkpoints so far. */
+  stats(): SqliteStoreStats {
+    return { ...this.batch.stats(), checkpoints: this.checkpointer?.stats() ?? { mode: 'off', passive: 0, truncate: 0, incomplete: 0, heldMs: 0, maxHeldMs: 0 } };
+  }
+
+  /** Queues a write for the next group commit. */
+  private write<T>(name: string, work: () => T): Promise<T> {
+    return this.batch.run(name, work);
   }
 
   /**
@@ -142,6 +147,7 @@ export class SqliteStore implements Store {
    */
   async health(): Promise<StoreHealth> {
     if (!this.db.open) return { ok: false, reason: 'the database is closed' };
+    if (this.batch.held) return { ok: true }; // our own checkpoint worker has the lock, for a moment
     const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
     try {
       this.db.pragma('busy_timeout = 0');
@@ -158,23 +164,8 @@ export class SqliteStore implements Store {
     return { ok: true };
   }
 
-  async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.db
-      .transaction(() => {
-        const id = this.insertInbound(i);
-        if (id !== undefined) return { id, duplicate: false };
-        const row = this.q.inboxByProvider.get(i.providerId) as Row;
-        return { id: Number(row['id']), duplicate: true };
-      })
-      .immediate();
-  }
-
-  /** Inserts an inbound and bumps its lane's work counter; undefined for a known provider id. */
-  private insertInbound(i: NewInbound): number | undefined {
-    const r = this.q.insertInbox.run({ ...i, event: JSON.stringify(i.event), raw: j(i.raw) });
-    if (r.changes !== 1) return undefined;
-    this.q.bumpLane.run(i.botId, i.user);
-    return Number(r.lastInsertRowid);
+  addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
+    return this.write('addInbound', () => this.w.addInbound(i));
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
@@ -186,12 +177,12 @@ export class SqliteStore implements Store {
     return (this.q.pendingKeys.all() as Row[]).map(toKey);
   }
 
-  async failInbound(id: number, error: string, now: number): Promise<void> {
-    this.q.failInbox.run(error, now, id);
+  failInbound(id: number, error: string, now: number): Promise<void> {
+    return this.write('failInbound', () => this.w.failInbound(id, error, now));
   }
 
-  async skipInbound(id: number, note: string, now: number): Promise<void> {
-    this.q.skipInbox.run(note, now, id);
+  skipInbound(id: number, note: string, now: number): Promise<void> {
+    return this.write('skipInbound', () => this.w.skipInbound(id, note, now));
   }
 
   async inbound(id: number): Promise<InboxRecord | undefined> {
@@ -223,183 +214,28 @@ export class SqliteStore implements Store {
     return (this.q.activeIds.all() as Row[]).map((r) => Number(r['id']));
   }
 
-  async commitTurn(c: TurnCommit): Promise<CommitResult> {
-    return this.db
-      .transaction((): CommitResult => {
-        if (c.expire !== undefined) {
-          this.q.expireOne.run(c.now, c.now, c.expire);
-          this.q.deleteTimers.run(c.expire);
-        }
-        const ended = c.status === 'active' ? null : c.now;
-        const common = { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: ended };
-        const botVersion = c.botVersion ?? null;
-        let id: number;
-        let version: number;
-        if (c.conversationId === undefined) {
-          try {
-            const r = this.q.insertConv.run({
-              ...common,
-              botId: c.key.botId,
-              user: c.key.user,
-              flowToken: c.flowToken,
-              channel: c.channel ?? 'interactive',
-              lastPrompt: j(c.lastPrompt),
-              botVersion: botVersion ?? 1,
-            });
-            id = Number(r.lastInsertRowid);
-          } catch (e) {
-            if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
-            throw e;
-          }
-          version = 1;
-        } else {
-          const r = this.q.updateConv.run({
-            ...common,
-            id: c.conversationId,
-            expectedVersion: c.expectedVersion,
-            channel: c.channel ?? null,
-            lastPrompt: j(c.lastPrompt),
-            activity: c.userActivity ? 1 : 0,
-            botVersion,
-          });
-          if (r.changes !== 1) throw new VersionConflictError(c.conversationId, c.expectedVersion);
-          id = c.conversationId;
-          version = c.expectedVersion + 1;
-        }
-        // An inbound consumed by another writer (same turn in two processes) must not run twice.
-        if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
-        const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
-        this.applyTimers(id, c);
-        this.h.applyTurn(id, c, c.notifyHandoffs === true);
-        return { conversationId: id, version, outboxIds };
-      })
-      .immediate();
+  commitTurn(c: TurnCommit): Promise<CommitResult> {
+    return this.write('commitTurn', () => this.w.commitTurn(c));
   }
 
-  private insertOutbox(conversationId: number, key: ConversationKey, inboxId: number | undefined, rows: readonly NewOutbound[], now: number): number[] {
-    return rows.map((o) =>
-      Number(
-        this.q.insertOutbox.run({
-          conversationId,
-          botId: key.botId,
-          user: key.user,
-          inboxId: inboxId ?? null,
-          kind: o.kind,
-          message: JSON.stringify(o.message),
-          channel: o.channel,
-          request: JSON.stringify(o.request),
-          now,
-          fallbackOf: o.fallbackOf ?? null,
-        }).lastInsertRowid,
-      ),
-    );
+  expireIdle(botId: string, before: number, now: number): Promise<number> {
+    return this.write('expireIdle', () => this.w.expireIdle(botId, before, now));
   }
 
-  private applyTimers(conversationId: number, c: TurnCommit): void {
-    if (c.status !== 'active') {
-      this.q.deleteTimers.run(conversationId);
-      return;
-    }
-    for (const key of c.timers.remove) this.q.deleteTimer.run(conversationId, key);
-    const active = new Set(c.timers.activeStateNodes);
-    for (const t of this.q.timersOf.all(conversationId) as Row[]) {
-      const node = t['state_node'];
-      if (typeof node === 'string' && !active.has(node)) this.q.deleteTimerId.run(t['id']);
-    }
-    for (const t of c.timers.upsert) {
-      this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: t.key, stateNode: t.stateNode, event: JSON.stringify(t.event), fireAt: t.fireAt });
-    }
+  claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
+    return this.write('claimOutbound', () => this.w.claimOutbound(now, limit, leaseMs));
   }
 
-  async expireIdle(botId: string, before: number, now: number): Promise<number> {
-    return this.db
-      .transaction(() => {
-        const ids = this.db.prepare(`SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`).all(botId, before) as Row[];
-        for (const r of ids) this.q.deleteTimers.run(r['id']);
-        return this.q.expireIdle.run({ botId, before, now }).changes;
-      })
-      .immediate();
+  finishOutbound(id: number, s: SendRecord, now: number, claim?: string): Promise<boolean> {
+    return this.write('finishOutbound', () => this.w.finishOutbound(id, s, now, claim));
   }
 
-  async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
-    return this.db
-      .transaction(() => {
-        const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
-        const token = randomBytes(6).toString('hex');
-        return rows.map((r) => {
-          const claim = `${token}-${r.id}`;
-          this.q.claim.run(now + leaseMs, claim, r.id);
-          return { ...r, state: 'sending' as const, attempts: r.attempts + 1, claim };
-        });
-      })
-      .immediate();
+  renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
+    return this.write('renewLease', () => this.w.renewLease(id, claim, leaseUntil));
   }
 
-  async finishOutbound(id: number, s: SendRecord, now: number, claim?: string): Promise<boolean> {
-    return this.db.transaction(() => this.finishRow(id, s, now, claim)).immediate();
-  }
-
-  async renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
-    return this.q.renewLease.run(leaseUntil, id, claim).changes === 1;
-  }
-
-  private finishRow(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
-    const done =
-      this.q.finish.run({
-        id,
-        now,
-        claim: claim ?? null,
-        state: s.state,
-        providerId: s.providerId ?? null,
-        httpStatus: s.httpStatus ?? null,
-        response: j(s.response),
-        smsCode: s.smsCode ?? null,
-        smsMailingId: s.smsMailingId ?? null,
-        smsResult: s.smsResult ?? null,
-        error: s.error ?? null,
-        errorCode: s.errorCode ?? null,
-      }).changes === 1;
-    if (!done) return false; // the claim was lost: another process holds the row now
-    if (s.providerId === undefined) return true;
-    // Statuses can arrive before the send is recorded (a fast provider): they count now.
-    const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
-    if (current === undefined) return true;
-    let best = current;
-    for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
-      const status = String(r['status']);
-      if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
-    }
-    if (best !== current) this.q.setDelivery.run(best, id);
-    return true;
-  }
-
-  async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        if (record && !this.finishRow(id, record, now, claim)) return false;
-        const row = this.q.outbox.get(id) as Row | undefined;
-        if (!row) return false;
-        const conversationId = Number(row['conversation_id']);
-        if (follow.fallback) {
-          const key = toKey(row);
-          this.q.insertFallback.run({
-            conversationId,
-            botId: key.botId,
-            user: key.user,
-            inboxId: row['inbox_id'],
-            kind: follow.fallback.kind,
-            message: JSON.stringify(follow.fallback.message),
-            channel: follow.fallback.channel,
-            request: JSON.stringify(follow.fallback.request),
-            now,
-            fallbackOf: id,
-          });
-        }
-        if (follow.inbound) this.insertInbound(follow.inbound);
-        if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
-        return true;
-      })
-      .immediate();
+  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
+    return this.write('failOutbound', () => this.w.failOutbound(id, record, now, follow, claim));
   }
 
   async unfollowedFailures(): Promise<OutboxRecord[]> {
@@ -411,8 +247,8 @@ export class SqliteStore implements Store {
     return r && { record: toOutbox(r), bySms: Number(r['by_sms']) === 1 };
   }
 
-  async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
-    return this.q.retry.run({ id, next: nextAttemptAt, error, code: errorCode ?? null, claim: claim ?? null }).changes === 1;
+  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
+    return this.write('retryOutbound', () => this.w.retryOutbound(id, nextAttemptAt, error, errorCode, claim));
   }
 
   async outbound(id: number): Promise<OutboxRecord | undefined> {
@@ -435,36 +271,16 @@ export class SqliteStore implements Store {
     return t === null ? undefined : Number(t);
   }
 
-  async fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
-    return this.db
-      .transaction(() => {
-        const due = this.q.dueTimers.all(now, limit) as Row[];
-        for (const t of due) {
-          this.insertInbound(toTimerInbound(t, now));
-          this.q.deleteTimerId.run(t['id']);
-        }
-        return due.map(toKey);
-      })
-      .immediate();
+  fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
+    return this.write('fireDueTimers', () => this.w.fireDueTimers(now, limit));
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {
     return (this.q.timersOf.all(conversationId) as Row[]).map(toTimer);
   }
 
-  async addStatus(s: NewStatus): Promise<{ duplicate: boolean; outbound: OutboxRecord | undefined }> {
-    return this.db
-      .transaction(() => {
-        const r = this.q.insertStatus.run({ ...s, timestamp: s.timestamp ?? null, recipient: s.recipient ?? null, errors: j(s.errors), raw: j(s.raw) });
-        const row = this.q.outboxByProvider.get(s.providerMessageId) as Row | undefined;
-        const outbound = row && toOutbox(row);
-        if (outbound && r.changes === 1 && (STATUS_RANK[s.status] ?? 0) > (STATUS_RANK[outbound.deliveryStatus ?? ''] ?? 0)) {
-          this.q.setDelivery.run(s.status, outbound.id);
-          return { duplicate: false, outbound: { ...outbound, deliveryStatus: s.status } };
-        }
-        return { duplicate: r.changes === 0, outbound };
-      })
-      .immediate();
+  addStatus(s: NewStatus): Promise<{ duplicate: boolean; outbound: OutboxRecord | undefined }> {
+    return this.write('addStatus', () => this.w.addStatus(s));
   }
 
   async statuses(providerMessageId: string): Promise<NewStatus[]> {
@@ -476,59 +292,43 @@ export class SqliteStore implements Store {
     return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
-  async claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
-    return this.db
-      .transaction(() => {
-        const now = this.now();
-        let rows: Row[];
-        if (o.key) {
-          this.q.ensureLane.run(o.key.botId, o.key.user);
-          const row = this.q.lane.get(o.key.botId, o.key.user) as Row;
-          rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
-        } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
-        return rows.map((r) => {
-          const key = toKey(r);
-          this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
-          const mine = r['owner'] === owner;
-          return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
-        });
-      })
-      .immediate();
+  claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
+    return this.write('claimLanes', () => this.w.claimLanes(owner, o));
   }
 
-  async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
-    return (this.q.renewLanes.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({
-      key: toKey(r),
-      fence: Number(r['fence']),
-      workSeq: Number(r['work_seq']),
-    }));
+  renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
+    return this.write('renewLanes', () => this.w.renewLanes(owner, leaseMs));
   }
 
-  async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-    return this.db
-      .transaction((): LaneRelease => {
-        if (this.q.releaseLane.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
-        const r = this.q.lane.get(key.botId, key.user) as Row | undefined;
-        if (!r || r['owner'] !== owner || Number(r['fence']) !== fence) return { outcome: 'lost' };
-        return { outcome: 'more', workSeq: Number(r['work_seq']) };
-      })
-      .immediate();
+  releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+    return this.write('releaseLane', () => this.w.releaseLane(owner, key, fence, seen));
   }
 
-  async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+  /** Commits what is queued, stops the checkpoint worker, leaves the WAL truncated and closes. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (!this.db.open) return;
+      await this.checkpointer?.stop();
+      await this.batch.drain();
+      this.checkpointer?.truncate();
+      if (this.db.open) this.db.close();
+    })();
+    return this.closing;
   }
 
   // Handoffs: see sqlite-handoffs.ts.
   openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
   openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
   handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
-  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
-  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);
-  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.h.holdInbound(id, handoff, channel, w);
-  addAgentMessage: Store['addAgentMessage'] = (m) => this.h.addAgentMessage(m);
-  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.h.closeOrphanHandoffs(w);
-  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
-  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
+  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.write('claimHandoff', () => this.h.claimHandoff(id, agent, w));
+  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.write('releaseHandoff', () => this.h.releaseHandoff(id, agent, note, w));
+  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.write('holdInbound', () => this.h.holdInbound(id, handoff, channel, w));
+  addAgentMessage: Store['addAgentMessage'] = (m) => this.write('addAgentMessage', () => this.h.addAgentMessage(m));
+  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = async (w) => {
+    if (!(await this.busy.run(() => this.h.hasOrphans()))) return 0; // the common case, without a write (the queue is polled)
+    return this.write('closeOrphanHandoffs', () => this.h.closeOrphanHandoffs(w));
+  };
+  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.write('claimHandoffEvents', () => this.h.claimHandoffEvents(now, limit, leaseMs));
+  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.write('settleHandoffEvent', () => this.h.settleHandoffEvent(id, claim, outcome, now));
   nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
 }

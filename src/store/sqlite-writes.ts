@@ -1,0 +1,262 @@
+/**
+ * The SQLite store's writes, as plain synchronous functions. The store runs each one inside the
+ * group commit (see sqlite-batch.ts): in its own savepoint of a shared transaction, so each is
+ * atomic on its own and a throw rolls back only what it did.
+ */
+import { randomBytes } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { VersionConflictError } from '../errors.js';
+import { j, STATUS_RANK, toKey, toOutbox, toTimerInbound } from './rows.js';
+import type { SqliteHandoffs } from './sqlite-handoffs.js';
+import type { Statements } from './sqlite-statements.js';
+import type { CommitResult, ConversationKey, FailureFollowUp, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound, NewOutbound, NewStatus, OutboxRecord, SendRecord, TurnCommit } from './types.js';
+
+type Row = Record<string, unknown>;
+
+/** Every write of the SQLite store, run inside a transaction the caller holds. */
+export class SqliteWrites {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly q: Statements,
+    private readonly h: SqliteHandoffs,
+    private readonly now: () => number,
+  ) {}
+
+  addInbound(i: NewInbound): { id: number; duplicate: boolean } {
+    const id = this.insertInbound(i);
+    if (id !== undefined) return { id, duplicate: false };
+    const row = this.q.inboxByProvider.get(i.providerId) as Row;
+    return { id: Number(row['id']), duplicate: true };
+  }
+
+  /** Inserts an inbound and bumps its lane's work counter; undefined for a known provider id. */
+  private insertInbound(i: NewInbound): number | undefined {
+    const r = this.q.insertInbox.run({ ...i, event: JSON.stringify(i.event), raw: j(i.raw) });
+    if (r.changes !== 1) return undefined;
+    this.q.bumpLane.run(i.botId, i.user);
+    return Number(r.lastInsertRowid);
+  }
+
+  failInbound(id: number, error: string, now: number): void {
+    this.q.failInbox.run(error, now, id);
+  }
+
+  skipInbound(id: number, note: string, now: number): void {
+    this.q.skipInbox.run(note, now, id);
+  }
+
+  commitTurn(c: TurnCommit): CommitResult {
+    if (c.expire !== undefined) {
+      this.q.expireOne.run(c.now, c.now, c.expire);
+      this.q.deleteTimers.run(c.expire);
+    }
+    const { id, version } = c.conversationId === undefined ? this.insertConversation(c) : this.updateConversation(c, c.conversationId);
+    // An inbound consumed by another writer (same turn in two processes) must not run twice.
+    if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+    const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
+    this.applyTimers(id, c);
+    this.h.applyTurn(id, c, c.notifyHandoffs === true);
+    return { conversationId: id, version, outboxIds };
+  }
+
+  private common(c: TurnCommit) {
+    return { snapshot: JSON.stringify(c.snapshot), state: c.state, status: c.status, now: c.now, endedAt: c.status === 'active' ? null : c.now };
+  }
+
+  private insertConversation(c: TurnCommit): { id: number; version: number } {
+    try {
+      const r = this.q.insertConv.run({
+        ...this.common(c),
+        botId: c.key.botId,
+        user: c.key.user,
+        flowToken: c.flowToken,
+        channel: c.channel ?? 'interactive',
+        lastPrompt: j(c.lastPrompt),
+        botVersion: c.botVersion ?? 1,
+      });
+      return { id: Number(r.lastInsertRowid), version: 1 };
+    } catch (e) {
+      if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new VersionConflictError(0, 0);
+      throw e;
+    }
+  }
+
+  private updateConversation(c: TurnCommit, id: number): { id: number; version: number } {
+    const r = this.q.updateConv.run({
+      ...this.common(c),
+      id,
+      expectedVersion: c.expectedVersion,
+      channel: c.channel ?? null,
+      lastPrompt: j(c.lastPrompt),
+      activity: c.userActivity ? 1 : 0,
+      botVersion: c.botVersion ?? null,
+    });
+    if (r.changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+    return { id, version: c.expectedVersion + 1 };
+  }
+
+  private insertOutbox(conversationId: number, key: ConversationKey, inboxId: number | undefined, rows: readonly NewOutbound[], now: number): number[] {
+    return rows.map((o) =>
+      Number(
+        this.q.insertOutbox.run({
+          conversationId,
+          botId: key.botId,
+          user: key.user,
+          inboxId: inboxId ?? null,
+          kind: o.kind,
+          message: JSON.stringify(o.message),
+          channel: o.channel,
+          request: JSON.stringify(o.request),
+          now,
+          fallbackOf: o.fallbackOf ?? null,
+        }).lastInsertRowid,
+      ),
+    );
+  }
+
+  private applyTimers(conversationId: number, c: TurnCommit): void {
+    if (c.status !== 'active') {
+      this.q.deleteTimers.run(conversationId);
+      return;
+    }
+    for (const key of c.timers.remove) this.q.deleteTimer.run(conversationId, key);
+    const active = new Set(c.timers.activeStateNodes);
+    for (const t of this.q.timersOf.all(conversationId) as Row[]) {
+      const node = t['state_node'];
+      if (typeof node === 'string' && !active.has(node)) this.q.deleteTimerId.run(t['id']);
+    }
+    for (const t of c.timers.upsert) {
+      this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: t.key, stateNode: t.stateNode, event: JSON.stringify(t.event), fireAt: t.fireAt });
+    }
+  }
+
+  expireIdle(botId: string, before: number, now: number): number {
+    const ids = this.db.prepare(`SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`).all(botId, before) as Row[];
+    for (const r of ids) this.q.deleteTimers.run(r['id']);
+    return this.q.expireIdle.run({ botId, before, now }).changes;
+  }
+
+  claimOutbound(now: number, limit: number, leaseMs: number): OutboxRecord[] {
+    const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
+    const token = randomBytes(6).toString('hex');
+    return rows.map((r) => {
+      const claim = `${token}-${r.id}`;
+      this.q.claim.run(now + leaseMs, claim, r.id);
+      return { ...r, state: 'sending' as const, attempts: r.attempts + 1, claim };
+    });
+  }
+
+  renewLease(id: number, claim: string, leaseUntil: number): boolean {
+    return this.q.renewLease.run(leaseUntil, id, claim).changes === 1;
+  }
+
+  finishOutbound(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
+    const done =
+      this.q.finish.run({
+        id,
+        now,
+        claim: claim ?? null,
+        state: s.state,
+        providerId: s.providerId ?? null,
+        httpStatus: s.httpStatus ?? null,
+        response: j(s.response),
+        smsCode: s.smsCode ?? null,
+        smsMailingId: s.smsMailingId ?? null,
+        smsResult: s.smsResult ?? null,
+        error: s.error ?? null,
+        errorCode: s.errorCode ?? null,
+      }).changes === 1;
+    if (!done) return false; // the claim was lost: another process holds the row now
+    if (s.providerId === undefined) return true;
+    // Statuses can arrive before the send is recorded (a fast provider): they count now.
+    const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
+    if (current === undefined) return true;
+    let best = current;
+    for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
+      const status = String(r['status']);
+      if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
+    }
+    if (best !== current) this.q.setDelivery.run(best, id);
+    return true;
+  }
+
+  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim: string | undefined): boolean {
+    if (record && !this.finishOutbound(id, record, now, claim)) return false;
+    const row = this.q.outbox.get(id) as Row | undefined;
+    if (!row) return false;
+    const conversationId = Number(row['conversation_id']);
+    if (follow.fallback) {
+      const key = toKey(row);
+      this.q.insertFallback.run({
+        conversationId,
+        botId: key.botId,
+        user: key.user,
+        inboxId: row['inbox_id'],
+        kind: follow.fallback.kind,
+        message: JSON.stringify(follow.fallback.message),
+        channel: follow.fallback.channel,
+        request: JSON.stringify(follow.fallback.request),
+        now,
+        fallbackOf: id,
+      });
+    }
+    if (follow.inbound) this.insertInbound(follow.inbound);
+    if (follow.channel) this.q.setChannel.run(follow.channel, now, conversationId);
+    return true;
+  }
+
+  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim: string | undefined): boolean {
+    return this.q.retry.run({ id, next: nextAttemptAt, error, code: errorCode ?? null, claim: claim ?? null }).changes === 1;
+  }
+
+  fireDueTimers(now: number, limit: number): ConversationKey[] {
+    const due = this.q.dueTimers.all(now, limit) as Row[];
+    for (const t of due) {
+      this.insertInbound(toTimerInbound(t, now));
+      this.q.deleteTimerId.run(t['id']);
+    }
+    return due.map(toKey);
+  }
+
+  addStatus(s: NewStatus): { duplicate: boolean; outbound: OutboxRecord | undefined } {
+    const r = this.q.insertStatus.run({ ...s, timestamp: s.timestamp ?? null, recipient: s.recipient ?? null, errors: j(s.errors), raw: j(s.raw) });
+    const row = this.q.outboxByProvider.get(s.providerMessageId) as Row | undefined;
+    const outbound = row && toOutbox(row);
+    if (outbound && r.changes === 1 && (STATUS_RANK[s.status] ?? 0) > (STATUS_RANK[outbound.deliveryStatus ?? ''] ?? 0)) {
+      this.q.setDelivery.run(s.status, outbound.id);
+      return { duplicate: false, outbound: { ...outbound, deliveryStatus: s.status } };
+    }
+    return { duplicate: r.changes === 0, outbound };
+  }
+
+  claimLanes(owner: string, o: LaneClaimOptions): LaneClaim[] {
+    const now = this.now();
+    let rows: Row[];
+    if (o.key) {
+      this.q.ensureLane.run(o.key.botId, o.key.user);
+      const row = this.q.lane.get(o.key.botId, o.key.user) as Row;
+      rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
+    } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
+    return rows.map((r) => {
+      const key = toKey(r);
+      this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
+      const mine = r['owner'] === owner;
+      return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
+    });
+  }
+
+  renewLanes(owner: string, leaseMs: number): { key: ConversationKey; fence: number; workSeq: number }[] {
+    return (this.q.renewLanes.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({
+      key: toKey(r),
+      fence: Number(r['fence']),
+      workSeq: Number(r['work_seq']),
+    }));
+  }
+
+  releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): LaneRelease {
+    if (this.q.releaseLane.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
+    const r = this.q.lane.get(key.botId, key.user) as Row | undefined;
+    if (!r || r['owner'] !== owner || Number(r['fence']) !== fence) return { outcome: 'lost' };
+    return { outcome: 'more', workSeq: Number(r['work_seq']) };
+  }
+}
