@@ -245,6 +245,9 @@ function groupCommitTimes(store: object, times: Record<string, { calls: number; 
   return out;
 }
 
+/** Settings of `colloquy serve` passed through from the bench's environment when set. */
+const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_POLL_MS', 'COLLOQUY_SEND_LEASE_MS', 'COLLOQUY_LANE_LEASE_MS'] as const;
+
 /** What the `colloquy` role takes. */
 export interface ColloquyArg {
   readonly sandboxUrl: string;
@@ -304,6 +307,8 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
       COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID,
       COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
       COLLOQUY_SENDER: SENDER,
+      // Tuning knobs a run may set from outside (e.g. COLLOQUY_LANE_CONCURRENCY=32 npm run bench).
+      ...Object.fromEntries(TUNABLE.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]]))),
     });
     server = await startServer({ bots: [pizza], config, logger });
   } catch (err) {

@@ -15,6 +15,7 @@ import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import type { BusyEvent } from './store/busy.js';
 import { openStore } from './store/open.js';
+import { SqliteStore } from './store/sqlite.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
@@ -84,6 +85,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
     port: o.config.port,
     host: o.config.host,
     metrics,
+    beforeMetrics: () => storeGauges(metrics, store),
     health: async () => {
       const base = { ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind };
       if (!base.ok || !store.health) return base;
@@ -192,4 +194,16 @@ function countBusy(m: Metrics, e: BusyEvent): void {
 function countTransport(m: Metrics, e: TransportEvent): void {
   if (e.type === 'token.request') m.inc('colloquy_token_requests_total', 'OAuth token requests, by outcome', { outcome: e.ok ? 'ok' : 'error' });
   else if (e.type === 'retry') m.inc('colloquy_transport_retries_total', 'HTTP retries inside the adapter, by endpoint', { endpoint: e.endpoint });
+}
+
+/** The SQLite store's group commit and checkpoints, as gauges (totals since the store opened). */
+function storeGauges(metrics: Metrics, store: Store): void {
+  if (!(store instanceof SqliteStore)) return;
+  const s = store.stats();
+  metrics.set('colloquy_store_commits', 'Write transactions the SQLite store committed since it opened (each holds the writes issued together)', {}, s.commits);
+  metrics.set('colloquy_store_writes', 'Writes the SQLite store committed since it opened', {}, s.ops);
+  metrics.set('colloquy_store_writes_queued', 'Writes waiting for the next group commit', {}, s.queued);
+  metrics.set('colloquy_store_checkpoints', 'WAL checkpoints run off the event loop since the store opened, by kind', { kind: 'passive' }, s.checkpoints.passive);
+  metrics.set('colloquy_store_checkpoints', 'WAL checkpoints run off the event loop since the store opened, by kind', { kind: 'truncate' }, s.checkpoints.truncate);
+  metrics.set('colloquy_store_checkpoint_hold_max_seconds', 'The longest time writes were held for a TRUNCATE checkpoint', {}, s.checkpoints.maxHeldMs / 1000);
 }

@@ -33,6 +33,8 @@ export interface HttpServerOptions {
   readonly metrics: Metrics;
   /** The body of `GET /healthz`; `ok: false` answers 503. */
   readonly health: () => HealthBody | Promise<HealthBody>;
+  /** Brings gauges read from elsewhere (the store's group commit) up to date before `GET /metrics` renders. */
+  readonly beforeMetrics?: (() => void) | undefined;
 }
 
 /** Starts the server with `GET /healthz` and `GET /metrics`. */
@@ -46,6 +48,7 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
       .catch((err: unknown) => res.status(503).json({ ok: false, reason: `the health check failed: ${err instanceof Error ? err.message : String(err)}` }));
   });
   app.get('/metrics', async (_req, res) => {
+    o.beforeMetrics?.();
     res.type(o.metrics.contentType).send(await o.metrics.render());
   });
   const mounts = express.Router();

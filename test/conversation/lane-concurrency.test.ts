@@ -39,12 +39,16 @@ class GatedWork implements LaneWork {
   }
   lost(): void {}
 
-  /** Lets every turn waiting now go on; resolves once some turn waits again or none is left. */
-  async open(): Promise<number> {
+  /** Lets every turn waiting now go on; returns how many. */
+  open(): number {
     const n = this.gates.length;
     for (const g of this.gates.splice(0)) g();
-    for (let i = 0; i < 50 && this.gates.length === 0 && this.running > 0; i++) await new Promise((r) => setImmediate(r));
     return n;
+  }
+
+  /** Waits (a bounded number of event-loop turns) until some turn waits at its gate or `done()` holds. */
+  async waitForGate(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 1_000 && this.gates.length === 0 && !done(); i++) await new Promise((r) => setImmediate(r));
   }
 }
 
@@ -61,10 +65,6 @@ describe('lane concurrency', () => {
     return key;
   }
 
-  async function settle(work: GatedWork): Promise<void> {
-    for (let i = 0; i < 200 && work.running === 0; i++) await new Promise((r) => setImmediate(r));
-  }
-
   it('runs at most `concurrency` lanes at once, the waiting ones in arrival order, and loses none', async () => {
     store = openSqliteStore(':memory:');
     const work = new GatedWork(store);
@@ -72,13 +72,15 @@ describe('lane concurrency', () => {
     const users = ['1001', '1002', '1003', '1004', '1005'];
     for (const u of users) lanes.kick(await receive(u));
     expect(lanes.load).toEqual({ running: 2, queued: 3 });
-    await settle(work);
+    const idle = () => lanes.load.running === 0 && lanes.load.queued === 0;
     let released = 0;
-    while (released < users.length) {
+    for (let round = 0; round < 20 && !idle(); round++) {
+      await work.waitForGate(idle);
       expect(work.running).toBeLessThanOrEqual(2);
-      released += await work.open();
+      released += work.open();
     }
     await Promise.all(lanes.running());
+    expect(released).toBe(users.length);
     expect(work.most).toBe(2);
     expect(work.started).toEqual(users);
     expect(lanes.load).toEqual({ running: 0, queued: 0 });
@@ -91,16 +93,16 @@ describe('lane concurrency', () => {
     const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
     lanes.kick(await receive('2001'));
     lanes.kick(await receive('2002'));
-    await settle(work);
+    await work.waitForGate(() => false);
     lanes.stop();
-    await work.open();
+    work.open();
     await Promise.all(lanes.running());
     expect(work.started).toEqual(['2001']);
     expect(await store.nextInbound({ botId: 'bot', user: '2002' })).toBeDefined();
     const next = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
     expect(await next.poll()).toBe(1);
-    await settle(work);
-    await work.open();
+    await work.waitForGate(() => false);
+    work.open();
     await Promise.all(next.running());
     expect(work.started).toEqual(['2001', '2002']);
   });

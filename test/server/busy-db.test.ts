@@ -79,3 +79,20 @@ describe('a database locked by another process', () => {
     expect((await server.store.conversations()).length).toBe(1);
   });
 });
+
+describe('GET /metrics on a SQLite store', () => {
+  it('shows the group commit: fewer commits than writes when webhooks arrive together', async () => {
+    const db = join(dir, 'grouped.db');
+    const config = { ...loadConfig({}), port: 0, db, logLevel: 'silent' as const };
+    server = await startServer({ bots: [orderBot], config });
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(server!.url, `wamid.group${i}`)));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    await server.runtime.idle();
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    expect(gauge('colloquy_store_writes')).toBeGreaterThan(gauge('colloquy_store_commits'));
+    expect(gauge('colloquy_store_commits')).toBeGreaterThan(0);
+    expect(gauge('colloquy_store_writes_queued')).toBe(0);
+    expect(text).toMatch(/^colloquy_store_checkpoints\{kind="passive"\} \d+$/m);
+  });
+});

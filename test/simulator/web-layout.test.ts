@@ -56,7 +56,13 @@ async function expectFits(page: Page, when: string): Promise<void> {
   expect(scroll.y, `${when}: the page scrolled`).toBe(0);
   expect(scroll.page, `${when}: the page is taller than the window`).toBeLessThanOrEqual(scroll.view);
   for (const id of ['#composer', '#bot-picker', '#state-value, .state-panel .empty']) {
-    const box = await page.locator(id).first().boundingBox();
+    // Found and measured in one step: the state panel is re-rendered as updates arrive, so an
+    // element found first and measured after could already have been replaced.
+    const box = await page.evaluate((selector) => {
+      const el = document.querySelector(selector);
+      const r = el?.getBoundingClientRect();
+      return r && r.width > 0 && r.height > 0 ? { x: r.x, y: r.y, width: r.width, height: r.height } : null;
+    }, id);
     expect(box, `${when}: ${id} is not shown`).not.toBeNull();
     expect(box!.y, `${when}: ${id} is above the window`).toBeGreaterThanOrEqual(0);
     expect(box!.y + box!.height, `${when}: ${id} is below the fold`).toBeLessThanOrEqual(height);
