@@ -246,7 +246,7 @@ function groupCommitTimes(store: object, times: Record<string, { calls: number; 
 }
 
 /** Settings of `colloquy serve` passed through from the bench's environment when set. */
-const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_POLL_MS', 'COLLOQUY_SEND_LEASE_MS', 'COLLOQUY_LANE_LEASE_MS'] as const;
+const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_HEAP_GROWTH_PERCENT', 'COLLOQUY_POLL_MS', 'COLLOQUY_SEND_LEASE_MS', 'COLLOQUY_LANE_LEASE_MS'] as const;
 
 /** What the `colloquy` role takes. */
 export interface ColloquyArg {
@@ -310,6 +310,8 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
       // Tuning knobs a run may set from outside (e.g. COLLOQUY_LANE_CONCURRENCY=32 npm run bench).
       ...Object.fromEntries(TUNABLE.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]]))),
     });
+    // As `colloquy serve` does for its own process.
+    (await import('../src/cli/heap.js')).tuneHeap(config.heapGrowthPercent);
     server = await startServer({ bots: [pizza], config, logger });
   } catch (err) {
     fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));

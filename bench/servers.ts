@@ -35,9 +35,14 @@ export class BenchContext {
     this.#removeDir = onExit(() => rmSync(dir, { recursive: true, force: true }));
   }
 
-  /** `--cpu-prof` flags for a role when profiling was asked for. */
+  /**
+   * Node flags of a role's process: `--cpu-prof` when profiling was asked for, and for Colloquy's
+   * processes the flags in BENCH_COLLOQUY_NODE_FLAGS (e.g. `--trace-gc`, `--max-old-space-size=96`).
+   */
   execArgv(role: string): string[] {
-    return this.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(this.cpuProfDir, role)}`];
+    const prof = this.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(this.cpuProfDir, role)}`];
+    const extra = role.startsWith('colloquy') ? (process.env['BENCH_COLLOQUY_NODE_FLAGS'] ?? '').split(/\s+/).filter(Boolean) : [];
+    return [...prof, ...extra];
   }
 
   /** The sandbox provider child, started on first use. */

@@ -47,6 +47,11 @@ export interface Config {
   readonly pollMs: number | undefined;
   /** Conversations whose turns run at once in this process (undefined: 128); the others wait in the store. */
   readonly laneConcurrency?: number | undefined;
+  /**
+   * How much `colloquy serve` lets V8's old generation grow past what a full GC left live, in
+   * percent (undefined: 50; 0: V8's own heuristics, which grow it up to 4×).
+   */
+  readonly heapGrowthPercent?: number | undefined;
   /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
   readonly agentToken?: string | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
@@ -102,6 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: int(get, 'COLLOQUY_MAX_BODY_BYTES', 1024, 50 * 1024 * 1024) ?? 1024 * 1024,
     sendRate: int(get, 'COLLOQUY_SEND_RATE', 1, 10_000),
     sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? false,
+    heapGrowthPercent: int(get, 'COLLOQUY_HEAP_GROWTH_PERCENT', 0, 1_000),
     sendLeaseMs,
     sendHeartbeatMs,
     ...lanes,

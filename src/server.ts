@@ -122,8 +122,9 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
     runtime.handoffs.onChange(() => connector.wake());
     runtime.onPoll(() => connector.wake()); // events another process queued (and left, if it died)
   }
-  http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
+  // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
+  http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();
   connector?.wake();

@@ -5,6 +5,7 @@ import { errorInfo } from '../log.js';
 import { startServer, type RunningServer } from '../server.js';
 import { simulatorExtension } from '../simulator/web/index.js';
 import { describeStoreLocation } from '../store/open.js';
+import { tuneHeap } from './heap.js';
 import { createLogger } from './logger.js';
 import { loadBot, loadBots } from './load.js';
 import type { Io } from './io.js';
@@ -25,6 +26,7 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
 
 async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
+  const heap = tuneHeap(config.heapGrowthPercent);
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
   const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
   io.out(
@@ -33,7 +35,7 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
       bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`),
     ),
   );
-  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db), owner: server.runtime.owner }, 'colloquy serve started');
+  logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db), owner: server.runtime.owner, heap }, 'colloquy serve started');
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
