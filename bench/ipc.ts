@@ -4,6 +4,7 @@
  * cleanup the bench registers, such as stopping PostgreSQL) is tracked here so that an error, a
  * Ctrl-C or a plain exit never leaves a process behind.
  */
+import { readFileSync } from 'node:fs';
 import { fork, type ChildProcess } from 'node:child_process';
 import dc from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
@@ -242,8 +243,19 @@ export function serveCalls(handlers: Record<string, (arg: never) => unknown>): v
   });
 }
 
-/** This process's peak resident set size, MB. */
+/**
+ * This process's peak resident set size, MB: Linux's `VmHWM`, the high-water mark of this program's
+ * own memory. Not `resourceUsage().maxRSS`: Linux carries a forked child's pre-exec copy of its
+ * parent into it, so a child forked by a 300 MB bench process reports at least ~300 MB whatever it
+ * used itself. Other systems fall back to maxRSS.
+ */
 export function peakRssMb(): number {
+  try {
+    const hwm = /^VmHWM:\s+(\d+)\s+kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (hwm) return Math.round(Number(hwm[1]) / 1024);
+  } catch {
+    // not Linux
+  }
   return Math.round(process.resourceUsage().maxRSS / 1024);
 }
 
