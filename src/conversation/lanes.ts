@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { ConversationKey, InboxRecord, LaneClaim, Store } from '../store/types.js';
+import type { ConversationKey, InboxRecord, LaneClaim, LaneRelease, Store } from '../store/types.js';
 import { pause, storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
@@ -61,6 +61,8 @@ interface Lane {
   running: boolean;
   /** Waiting for a free slot (at most {@link LaneOptions.concurrency} lanes run at once). */
   queued: boolean;
+  /** A release is in flight: the database may already say "not ours" before its answer is here. */
+  releasing: boolean;
   again: boolean;
   sync: boolean;
   resume: boolean;
@@ -230,7 +232,7 @@ export class Lanes {
   private lane(key: ConversationKey): Lane {
     const k = laneKey(key);
     let lane = this.lanes.get(k);
-    if (!lane) this.lanes.set(k, (lane = { running: false, queued: false, again: false, sync: false, resume: false, done: Promise.resolve(), held: undefined, seq: 0 }));
+    if (!lane) this.lanes.set(k, (lane = { running: false, queued: false, releasing: false, again: false, sync: false, resume: false, done: Promise.resolve(), held: undefined, seq: 0 }));
     return lane;
   }
 
@@ -269,7 +271,9 @@ export class Lanes {
       }
     }
     for (const [k, lane] of this.lanes) {
-      if (!lane.held || lane.held.epoch > mark || seen.has(k)) continue;
+      // Released (or being released) by us, not taken: a release committed before the renewal ran
+      // leaves the lane out of its answer while the release's own answer is still on its way.
+      if (!lane.held || lane.held.epoch > mark || seen.has(k) || lane.releasing) continue;
       const [botId = '', user = ''] = k.split('\u0000');
       this.lose({ botId, user }, lane);
     }
@@ -357,7 +361,13 @@ export class Lanes {
   /** Releases a drained lane; true when there is more to do. A live actor keeps the lane held. */
   private async release(key: ConversationKey, lane: Lane, seen: number): Promise<boolean> {
     if (this.work.keep(key) || !lane.held) return false;
-    const r = await this.store.releaseLane(this.owner, key, lane.held.fence, seen);
+    lane.releasing = true;
+    let r: LaneRelease;
+    try {
+      r = await this.store.releaseLane(this.owner, key, lane.held.fence, seen);
+    } finally {
+      lane.releasing = false;
+    }
     if (r.outcome === 'released') {
       lane.held = undefined;
       return false;

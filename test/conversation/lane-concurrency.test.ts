@@ -115,3 +115,54 @@ describe('lane concurrency', () => {
     }
   });
 });
+
+describe('the heartbeat and a release in flight', () => {
+  it('a lane whose release committed but has not answered yet is not taken for lost', async () => {
+    const store = openSqliteStore(':memory:');
+    try {
+      const lost: string[] = [];
+      const warnings: string[] = [];
+      const logger = { ...silent, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+      const work: LaneWork = {
+        resume: async () => undefined,
+        sync: async () => undefined,
+        next: (key) => store.nextInbound(key),
+        process: (row) => store.skipInbound(row.id, 'done by the test', Date.now()),
+        keep: () => false,
+        lost: (key) => void lost.push(key.user),
+      };
+      // The release reaches the database at once; its answer waits until the test lets it through,
+      // as when releases and renewals travel on different connections (PostgreSQL's batches).
+      let answer!: () => void;
+      const held = new Promise<void>((resolve) => (answer = resolve));
+      let released = false;
+      const lanes = new Lanes(
+        work,
+        {
+          claimLanes: (owner, o) => store.claimLanes(owner, o),
+          renewLanes: (owner, leaseMs) => store.renewLanes(owner, leaseMs),
+          releaseLane: async (...args) => {
+            const r = await store.releaseLane(...args);
+            released = true;
+            await held;
+            return r;
+          },
+        },
+        logger,
+        new ManualClock(),
+      );
+      await store.addInbound({ providerId: 'wamid.r1', botId: 'bot', user: '3001', source: 'whatsapp', event: { type: 'text', text: 'hi' }, raw: null, receivedAt: Date.now() });
+      lanes.kick({ botId: 'bot', user: '3001' });
+      for (let i = 0; i < 1_000 && !released; i++) await new Promise((r) => setImmediate(r));
+      expect(released).toBe(true);
+      await lanes.heartbeat(); // the renewal no longer lists the lane: it was released, not taken
+      expect(lost).toEqual([]);
+      expect(warnings).toEqual([]);
+      answer();
+      await Promise.all(lanes.running());
+      expect(lanes.load).toEqual({ running: 0, queued: 0 });
+    } finally {
+      await store.close();
+    }
+  });
+});
