@@ -92,6 +92,19 @@ export class PgDb implements Queryable {
     // An idle client losing its connection (a server restart) must not crash the process: the pool
     // drops it and the next query opens a new one.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (c) => {
+      const pid = (c as unknown as { processID?: number }).processID;
+      if (pid !== undefined) this.backends.add(pid);
+    });
+    this.pool.on('remove', (c) => this.backends.delete((c as unknown as { processID?: number }).processID ?? -1));
+  }
+
+  /** The server process ids of the pool's connections: a notification one of them sent is this process's own. */
+  private readonly backends = new Set<number>();
+
+  /** Whether a server process (a notification's sender) is one of this pool's connections. */
+  ownsBackend(pid: number): boolean {
+    return this.backends.has(pid);
   }
 
   /** Runs one statement (autocommit). */

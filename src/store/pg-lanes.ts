@@ -146,15 +146,23 @@ export async function releaseOutcome(db: PgDb, row: Row, owner: string, key: Con
 
 /**
  * LISTENs for work on a dedicated connection (a pooled one would be handed back and lose it).
+ * Notifications `ignore` accepts (by the sending server process) are dropped: the store's own.
  * A dropped connection is opened again after a pause; meanwhile the poll carries on alone.
  */
-export async function listenForWork(url: string, listener: () => void, onError: (err: unknown) => void = () => undefined): Promise<() => Promise<void>> {
+export async function listenForWork(
+  url: string,
+  listener: () => void,
+  onError: (err: unknown) => void = () => undefined,
+  ignore: (senderPid: number) => boolean = () => false,
+): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
     const c = new pg.Client({ connectionString: url, application_name: 'colloquy-listen' });
-    c.on('notification', () => listener());
+    c.on('notification', (n) => {
+      if (!ignore(n.processId)) listener();
+    });
     c.on('error', (err) => {
       onError(err);
       reconnect(c);

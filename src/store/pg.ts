@@ -235,9 +235,15 @@ export class PgStore implements Store {
     return this.b.releaseLane.run({ owner, key, fence, seen });
   }
 
-  /** LISTENs on a connection of its own (not the pool's) for work other processes add. */
+  /**
+   * LISTENs on a connection of its own (not the pool's) for work other processes add. Work this
+   * store added itself is not announced back: its process already acts on it (a received inbound
+   * kicks its lane, fired timers and follow-ups are kicked by whoever fired them), and a poll per
+   * inbound, in every process including the receiver, cost a lane claim, an outbox claim and a
+   * timer query each time.
+   */
   async onWork(listener: () => void): Promise<() => Promise<void>> {
-    return listenForWork(this.db.url, listener);
+    return listenForWork(this.db.url, listener, undefined, (pid) => this.db.ownsBackend(pid));
   }
 
   async close(): Promise<void> {
