@@ -15,6 +15,7 @@ import { PG } from './pg-sql.js';
 import { conversationsQuery } from './sql.js';
 import { commitTurnPg, isPlainTurn } from './pg-turns.js';
 import { PgBatches } from './pg-batched.js';
+import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './pg-analyze.js';
 import { j, toConversation, toInbox, toKey, toOutbox, toTimer } from './rows.js';
 import type {
   CommitResult,
@@ -71,6 +72,8 @@ export class PgStore implements Store {
   private readonly h: PgHandoffs;
   /** The operations of every turn, in batches when calls arrive together (group commit; see pg-batch.ts). */
   private readonly b: PgBatches;
+  /** Turns committed through this store (see {@link analyzeUnanalyzed}). */
+  private turns = 0;
 
   constructor(readonly db: PgDb) {
     this.h = new PgHandoffs(db);
@@ -123,6 +126,7 @@ export class PgStore implements Store {
   }
 
   async commitTurn(c: TurnCommit): Promise<CommitResult> {
+    if (++this.turns === ANALYZE_AFTER_TURNS) void analyzeUnanalyzed(this.db);
     return isPlainTurn(c) ? this.b.commitTurn.run(c) : commitTurnPg(this.db, c);
   }
 
