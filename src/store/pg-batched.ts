@@ -8,6 +8,7 @@ import { prepared, type PgDb } from './pg-db.js';
 import { claimLanesIn, FENCE_OF, NOW, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
 import { addInboundIn, finishFields, finishIn } from './pg-outbox.js';
 import { PG } from './pg-sql.js';
+import { PREFETCH_COLUMNS, Prefetched } from './pg-prefetch.js';
 import { callCommit, commitResult, turnFields } from './pg-turns.js';
 import { j, toConversation, toInbox, toStatus } from './rows.js';
 import { statusRank } from './sql.js';
@@ -63,7 +64,7 @@ const SQL = {
       FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
       RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev)
     SELECT k.n, r.bot_id, r.user_number, r.fence, r.work_seq, r.prev,
-      EXISTS (SELECT 1 FROM lanes v WHERE v.bot_id = k.kb AND v.user_number = k.ku) AS visible
+      EXISTS (SELECT 1 FROM lanes v WHERE v.bot_id = k.kb AND v.user_number = k.ku) AS visible, ${PREFETCH_COLUMNS('k.kb', 'k.ku', 'r.fence IS NOT NULL')}
     FROM k LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM up) r ON r.bot_id = k.kb AND r.user_number = k.ku`,
   ),
   /** See pg-lanes.ts's release, for several lanes at once. */
@@ -164,7 +165,11 @@ export class PgBatches {
   readonly finishOutbound: Batcher<Finish, boolean>;
   readonly commitTurn: Batcher<TurnCommit, CommitResult>;
 
+  /** What claims read for the lanes' next steps (see pg-prefetch.ts). */
+  readonly prefetched = new Prefetched();
+
   constructor(db: PgDb) {
+    const granted = (key: ConversationKey, r: Row) => this.prefetched.keep(key, r);
     const one = async <T>(sql: typeof PG.nextInbox, params: unknown[], map: (r: Row) => T): Promise<T | undefined> => {
       const r = (await db.query(sql, params)).rows[0];
       return r && map(r);
@@ -211,16 +216,19 @@ export class PgBatches {
     });
     this.claimLane = new Batcher({
       key: (c) => laneKey(c.key),
-      one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }),
+      one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted),
       many: async (calls) => {
         const cols = [calls.map((c) => c.owner), calls.map((c) => c.key.botId), calls.map((c) => c.key.user), calls.map((c) => c.leaseMs)];
         const rows = byCall(calls.length, (await db.query(SQL.claimLanes, cols)).rows, (r) => r);
         return Promise.all(
           rows.map((r, i) => {
             const c = calls[i]!;
-            if (r && r['fence'] !== null) return [toClaim(c.owner, r, r['prev'])];
+            if (r && r['fence'] !== null) {
+              granted(c.key, r);
+              return [toClaim(c.owner, r, r['prev'])];
+            }
             // Created by another process after this statement's snapshot: claimed alone, now that it is seen.
-            return r?.['visible'] === false ? claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }) : [];
+            return r?.['visible'] === false ? claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted) : [];
           }),
         );
       },

@@ -85,7 +85,7 @@ export class PgStore implements Store {
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
-    return this.b.nextInbound.run(key);
+    return this.b.prefetched.takeInbound(key) ?? this.b.nextInbound.run(key);
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
@@ -93,10 +93,12 @@ export class PgStore implements Store {
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
+    this.b.prefetched.forgetInbound(id);
     await this.db.query(PG.failInbox, [error, now, id]);
   }
 
   async skipInbound(id: number, note: string, now: number): Promise<void> {
+    this.b.prefetched.forgetInbound(id);
     await this.db.query(PG.skipInbox, [note, now, id]);
   }
 
@@ -105,7 +107,8 @@ export class PgStore implements Store {
   }
 
   async activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined> {
-    return this.b.activeConversation.run(key);
+    const kept = this.b.prefetched.takeConversation(key);
+    return kept.found ? kept.conversation : this.b.activeConversation.run(key);
   }
 
   async conversation(id: number): Promise<ConversationRecord | undefined> {
@@ -127,10 +130,12 @@ export class PgStore implements Store {
 
   async commitTurn(c: TurnCommit): Promise<CommitResult> {
     if (++this.turns === ANALYZE_AFTER_TURNS) void analyzeUnanalyzed(this.db);
+    this.b.prefetched.forget(c.key);
     return isPlainTurn(c) ? this.b.commitTurn.run(c) : commitTurnPg(this.db, c);
   }
 
   async expireIdle(botId: string, before: number, now: number): Promise<number> {
+    this.b.prefetched.forgetConversations();
     return Number((await this.db.query(PG.expireIdle, [botId, before, now])).rows[0]!['n']);
   }
 
@@ -208,14 +213,23 @@ export class PgStore implements Store {
   openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
   openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
   handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
-  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
-  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);
-  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.h.holdInbound(id, handoff, channel, w);
-  addAgentMessage: Store['addAgentMessage'] = (m) => this.h.addAgentMessage(m);
-  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.h.closeOrphanHandoffs(w);
+  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.changing(() => this.h.claimHandoff(id, agent, w));
+  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.changing(() => this.h.releaseHandoff(id, agent, note, w));
+  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => {
+    this.b.prefetched.forgetInbound(id);
+    return this.changing(() => this.h.holdInbound(id, handoff, channel, w));
+  };
+  addAgentMessage: Store['addAgentMessage'] = (m) => this.changing(() => this.h.addAgentMessage(m));
+  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.changing(() => this.h.closeOrphanHandoffs(w));
   claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
   settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
   nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
+
+  /** A handoff write may change conversations: what claims read of them is not used after it. */
+  private changing<T>(write: () => Promise<T>): Promise<T> {
+    this.b.prefetched.forgetConversations();
+    return write();
+  }
 
   /** Whether the database answers now; unreachable (or failing over) is `busy`: work waits and is retried. */
   async health(): Promise<StoreHealth> {
@@ -232,10 +246,12 @@ export class PgStore implements Store {
   }
 
   async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
+    if (leaseMs === 0) this.b.prefetched.clear();
     return renewLanesIn(this.db, owner, leaseMs);
   }
 
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+    this.b.prefetched.forget(key);
     return this.b.releaseLane.run({ owner, key, fence, seen });
   }
 
