@@ -13,7 +13,7 @@ import type { PgDb } from './pg-db.js';
 const HOT_TABLES = ['conversations', 'inbox', 'outbox', 'lanes', 'timers'] as const;
 
 /** After this many turns committed by one store, its hot tables are analyzed if they never were. */
-export const ANALYZE_AFTER_TURNS = 500;
+export const ANALYZE_AFTER_TURNS = 100;
 
 /** Analyzes the hot tables that were never analyzed; returns their names. Never throws: statistics are an optimisation. */
 export async function analyzeUnanalyzed(db: PgDb): Promise<string[]> {
