@@ -85,6 +85,12 @@ export class PgDb implements Queryable {
     this.pool = new pg.Pool({
       connectionString: o.url,
       max: o.max ?? 10,
+      // Connections stay open while idle (pg's default closes them after 10 s): after a lull,
+      // reopening them all at once (a server process each, its statements prepared and its
+      // functions compiled again) stalled the first acks by a quarter of a second.
+      idleTimeoutMillis: 0,
+      // ... without keeping a process alive that has nothing else to do.
+      allowExitOnIdle: true,
       application_name: o.applicationName ?? 'colloquy',
       types,
       options: `-c lock_timeout=${Math.max(0, Math.round(o.lockTimeoutMs ?? 3_000))}`,
