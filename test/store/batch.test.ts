@@ -151,7 +151,7 @@ describe.each(DIALECTS)('calls that arrive together ($name)', ({ name, open: ope
     );
     if (name === 'postgres') expect(statements.n).toBeLessThan(4);
     const timerKeys = async (i: number) => (await store.timers(first[i]!.conversationId)).map((t) => t.key).sort();
-    expect(await Promise.all(second.map(async (r) => Promise.all(r.outboxIds.map(async (id) => ((await store.outbound(id))?.message as { text: string }).text))))).toEqual(
+    expect(await Promise.all(second.map(async (r) => Promise.all(r.outboxIds.map(async (id) => ((await store.outbound(id))!.message as { text: string }).text))))).toEqual(
       shapes.map((sh) => sh.outbox),
     );
     expect(await Promise.all(range(4).map(timerKeys))).toEqual([
