@@ -16,7 +16,7 @@
  *   retried with a fresh read: the same guard as for a read that raced a write.
  * - Every write of this store that could change either answer drops what is kept (a turn's commit,
  *   an inbound failed, skipped or held, an expiry, a handoff, a release); what is left unused goes
- *   when the lane is released.
+ *   when the lane is released, or at the heartbeat that finds the lane lost.
  */
 import { toConversation, toInbox } from './rows.js';
 import type { ConversationKey, ConversationRecord, InboxRecord } from './types.js';
@@ -80,6 +80,13 @@ export class Prefetched {
   /** Drops every kept conversation (an expiry or a handoff changed some). */
   forgetConversations(): void {
     this.conversation.clear();
+  }
+
+  /** Keeps only what was read for these lanes (the ones this process still holds). */
+  retain(keys: readonly ConversationKey[]): void {
+    const held = new Set(keys.map(keyOf));
+    for (const k of this.inbox.keys()) if (!held.has(k)) this.inbox.delete(k);
+    for (const k of this.conversation.keys()) if (!held.has(k)) this.conversation.delete(k);
   }
 
   /** Drops everything kept. */

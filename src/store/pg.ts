@@ -246,8 +246,11 @@ export class PgStore implements Store {
   }
 
   async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
+    const held = await renewLanesIn(this.db, owner, leaseMs);
+    // What was read for lanes no longer held (taken over, or given up) is not used.
     if (leaseMs === 0) this.b.prefetched.clear();
-    return renewLanesIn(this.db, owner, leaseMs);
+    else this.b.prefetched.retain(held.map((h) => h.key));
+    return held;
   }
 
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {

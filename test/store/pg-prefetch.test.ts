@@ -72,4 +72,15 @@ describe('what a claim reads for the next step (postgres)', () => {
     await doneElsewhere(store, e.id);
     expect(await store.nextInbound(ALICE)).toBeUndefined();
   });
+
+  it('forgets what it read for a lane the heartbeat finds taken over', async () => {
+    const store = (await postgres.open()) as PgStore;
+    const { id } = await store.addInbound(inbound());
+    await store.claimLanes(A, { leaseMs: 1, key: ALICE });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await store.claimLanes('process-b', { leaseMs: LONG })).toHaveLength(1); // A's lease ran out
+    expect(await store.renewLanes(A, LONG)).toEqual([]);
+    await doneElsewhere(store, id);
+    expect(await store.nextInbound(ALICE)).toBeUndefined();
+  });
 });
