@@ -8,6 +8,7 @@ import { prepared, type PgDb } from './pg-db.js';
 import { claimLanesIn, FENCE_OF, NOW, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
 import { addInboundIn, finishFields, finishIn } from './pg-outbox.js';
 import { PG } from './pg-sql.js';
+import { PREFETCH_COLUMNS, Prefetched } from './pg-prefetch.js';
 import { callCommit, commitResult, turnFields } from './pg-turns.js';
 import { j, toConversation, toInbox, toStatus } from './rows.js';
 import { statusRank } from './sql.js';
@@ -63,7 +64,7 @@ const SQL = {
       FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
       RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev)
     SELECT k.n, r.bot_id, r.user_number, r.fence, r.work_seq, r.prev,
-      EXISTS (SELECT 1 FROM lanes v WHERE v.bot_id = k.kb AND v.user_number = k.ku) AS visible
+      EXISTS (SELECT 1 FROM lanes v WHERE v.bot_id = k.kb AND v.user_number = k.ku) AS visible, ${PREFETCH_COLUMNS('k.kb', 'k.ku', 'r.fence IS NOT NULL')}
     FROM k LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM up) r ON r.bot_id = k.kb AND r.user_number = k.ku`,
   ),
   /** See pg-lanes.ts's release, for several lanes at once. */
@@ -90,13 +91,15 @@ const SQL = {
     WHERE outbox.id = u.id AND (u.claim IS NULL OR (outbox.claim = u.claim AND outbox.state = 'sending'))
     RETURNING outbox.id`,
   ),
+  /** See migration 0010: each turn's outbox rows and timers are a slice (first index, count) of the arrays. */
   commit: prepared(
-    'commit_turns',
-    `SELECT batch_n, batch_conversation_id, batch_outbox_ids FROM colloquy_commit_turns(
+    'commit_turn_batch',
+    `SELECT batch_n, batch_conversation_id, batch_outbox_ids FROM colloquy_commit_turn_batch(
       $1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
       $11::bigint[], $12::boolean[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[],
-      $17::integer[], $18::text[], $19::text[], $20::text[], $21::text[], $22::bigint[],
-      $23::integer[], $24::text[], $25::integer[], $26::text[], $27::integer[], $28::text[], $29::text[], $30::text[], $31::bigint[])`,
+      $17::integer[], $18::integer[], $19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[],
+      $24::integer[], $25::integer[], $26::text[], $27::integer[], $28::integer[], $29::text[],
+      $30::integer[], $31::integer[], $32::text[], $33::text[], $34::text[], $35::bigint[])`,
   ),
 } as const;
 
@@ -117,21 +120,29 @@ function byCall<T>(count: number, rows: readonly Row[], map: (r: Row) => T): (T 
 const laneKey = (k: ConversationKey): string => `${k.botId}\u0000${k.user}`;
 const keyColumns = (keys: readonly ConversationKey[]) => [keys.map((k) => k.botId), keys.map((k) => k.user)];
 
-/** Several turns' arguments for `colloquy_commit_turns`. */
+/** Several turns' arguments for `colloquy_commit_turn_batch`: each turn's entries contiguous, found by (first, count). */
 function commitColumns(turns: readonly TurnCommit[]): unknown[] {
   const own = columns(turns.map(turnFields), 16);
-  const outbox: unknown[][] = [[], [], [], [], [], []];
-  const removed: unknown[][] = [[], []];
-  const active: unknown[][] = [[], []];
-  const upsert: unknown[][] = [[], [], [], [], []];
-  turns.forEach((c, i) => {
-    const n = i + 1;
-    for (const o of c.outbox) [n, o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), o.fallbackOf ?? null].forEach((v, j) => outbox[j]!.push(v));
-    for (const key of c.timers.remove) [n, key].forEach((v, j) => removed[j]!.push(v));
-    for (const node of c.timers.activeStateNodes) [n, node].forEach((v, j) => active[j]!.push(v));
-    for (const t of c.timers.upsert) [n, t.key, t.stateNode, JSON.stringify(t.event), t.fireAt].forEach((v, j) => upsert[j]!.push(v));
-  });
-  return [...own, ...outbox, ...removed, ...active, ...upsert];
+  const outbox: unknown[][] = [[], [], [], [], []];
+  const removed: unknown[] = [];
+  const active: unknown[] = [];
+  const upsert: unknown[][] = [[], [], [], []];
+  const at = { o: [[], []] as number[][], r: [[], []] as number[][], a: [[], []] as number[][], u: [[], []] as number[][] };
+  const mark = (slot: number[][], from: number, count: number) => {
+    slot[0]!.push(from + 1);
+    slot[1]!.push(count);
+  };
+  for (const c of turns) {
+    mark(at.o, outbox[0]!.length, c.outbox.length);
+    for (const o of c.outbox) [o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), o.fallbackOf ?? null].forEach((v, j) => outbox[j]!.push(v));
+    mark(at.r, removed.length, c.timers.remove.length);
+    removed.push(...c.timers.remove);
+    mark(at.a, active.length, c.timers.activeStateNodes.length);
+    active.push(...c.timers.activeStateNodes);
+    mark(at.u, upsert[0]!.length, c.timers.upsert.length);
+    for (const t of c.timers.upsert) [t.key, t.stateNode, JSON.stringify(t.event), t.fireAt].forEach((v, j) => upsert[j]!.push(v));
+  }
+  return [...own, ...at.o, ...outbox, ...at.r, removed, ...at.a, active, ...at.u, ...upsert];
 }
 
 interface Release {
@@ -164,7 +175,11 @@ export class PgBatches {
   readonly finishOutbound: Batcher<Finish, boolean>;
   readonly commitTurn: Batcher<TurnCommit, CommitResult>;
 
+  /** What claims read for the lanes' next steps (see pg-prefetch.ts). */
+  readonly prefetched = new Prefetched();
+
   constructor(db: PgDb) {
+    const granted = (key: ConversationKey, r: Row) => this.prefetched.keep(key, r);
     const one = async <T>(sql: typeof PG.nextInbox, params: unknown[], map: (r: Row) => T): Promise<T | undefined> => {
       const r = (await db.query(sql, params)).rows[0];
       return r && map(r);
@@ -211,16 +226,19 @@ export class PgBatches {
     });
     this.claimLane = new Batcher({
       key: (c) => laneKey(c.key),
-      one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }),
+      one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted),
       many: async (calls) => {
         const cols = [calls.map((c) => c.owner), calls.map((c) => c.key.botId), calls.map((c) => c.key.user), calls.map((c) => c.leaseMs)];
         const rows = byCall(calls.length, (await db.query(SQL.claimLanes, cols)).rows, (r) => r);
         return Promise.all(
           rows.map((r, i) => {
             const c = calls[i]!;
-            if (r && r['fence'] !== null) return [toClaim(c.owner, r, r['prev'])];
+            if (r && r['fence'] !== null) {
+              granted(c.key, r);
+              return [toClaim(c.owner, r, r['prev'])];
+            }
             // Created by another process after this statement's snapshot: claimed alone, now that it is seen.
-            return r?.['visible'] === false ? claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }) : [];
+            return r?.['visible'] === false ? claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted) : [];
           }),
         );
       },

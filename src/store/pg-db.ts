@@ -85,6 +85,12 @@ export class PgDb implements Queryable {
     this.pool = new pg.Pool({
       connectionString: o.url,
       max: o.max ?? 10,
+      // Connections stay open while idle (pg's default closes them after 10 s): after a lull,
+      // reopening them all at once (a server process each, its statements prepared and its
+      // functions compiled again) stalled the first acks by a quarter of a second.
+      idleTimeoutMillis: 0,
+      // ... without keeping a process alive that has nothing else to do.
+      allowExitOnIdle: true,
       application_name: o.applicationName ?? 'colloquy',
       types,
       options: `-c lock_timeout=${Math.max(0, Math.round(o.lockTimeoutMs ?? 3_000))}`,
@@ -92,6 +98,19 @@ export class PgDb implements Queryable {
     // An idle client losing its connection (a server restart) must not crash the process: the pool
     // drops it and the next query opens a new one.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (c) => {
+      const pid = (c as unknown as { processID?: number }).processID;
+      if (pid !== undefined) this.backends.add(pid);
+    });
+    this.pool.on('remove', (c) => this.backends.delete((c as unknown as { processID?: number }).processID ?? -1));
+  }
+
+  /** The server process ids of the pool's connections: a notification one of them sent is this process's own. */
+  private readonly backends = new Set<number>();
+
+  /** Whether a server process (a notification's sender) is one of this pool's connections. */
+  ownsBackend(pid: number): boolean {
+    return this.backends.has(pid);
   }
 
   /** Runs one statement (autocommit). */

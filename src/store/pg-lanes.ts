@@ -6,6 +6,7 @@
  */
 import pg from 'pg';
 import { prepared, type PgDb, type Queryable } from './pg-db.js';
+import { PREFETCH_COLUMNS } from './pg-prefetch.js';
 import { toKey } from './rows.js';
 import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from './types.js';
 
@@ -46,7 +47,8 @@ const SQL = {
       UPDATE lanes SET owner = $1, lease_until = ${NOW} + $4, fence = ${FENCE}
       FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
       RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev)
-    SELECT r.*, v.visible FROM (SELECT EXISTS (SELECT 1 FROM lanes WHERE bot_id = $2 AND user_number = $3) AS visible) v
+    SELECT r.*, v.visible, ${PREFETCH_COLUMNS('$2::text', '$3::text', 'r.fence IS NOT NULL')}
+    FROM (SELECT EXISTS (SELECT 1 FROM lanes WHERE bot_id = $2 AND user_number = $3) AS visible) v
       LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM up) r ON true`,
   ),
   claimMany: prepared(
@@ -103,14 +105,19 @@ export function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
   };
 }
 
-/** See `Store.claimLanes`: each form one autocommitted statement. */
-export async function claimLanesIn(db: PgDb, owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
+/**
+ * See `Store.claimLanes`: each form one autocommitted statement. A claim by key also reads what the
+ * lane's next step reads, handed to `granted` (see pg-prefetch.ts).
+ */
+export async function claimLanesIn(db: PgDb, owner: string, o: LaneClaimOptions, granted?: (key: ConversationKey, r: Row) => void): Promise<LaneClaim[]> {
   if (o.key) {
     const params = [owner, o.key.botId, o.key.user, o.leaseMs];
     let { rows } = await db.query(SQL.claimOne, params);
     // Created by another process after this statement's snapshot: look again, now that it is seen.
     if (rows[0]?.['visible'] === false && rows[0]['fence'] === null) ({ rows } = await db.query(SQL.claimOne, params));
-    return rows.filter((r) => r['fence'] !== null).map((r) => toClaim(owner, r, r['prev']));
+    const mine = rows.filter((r) => r['fence'] !== null);
+    for (const r of mine) granted?.(o.key, r);
+    return mine.map((r) => toClaim(owner, r, r['prev']));
   }
   const { rows } = await db.query(SQL.claimMany, [owner, o.limit ?? 100, o.leaseMs]);
   return rows.map((r) => toClaim(owner, r, r['prev']));
@@ -146,15 +153,23 @@ export async function releaseOutcome(db: PgDb, row: Row, owner: string, key: Con
 
 /**
  * LISTENs for work on a dedicated connection (a pooled one would be handed back and lose it).
+ * Notifications `ignore` accepts (by the sending server process) are dropped: the store's own.
  * A dropped connection is opened again after a pause; meanwhile the poll carries on alone.
  */
-export async function listenForWork(url: string, listener: () => void, onError: (err: unknown) => void = () => undefined): Promise<() => Promise<void>> {
+export async function listenForWork(
+  url: string,
+  listener: () => void,
+  onError: (err: unknown) => void = () => undefined,
+  ignore: (senderPid: number) => boolean = () => false,
+): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
     const c = new pg.Client({ connectionString: url, application_name: 'colloquy-listen' });
-    c.on('notification', () => listener());
+    c.on('notification', (n) => {
+      if (!ignore(n.processId)) listener();
+    });
     c.on('error', (err) => {
       onError(err);
       reconnect(c);

@@ -15,6 +15,7 @@ import { PG } from './pg-sql.js';
 import { conversationsQuery } from './sql.js';
 import { commitTurnPg, isPlainTurn } from './pg-turns.js';
 import { PgBatches } from './pg-batched.js';
+import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './pg-analyze.js';
 import { j, toConversation, toInbox, toKey, toOutbox, toTimer } from './rows.js';
 import type {
   CommitResult,
@@ -71,6 +72,8 @@ export class PgStore implements Store {
   private readonly h: PgHandoffs;
   /** The operations of every turn, in batches when calls arrive together (group commit; see pg-batch.ts). */
   private readonly b: PgBatches;
+  /** Turns committed through this store (see {@link analyzeUnanalyzed}). */
+  private turns = 0;
 
   constructor(readonly db: PgDb) {
     this.h = new PgHandoffs(db);
@@ -82,7 +85,7 @@ export class PgStore implements Store {
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
-    return this.b.nextInbound.run(key);
+    return this.b.prefetched.takeInbound(key) ?? this.b.nextInbound.run(key);
   }
 
   async pendingKeys(): Promise<ConversationKey[]> {
@@ -90,10 +93,12 @@ export class PgStore implements Store {
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
+    this.b.prefetched.forgetInbound(id);
     await this.db.query(PG.failInbox, [error, now, id]);
   }
 
   async skipInbound(id: number, note: string, now: number): Promise<void> {
+    this.b.prefetched.forgetInbound(id);
     await this.db.query(PG.skipInbox, [note, now, id]);
   }
 
@@ -102,7 +107,8 @@ export class PgStore implements Store {
   }
 
   async activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined> {
-    return this.b.activeConversation.run(key);
+    const kept = this.b.prefetched.takeConversation(key);
+    return kept.found ? kept.conversation : this.b.activeConversation.run(key);
   }
 
   async conversation(id: number): Promise<ConversationRecord | undefined> {
@@ -123,10 +129,13 @@ export class PgStore implements Store {
   }
 
   async commitTurn(c: TurnCommit): Promise<CommitResult> {
+    if (++this.turns === ANALYZE_AFTER_TURNS) void analyzeUnanalyzed(this.db);
+    this.b.prefetched.forget(c.key);
     return isPlainTurn(c) ? this.b.commitTurn.run(c) : commitTurnPg(this.db, c);
   }
 
   async expireIdle(botId: string, before: number, now: number): Promise<number> {
+    this.b.prefetched.forgetConversations();
     return Number((await this.db.query(PG.expireIdle, [botId, before, now])).rows[0]!['n']);
   }
 
@@ -204,14 +213,23 @@ export class PgStore implements Store {
   openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
   openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
   handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);
-  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.h.claimHandoff(id, agent, w);
-  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.h.releaseHandoff(id, agent, note, w);
-  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => this.h.holdInbound(id, handoff, channel, w);
-  addAgentMessage: Store['addAgentMessage'] = (m) => this.h.addAgentMessage(m);
-  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.h.closeOrphanHandoffs(w);
+  claimHandoff: Store['claimHandoff'] = (id, agent, w) => this.changing(() => this.h.claimHandoff(id, agent, w));
+  releaseHandoff: Store['releaseHandoff'] = (id, agent, note, w) => this.changing(() => this.h.releaseHandoff(id, agent, note, w));
+  holdInbound: Store['holdInbound'] = (id, handoff, channel, w) => {
+    this.b.prefetched.forgetInbound(id);
+    return this.changing(() => this.h.holdInbound(id, handoff, channel, w));
+  };
+  addAgentMessage: Store['addAgentMessage'] = (m) => this.changing(() => this.h.addAgentMessage(m));
+  closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.changing(() => this.h.closeOrphanHandoffs(w));
   claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
   settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
   nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
+
+  /** A handoff write may change conversations: what claims read of them is not used after it. */
+  private changing<T>(write: () => Promise<T>): Promise<T> {
+    this.b.prefetched.forgetConversations();
+    return write();
+  }
 
   /** Whether the database answers now; unreachable (or failing over) is `busy`: work waits and is retried. */
   async health(): Promise<StoreHealth> {
@@ -228,16 +246,27 @@ export class PgStore implements Store {
   }
 
   async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
-    return renewLanesIn(this.db, owner, leaseMs);
+    const held = await renewLanesIn(this.db, owner, leaseMs);
+    // What was read for lanes no longer held (taken over, or given up) is not used.
+    if (leaseMs === 0) this.b.prefetched.clear();
+    else this.b.prefetched.retain(held.map((h) => h.key));
+    return held;
   }
 
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+    this.b.prefetched.forget(key);
     return this.b.releaseLane.run({ owner, key, fence, seen });
   }
 
-  /** LISTENs on a connection of its own (not the pool's) for work other processes add. */
+  /**
+   * LISTENs on a connection of its own (not the pool's) for work other processes add. Work this
+   * store added itself is not announced back: its process already acts on it (a received inbound
+   * kicks its lane, fired timers and follow-ups are kicked by whoever fired them), and a poll per
+   * inbound, in every process including the receiver, cost a lane claim, an outbox claim and a
+   * timer query each time.
+   */
   async onWork(listener: () => void): Promise<() => Promise<void>> {
-    return listenForWork(this.db.url, listener);
+    return listenForWork(this.db.url, listener, undefined, (pid) => this.db.ownsBackend(pid));
   }
 
   async close(): Promise<void> {

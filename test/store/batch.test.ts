@@ -109,6 +109,59 @@ describe.each(DIALECTS)('calls that arrive together ($name)', ({ name, open: ope
     expect(await store.timers(first[3]!.conversationId)).toEqual([]);
   });
 
+  it('turns of different shapes in one batch: each gets its own outbox rows and timers', async () => {
+    const store = await openStore();
+    const first = await Promise.all(
+      range(4).map((i) =>
+        store.commitTurn(
+          turn({
+            key: user(i),
+            timers: {
+              upsert: [
+                { key: 'a', stateNode: 'menu', event: { type: 'a' }, fireAt: T0 + 10 },
+                { key: 'b', stateNode: 'menu', event: { type: 'b' }, fireAt: T0 + 20 },
+                { key: 'c', stateNode: 'order', event: { type: 'c' }, fireAt: T0 + 30 },
+              ],
+              remove: [],
+              activeStateNodes: ['menu', 'order'],
+            },
+          }),
+        ),
+      ),
+    );
+    const shapes = [
+      { outbox: [], remove: ['a'], active: ['menu', 'order'], upsert: [] as string[] },
+      { outbox: ['x', 'y', 'z'], remove: [], active: ['menu'], upsert: ['d'] },
+      { outbox: ['only'], remove: ['a', 'b'], active: [], upsert: ['e', 'f'] },
+      { outbox: [], remove: [], active: ['menu', 'order'], upsert: [] },
+    ];
+    const statements = countStatements(store);
+    const second = await Promise.all(
+      shapes.map((sh, i) =>
+        store.commitTurn(
+          turn({
+            key: user(i),
+            conversationId: first[i]!.conversationId,
+            expectedVersion: 1,
+            outbox: sh.outbox.map((b) => text(b)),
+            timers: { upsert: sh.upsert.map((k) => ({ key: k, stateNode: 'menu', event: { type: k }, fireAt: T0 + 99 })), remove: sh.remove, activeStateNodes: sh.active },
+          }),
+        ),
+      ),
+    );
+    if (name === 'postgres') expect(statements.n).toBeLessThan(4);
+    const timerKeys = async (i: number) => (await store.timers(first[i]!.conversationId)).map((t) => t.key).sort();
+    expect(await Promise.all(second.map(async (r) => Promise.all(r.outboxIds.map(async (id) => ((await store.outbound(id))!.message as { text: string }).text))))).toEqual(
+      shapes.map((sh) => sh.outbox),
+    );
+    expect(await Promise.all(range(4).map(timerKeys))).toEqual([
+      ['b', 'c'],
+      ['a', 'b', 'd'],
+      ['e', 'f'],
+      ['a', 'b', 'c'],
+    ]);
+  });
+
   it('sends, lanes: finishes with a stale claim, claims and releases by key, each its own outcome', async () => {
     const store = await openStore();
     const statements = countStatements(store);

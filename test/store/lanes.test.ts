@@ -139,4 +139,25 @@ describe('work notifications (postgres)', () => {
     await sleep(200);
     expect(heard).toBe(before + 2);
   });
+
+  it("a process does not hear the work it added itself (it acts on that already), only the others'", async () => {
+    const url = await pgDialect.fresh();
+    const store = await pgDialect.open(url);
+    const other = await pgDialect.open(url);
+    let heard = 0;
+    const stop = await store.onWork!(() => {
+      heard++;
+    });
+    for (let i = 0; i < 100 && heard < 1; i++) await sleep(20); // the one on connecting
+    const before = heard;
+    await store.addInbound(inbound({ providerId: 'wamid.own' }));
+    await store.claimLanes(A, { leaseMs: LONG });
+    await store.renewLanes(A, 0);
+    await sleep(200);
+    expect(heard).toBe(before);
+    await other.addInbound(inbound({ providerId: 'wamid.other' }));
+    for (let i = 0; i < 100 && heard < before + 1; i++) await sleep(20);
+    expect(heard).toBe(before + 1);
+    await stop();
+  });
 });

@@ -218,6 +218,7 @@ describe('openSqliteStore', () => {
       '0007_bot_versions.sql',
       '0008_lanes.sql',
       '0009_pg_commit_turn.sql',
+      '0010_pg_commit_turn_slices.sql',
     ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));

@@ -57,6 +57,16 @@ describe('PostgreSQL store', () => {
     expect(await store.outbound(1)).toBeUndefined();
   });
 
+  it('keeps idle connections open (a lull does not cost reconnecting them all), without holding the process alive', async () => {
+    const db = new PgDb({ url: await freshDatabaseUrl() });
+    try {
+      const options = (db.pool as unknown as { options: { idleTimeoutMillis: number; allowExitOnIdle: boolean } }).options;
+      expect(options).toMatchObject({ idleTimeoutMillis: 0, allowExitOnIdle: true });
+    } finally {
+      await db.end();
+    }
+  });
+
   it('reads BIGINT columns as numbers', async () => {
     const store = await postgres.open();
     const far = 8_000_000_000_000; // year 2223: beyond 32 bits, well inside safe integers

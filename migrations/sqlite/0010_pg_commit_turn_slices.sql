@@ -1,0 +1,3 @@
+-- Nothing to do on SQLite: the twin, migrations/postgres/0010_pg_commit_turn_slices.sql, adds a
+-- cheaper form of the PostgreSQL group commit's function. No table, column or index changes in
+-- either dialect.
