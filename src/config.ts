@@ -49,7 +49,7 @@ export interface Config {
   readonly laneConcurrency?: number | undefined;
   /**
    * How much `colloquy serve` lets V8's old generation grow past what a full GC left live, in
-   * percent (undefined: 50; 0: V8's own heuristics, which grow it up to 4×).
+   * percent (undefined: 100; 0: V8's own heuristics, which grow it up to 4×).
    */
   readonly heapGrowthPercent?: number | undefined;
   /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
