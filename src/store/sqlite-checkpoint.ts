@@ -14,11 +14,7 @@ import type Database from 'better-sqlite3';
 
 /** When the worker checkpoints. */
 export interface CheckpointOptions {
-  /**
-   * The WAL size, in pages, past which it checkpoints (default 4,000: 16 MB of 4 KB pages). Each
-   * checkpoint ends with writes held for a moment, so fewer, larger ones delay fewer webhook
-   * answers; SQLite's own threshold is 1,000.
-   */
+  /** The WAL size, in pages, past which it checkpoints (default 1,000, SQLite's own threshold). */
   readonly walPages?: number | undefined;
   /** How often it looks at the WAL's size (default 100 ms). */
   readonly intervalMs?: number | undefined;
@@ -116,7 +112,7 @@ export class WalCheckpointer {
     db.pragma('wal_autocheckpoint = 0');
     try {
       const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-      const workerData = { driver, path: db.name, walPages: o.walPages ?? 4_000, intervalMs: o.intervalMs ?? 100, busyTimeoutMs: Math.max(1, Math.floor(holdMs / 2)) };
+      const workerData = { driver, path: db.name, walPages: o.walPages ?? 1_000, intervalMs: o.intervalMs ?? 100, busyTimeoutMs: Math.max(1, Math.floor(holdMs / 2)) };
       // No flags of this process (an --input-type or a loader would change how the program loads).
       const worker = new Worker(WORKER, { eval: true, workerData, execArgv: [] });
       worker.on('message', (m: FromWorker) => c.onMessage(m));
