@@ -178,7 +178,7 @@ export class PgBatches {
   /** What claims read for the lanes' next steps (see pg-prefetch.ts). */
   readonly prefetched = new Prefetched();
 
-  constructor(db: PgDb) {
+  constructor(db: PgDb, ingress: PgDb = db) {
     const granted = (key: ConversationKey, r: Row) => this.prefetched.keep(key, r);
     const one = async <T>(sql: typeof PG.nextInbox, params: unknown[], map: (r: Row) => T): Promise<T | undefined> => {
       const r = (await db.query(sql, params)).rows[0];
@@ -208,18 +208,18 @@ export class PgBatches {
     this.nextTimerAt = new Batcher({ one: nextTimer, many: async (calls) => new Array(calls.length).fill(await nextTimer()), inflight: 1 });
     this.addInbound = new Batcher({
       key: (i) => i.providerId,
-      one: (i) => addInboundIn(db, i),
+      one: (i) => addInboundIn(ingress, i),
       many: async (items) => {
         const cols = columns(
           items.map((i) => [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt]),
           7,
         );
-        const rows = byCall(items.length, (await db.query(SQL.addInbound, cols)).rows, (r) => r);
+        const rows = byCall(items.length, (await ingress.query(SQL.addInbound, cols)).rows, (r) => r);
         return Promise.all(
           rows.map((r, i) => {
             if (r?.['id'] !== null && r?.['id'] !== undefined) return { id: Number(r['id']), duplicate: false };
             if (r?.['known'] !== null && r?.['known'] !== undefined) return { id: Number(r['known']), duplicate: true };
-            return addInboundIn(db, items[i]!); // stored by another writer after this statement's snapshot
+            return addInboundIn(ingress, items[i]!); // stored by another writer after this statement's snapshot
           }),
         );
       },

@@ -58,8 +58,13 @@ export async function openPgStore(options: PgStoreOptions | string): Promise<PgS
     await db.end();
     throw err;
   }
-  return new PgStore(db);
+  // Webhook answers wait for their inbound's commit: give them connections of their own, so that an
+  // ack never queues behind turns, claims and sends for one of the main pool's.
+  return new PgStore(db, new PgDb({ ...o, max: INGRESS_CONNECTIONS, applicationName: `${o.applicationName ?? 'colloquy'}-ingress` }));
 }
+
+/** Connections reserved for storing inbounds (the webhook's answer waits for them). */
+const INGRESS_CONNECTIONS = 2;
 
 const one = async <T>(p: Promise<{ rows: Row[] }>, map: (r: Row) => T): Promise<T | undefined> => {
   const r = (await p).rows[0];
@@ -75,9 +80,16 @@ export class PgStore implements Store {
   /** Turns committed through this store (see {@link analyzeUnanalyzed}). */
   private turns = 0;
 
-  constructor(readonly db: PgDb) {
+  /**
+   * @param db The pool for everything but storing inbounds.
+   * @param ingress Connections for storing inbounds only (default: `db` itself).
+   */
+  constructor(
+    readonly db: PgDb,
+    private readonly ingress: PgDb = db,
+  ) {
     this.h = new PgHandoffs(db);
-    this.b = new PgBatches(db);
+    this.b = new PgBatches(db, ingress);
   }
 
   async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
@@ -266,10 +278,11 @@ export class PgStore implements Store {
    * timer query each time.
    */
   async onWork(listener: () => void): Promise<() => Promise<void>> {
-    return listenForWork(this.db.url, listener, undefined, (pid) => this.db.ownsBackend(pid));
+    return listenForWork(this.db.url, listener, undefined, (pid) => this.db.ownsBackend(pid) || this.ingress.ownsBackend(pid));
   }
 
   async close(): Promise<void> {
+    if (this.ingress !== this.db) await this.ingress.end();
     await this.db.end();
   }
 }

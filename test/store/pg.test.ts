@@ -178,4 +178,30 @@ describe('PostgreSQL store', () => {
       await other.end();
     }
   });
+
+  it('stores an inbound while every connection of the main pool is busy: webhook answers have their own', async () => {
+    const url = await freshDatabaseUrl();
+    const store = (await postgres.open(url)) as PgStore;
+    try {
+      // Take every connection of the main pool and keep each in an open transaction.
+      const max = store.db.pool.options.max ?? 10;
+      const clients = await Promise.all(Array.from({ length: max }, () => store.db.pool.connect()));
+      for (const c of clients) await c.query('BEGIN');
+      let stored = false;
+      const ack = store.addInbound(inbound({ providerId: 'wamid.ingress' })).then((r) => {
+        stored = true;
+        return r;
+      });
+      for (let i = 0; i < 200 && !stored; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(stored).toBe(true); // before any main-pool connection came back
+      for (const c of clients) {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+      expect(await ack).toMatchObject({ duplicate: false });
+      expect((await store.inbound((await ack).id))?.providerId).toBe('wamid.ingress');
+    } finally {
+      await store.close();
+    }
+  });
 });
