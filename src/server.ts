@@ -204,7 +204,8 @@ function storeGauges(metrics: Metrics, store: Store): void {
   metrics.set('colloquy_store_commits', 'Write transactions the SQLite store committed since it opened (each holds the writes issued together)', {}, s.commits);
   metrics.set('colloquy_store_writes', 'Writes the SQLite store committed since it opened', {}, s.ops);
   metrics.set('colloquy_store_writes_queued', 'Writes waiting for the next group commit', {}, s.queued);
-  metrics.set('colloquy_store_checkpoints', 'WAL checkpoints run off the event loop since the store opened, by kind', { kind: 'passive' }, s.checkpoints.passive);
-  metrics.set('colloquy_store_checkpoints', 'WAL checkpoints run off the event loop since the store opened, by kind', { kind: 'truncate' }, s.checkpoints.truncate);
+  for (const kind of ['passive', 'truncate'] as const) {
+    metrics.set('colloquy_store_checkpoints', 'WAL checkpoints run off the event loop since the store opened, by kind', { kind }, s.checkpoints[kind]);
+  }
   metrics.set('colloquy_store_checkpoint_hold_max_seconds', 'The longest time writes were held for a TRUNCATE checkpoint', {}, s.checkpoints.maxHeldMs / 1000);
 }

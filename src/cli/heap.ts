@@ -4,8 +4,9 @@
  * server's ~30 MB of live objects sat in ~100 MB of heap, and its resident memory peaked at
  * 240–260 MB. Growing by at most what is live (2× instead of 4×) keeps the peak under 200 MB for a
  * few more (mostly concurrent) collections: at 1,000 webhooks/s, 50% cost a third of the headroom,
- * 100% little (`npm run bench -- --only=open_loop` with COLLOQUY_HEAP_GROWTH_PERCENT=0, 50, 100). Only the command tunes its own process: `startServer` embedded in
- * someone's application leaves their heap alone.
+ * 100% little (`npm run bench -- --only=open_loop` with COLLOQUY_HEAP_GROWTH_PERCENT=0, 50, 100).
+ * Only the command tunes its own process: `startServer` embedded in someone's application leaves
+ * their heap alone.
  */
 import v8 from 'node:v8';
 

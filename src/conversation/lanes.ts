@@ -159,13 +159,14 @@ export class Lanes {
       return;
     }
     if (lane.queued) return;
+    const at = { botId: key.botId, user: key.user };
     if (this.active >= this.concurrency || this.queue.length > 0) {
       lane.queued = true;
-      this.queue.push({ botId: key.botId, user: key.user });
+      this.queue.push(at);
       this.startQueued();
       return;
     }
-    this.run({ botId: key.botId, user: key.user }, lane);
+    this.run(at, lane);
   }
 
   private run(at: ConversationKey, lane: Lane): void {
