@@ -228,7 +228,10 @@ export class PgBatches {
       key: (c) => laneKey(c.key),
       one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted),
       many: async (calls) => {
-        const cols = [calls.map((c) => c.owner), calls.map((c) => c.key.botId), calls.map((c) => c.key.user), calls.map((c) => c.leaseMs)];
+        const cols = columns(
+          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.leaseMs]),
+          4,
+        );
         const rows = byCall(calls.length, (await db.query(SQL.claimLanes, cols)).rows, (r) => r);
         return Promise.all(
           rows.map((r, i) => {
@@ -247,7 +250,10 @@ export class PgBatches {
       key: (r) => laneKey(r.key),
       one: (r) => releaseLaneIn(db, r.owner, r.key, r.fence, r.seen),
       many: async (calls) => {
-        const cols = [calls.map((c) => c.owner), calls.map((c) => c.key.botId), calls.map((c) => c.key.user), calls.map((c) => c.seen), calls.map((c) => c.fence)];
+        const cols = columns(
+          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
+          5,
+        );
         const rows = byCall(calls.length, (await db.query(SQL.release, cols)).rows, (r) => r);
         return Promise.all(rows.map((r, i) => releaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
       },
