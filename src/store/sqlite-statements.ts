@@ -1,6 +1,6 @@
 /** The SQLite store's prepared statements: every query it runs, in one place. */
 import type Database from 'better-sqlite3';
-import { outboxRank as RANK } from './sql.js';
+import { outboxRank as RANK, statusRank } from './sql.js';
 
 /**
  * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
@@ -38,14 +38,23 @@ const SQL = {
   markInboxDone: `UPDATE inbox SET state = 'done', error = ?, conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`,
-  claimable: `SELECT o.* FROM outbox o INDEXED BY outbox_unsent_id
-    WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
-    ORDER BY o.id LIMIT @limit`,
-  claim: `UPDATE outbox SET state = 'sending', lease_until = ?, claim = ?, attempts = attempts + 1 WHERE id = ?`,
+  /**
+   * Claims the due heads in one statement. The heads are chosen (and the LIMIT applied) before any
+   * row changes; each claimed row's token is the call's token and its id. RETURNING's order is
+   * SQLite's, so the caller sorts by id.
+   */
+  claim: `UPDATE outbox SET state = 'sending', lease_until = @until, claim = @token || '-' || id, attempts = attempts + 1
+    WHERE id IN (SELECT o.id FROM outbox o INDEXED BY outbox_unsent_id
+      WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
+      ORDER BY o.id LIMIT @limit)
+    RETURNING *`,
   renewLease: `UPDATE outbox SET lease_until = ? WHERE id = ? AND claim = ? AND state = 'sending'`,
+  /** Records a send; statuses that came before it (a fast provider) raise its delivery status in the same statement. */
   finish: `UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
     sms_code = @smsCode, sms_mailing_id = @smsMailingId, sms_result = @smsResult, error = @error, error_code = @errorCode,
-    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL, claim = NULL
+    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL, claim = NULL,
+    delivery_status = COALESCE((SELECT s.status FROM statuses s WHERE s.provider_message_id = @providerId
+      AND ${statusRank('s.status')} > ${statusRank('outbox.delivery_status')} ORDER BY ${statusRank('s.status')} DESC LIMIT 1), delivery_status)
     WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
   retry: `UPDATE outbox SET state = 'pending', next_attempt_at = @next, error = @error, error_code = @code, lease_until = NULL, claim = NULL
     WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
@@ -67,6 +76,8 @@ const SQL = {
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = excluded.state_node, event = excluded.event, fire_at = excluded.fire_at`,
   deleteTimer: 'DELETE FROM timers WHERE conversation_id = ? AND key = ?',
   deleteTimers: 'DELETE FROM timers WHERE conversation_id = ?',
+  /** The timers armed by state nodes that are no longer active (the second argument: a JSON array of the active ones). */
+  deleteStaleTimers: `DELETE FROM timers WHERE conversation_id = ? AND state_node IS NOT NULL AND state_node NOT IN (SELECT value FROM json_each(?))`,
   timersOf: 'SELECT * FROM timers WHERE conversation_id = ? ORDER BY fire_at, id',
   nextTimer: 'SELECT MIN(fire_at) AS t FROM timers',
   dueTimers: 'SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?',

@@ -22,6 +22,13 @@ export class SqliteWrites {
     private readonly now: () => number,
   ) {}
 
+  /**
+   * Claim tokens are this store's random prefix and a counter: unique across processes and restarts
+   * (each open draws a new prefix) without drawing random bytes per claim.
+   */
+  private readonly claimPrefix = randomBytes(6).toString('hex');
+  private claims = 0;
+
   addInbound(i: NewInbound): { id: number; duplicate: boolean } {
     const id = this.insertInbound(i);
     if (id !== undefined) return { id, duplicate: false };
@@ -120,11 +127,7 @@ export class SqliteWrites {
       return;
     }
     for (const key of c.timers.remove) this.q.deleteTimer.run(conversationId, key);
-    const active = new Set(c.timers.activeStateNodes);
-    for (const t of this.q.timersOf.all(conversationId) as Row[]) {
-      const node = t['state_node'];
-      if (typeof node === 'string' && !active.has(node)) this.q.deleteTimerId.run(t['id']);
-    }
+    this.q.deleteStaleTimers.run(conversationId, JSON.stringify(c.timers.activeStateNodes));
     for (const t of c.timers.upsert) {
       this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: t.key, stateNode: t.stateNode, event: JSON.stringify(t.event), fireAt: t.fireAt });
     }
@@ -137,13 +140,8 @@ export class SqliteWrites {
   }
 
   claimOutbound(now: number, limit: number, leaseMs: number): OutboxRecord[] {
-    const rows = (this.q.claimable.all({ now, limit }) as Row[]).map(toOutbox);
-    const token = randomBytes(6).toString('hex');
-    return rows.map((r) => {
-      const claim = `${token}-${r.id}`;
-      this.q.claim.run(now + leaseMs, claim, r.id);
-      return { ...r, state: 'sending' as const, attempts: r.attempts + 1, claim };
-    });
+    const token = `${this.claimPrefix}${(this.claims++).toString(36)}`;
+    return (this.q.claim.all({ now, limit, until: now + leaseMs, token }) as Row[]).map(toOutbox).sort((a, b) => a.id - b.id);
   }
 
   renewLease(id: number, claim: string, leaseUntil: number): boolean {
@@ -151,7 +149,8 @@ export class SqliteWrites {
   }
 
   finishOutbound(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
-    const done =
+    // false: the claim was lost, another process holds the row now.
+    return (
       this.q.finish.run({
         id,
         now,
@@ -165,19 +164,8 @@ export class SqliteWrites {
         smsResult: s.smsResult ?? null,
         error: s.error ?? null,
         errorCode: s.errorCode ?? null,
-      }).changes === 1;
-    if (!done) return false; // the claim was lost: another process holds the row now
-    if (s.providerId === undefined) return true;
-    // Statuses can arrive before the send is recorded (a fast provider): they count now.
-    const current = (this.q.outbox.get(id) as Row | undefined)?.['delivery_status'] as string | null | undefined;
-    if (current === undefined) return true;
-    let best = current;
-    for (const r of this.q.statusesOf.all(s.providerId) as Row[]) {
-      const status = String(r['status']);
-      if ((STATUS_RANK[status] ?? 0) > (STATUS_RANK[best ?? ''] ?? 0)) best = status;
-    }
-    if (best !== current) this.q.setDelivery.run(best, id);
-    return true;
+      }).changes === 1
+    );
   }
 
   failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim: string | undefined): boolean {
