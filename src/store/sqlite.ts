@@ -261,8 +261,8 @@ export class SqliteStore implements Store {
     return r && toOutbox(r);
   }
 
-  async nextOutboundAt(after?: number): Promise<number | undefined> {
-    const t = ((after === undefined ? this.q.nextOutboxAt.get() : this.q.nextOutboxAfter.get({ after })) as Row)['t'];
+  async nextOutboundAt(): Promise<number | undefined> {
+    const t = (this.q.nextOutboxAt.get() as Row)['t'];
     return t === null ? undefined : Number(t);
   }
 

@@ -289,11 +289,11 @@ export interface Store extends HandoffStore {
   outbound(id: number): Promise<OutboxRecord | undefined>;
   outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
   /**
-   * The earliest time an unsent row becomes due, if any. With `after`, only times later than it
-   * count (cheap: the dispatcher asks after each pump; rows already due are claimed when a send
-   * finishes and frees a slot).
+   * The earliest time an unsent row becomes due, if any: a conversation's next row only (rows behind
+   * an in-flight or retried one are not due), its lease end while it is in flight. Rows already
+   * due count too (the dispatcher's wake-up).
    */
-  nextOutboundAt(after?: number): Promise<number | undefined>;
+  nextOutboundAt(): Promise<number | undefined>;
 
   /** The earliest timer, if any. */
   nextTimerAt(): Promise<number | undefined>;

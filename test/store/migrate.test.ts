@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
 import { MIGRATIONS_DIR, migrate, readMigrations, type MigrationFile } from '../../src/store/migrate.js';
-import { openSqlite as open, tempDir } from './helpers.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import { ALICE, inbound, openSqlite as open, T0, tempDir, text, turn } from './helpers.js';
 
 const dbs: Database.Database[] = [];
 afterEach(() => {
@@ -219,6 +220,7 @@ describe('openSqliteStore', () => {
       '0008_lanes.sql',
       '0009_pg_commit_turn.sql',
       '0010_pg_commit_turn_slices.sql',
+      '0011_lean_outbox_indexes.sql',
     ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));
@@ -244,5 +246,39 @@ describe('openSqliteStore', () => {
     await first.close();
     const again = open(path);
     expect(rows(again, '_migrations')).toEqual(recorded);
+  });
+});
+
+describe('0011_lean_outbox_indexes', () => {
+  it('keeps what a database written before it answers, through the narrower indexes', async () => {
+    const older = join(tempDir(), 'older');
+    mkdirSync(older);
+    for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0011')) copyFileSync(join(MIGRATIONS_DIR, f), join(older, f));
+    const path = join(tempDir(), 'upgraded.db');
+    const before = openSqliteStore({ path, migrationsDir: older, checkpoint: false });
+    const { id: inboxId } = await before.addInbound(inbound());
+    const { conversationId, outboxIds } = await before.commitTurn(turn({ inboxId, outbox: [text('one'), text('two')] }));
+    await before.addInbound(inbound()); // pending: no conversation yet
+    const [first] = await before.claimOutbound(T0, 10, 30_000);
+    await before.finishOutbound(first!.id, { state: 'sent', providerId: 'wamid.out1', httpStatus: 200 }, T0, first!.claim!);
+    const byProvider = await before.outboundByProviderId('wamid.out1');
+    const transcript = await before.transcript(conversationId);
+    await before.close();
+
+    const after = openSqliteStore({ path, checkpoint: false });
+    try {
+      expect(applied(after.db).map((r) => r.name)).toContain('0011_lean_outbox_indexes.sql');
+      expect(await after.outboundByProviderId('wamid.out1')).toEqual(byProvider);
+      expect(byProvider?.id).toBe(outboxIds[0]);
+      expect(await after.outboundByProviderId('wamid.none')).toBeUndefined();
+      expect(await after.transcript(conversationId)).toEqual(transcript);
+      expect(transcript.filter((e) => e.direction === 'in')).toHaveLength(1);
+      expect(await after.nextInbound(ALICE)).toMatchObject({ conversationId: null });
+      const plan = (sql: string, ...args: unknown[]) => (after.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('; ');
+      expect(plan('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1', 'x')).toContain('USING INDEX outbox_provider_id (provider_id=?)');
+      expect(plan('SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id', 1)).toContain('USING INDEX inbox_conversation (conversation_id=?)');
+    } finally {
+      await after.close();
+    }
   });
 });
