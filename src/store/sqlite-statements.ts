@@ -31,6 +31,15 @@ const SQL = {
     channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
     last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = @endedAt
     WHERE id = @id AND version = @expectedVersion`,
+  /**
+   * updateConv for the common turn: the conversation stays active on the same bot version. It sets
+   * neither status nor bot_version, so SQLite leaves the indexes over them alone; a turn it does
+   * not match (another status or version before or after) runs updateConv.
+   */
+  updateActiveConv: `UPDATE conversations SET snapshot = @snapshot, state = @state, version = version + 1,
+    channel = COALESCE(@channel, channel), last_prompt = COALESCE(@lastPrompt, last_prompt), updated_at = @now,
+    last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = NULL
+    WHERE id = @id AND version = @expectedVersion AND status = 'active' AND bot_version = COALESCE(@botVersion, bot_version)`,
   expireOne: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`,
   expireIdle: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = @now, updated_at = @now
     WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,

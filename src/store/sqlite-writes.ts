@@ -89,7 +89,7 @@ export class SqliteWrites {
   }
 
   private updateConversation(c: TurnCommit, id: number): { id: number; version: number } {
-    const r = this.q.updateConv.run({
+    const args = {
       ...this.common(c),
       id,
       expectedVersion: c.expectedVersion,
@@ -97,8 +97,10 @@ export class SqliteWrites {
       lastPrompt: j(c.lastPrompt),
       activity: c.userActivity ? 1 : 0,
       botVersion: c.botVersion ?? null,
-    });
-    if (r.changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+    };
+    // better-sqlite3 ignores the named parameters a statement does not use (status, endedAt).
+    if (c.status === 'active' && this.q.updateActiveConv.run(args).changes === 1) return { id, version: c.expectedVersion + 1 };
+    if (this.q.updateConv.run(args).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
     return { id, version: c.expectedVersion + 1 };
   }
 

@@ -153,6 +153,22 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       });
     });
 
+    it('moves to the bot version a turn gives, keeps it when a turn gives none, and ends on the same version', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ botVersion: 1 }));
+      const base = { conversationId: 1 } as const;
+      expect(await store.commitTurn(turn({ ...base, expectedVersion: 1, botVersion: 1, now: T0 + 1 }))).toMatchObject({ version: 2 });
+      expect(await store.commitTurn(turn({ ...base, expectedVersion: 2, botVersion: 2, now: T0 + 2 }))).toMatchObject({ version: 3 });
+      expect(await store.conversation(1)).toMatchObject({ botVersion: 2, status: 'active', version: 3, updatedAt: T0 + 2 });
+      await store.commitTurn(turn({ ...base, expectedVersion: 3, botVersion: undefined, now: T0 + 3 }));
+      expect(await store.activeConversation(ALICE)).toMatchObject({ id: 1, botVersion: 2, version: 4 });
+      await store.commitTurn(turn({ ...base, expectedVersion: 4, botVersion: 2, status: 'done', state: 'bye', now: T0 + 4 }));
+      expect(await store.conversation(1)).toMatchObject({ botVersion: 2, status: 'done', state: 'bye', version: 5, endedAt: T0 + 4 });
+      expect(await store.activeConversation(ALICE)).toBeUndefined();
+      await conflict(store.commitTurn(turn({ ...base, expectedVersion: 4, botVersion: 2 })));
+      expect(await store.conversation(1)).toMatchObject({ status: 'done', version: 5 });
+    });
+
     it('keeps the prompt and the channel when a turn leaves them undefined', async () => {
       const store = await open();
       await store.commitTurn(turn({ lastPrompt: [{ p: 'kept' }], channel: 'sms' }));
