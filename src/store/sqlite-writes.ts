@@ -223,8 +223,12 @@ export class SqliteWrites {
     const now = this.now();
     let rows: Row[];
     if (o.key) {
-      this.q.ensureLane.run(o.key.botId, o.key.user);
-      const row = this.q.lane.get(o.key.botId, o.key.user) as Row;
+      // The lane almost always exists (its inbound bumped it): insert only when it does not.
+      let row = this.q.lane.get(o.key.botId, o.key.user) as Row | undefined;
+      if (row === undefined) {
+        this.q.ensureLane.run(o.key.botId, o.key.user);
+        row = this.q.lane.get(o.key.botId, o.key.user) as Row;
+      }
       rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
     } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
     return rows.map((r) => {
