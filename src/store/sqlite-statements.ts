@@ -41,6 +41,7 @@ const SQL = {
     last_activity_at = CASE WHEN @activity THEN @now ELSE last_activity_at END, ended_at = NULL
     WHERE id = @id AND version = @expectedVersion AND status = 'active' AND bot_version = COALESCE(@botVersion, bot_version)`,
   expireOne: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = ?, updated_at = ? WHERE id = ? AND status = 'active'`,
+  idleIds: `SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`,
   expireIdle: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = @now, updated_at = @now
     WHERE bot_id = @botId AND status = 'active' AND last_activity_at < @before`,
   setChannel: 'UPDATE conversations SET channel = ?, updated_at = ? WHERE id = ?',

@@ -4,7 +4,6 @@
  * atomic on its own and a throw rolls back only what it did.
  */
 import { randomBytes } from 'node:crypto';
-import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../errors.js';
 import { j, STATUS_RANK, toKey, toOutbox, toTimerInbound } from './rows.js';
 import type { SqliteHandoffs } from './sqlite-handoffs.js';
@@ -16,7 +15,6 @@ type Row = Record<string, unknown>;
 /** Every write of the SQLite store, run inside a transaction the caller holds. */
 export class SqliteWrites {
   constructor(
-    private readonly db: Database.Database,
     private readonly q: Statements,
     private readonly h: SqliteHandoffs,
     private readonly now: () => number,
@@ -136,7 +134,7 @@ export class SqliteWrites {
   }
 
   expireIdle(botId: string, before: number, now: number): number {
-    const ids = this.db.prepare(`SELECT id FROM conversations WHERE bot_id = ? AND status = 'active' AND last_activity_at < ?`).all(botId, before) as Row[];
+    const ids = this.q.idleIds.all(botId, before) as Row[];
     for (const r of ids) this.q.deleteTimers.run(r['id']);
     return this.q.expireIdle.run({ botId, before, now }).changes;
   }

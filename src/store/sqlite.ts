@@ -120,7 +120,7 @@ export class SqliteStore implements Store {
   ) {
     this.q = prepareStatements(db);
     this.h = new SqliteHandoffs(db);
-    this.w = new SqliteWrites(db, this.q, this.h, o.now ?? Date.now);
+    this.w = new SqliteWrites(this.q, this.h, o.now ?? Date.now);
     this.busy = new BusyRetry(o);
     db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
     this.batch = new GroupCommit(db, this.busy, o.groupCommit);
