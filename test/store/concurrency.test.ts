@@ -56,6 +56,20 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     }
   });
 
+  it("a row another instance claimed after the lease ran out is no longer the first claim's to record", async () => {
+    const [a, b] = await instances(2);
+    await a!.commitTurn(turn({ outbox: [text('once')], now: T0 }));
+    // Each instance's first claim: the same row, the same count of claims before it.
+    const [first] = await a!.claimOutbound(T0, 1, 1_000);
+    const [second] = await b!.claimOutbound(T0 + 1_000, 1, 1_000);
+    expect(second).toMatchObject({ id: first!.id, attempts: 2 });
+    expect(second!.claim).not.toBe(first!.claim);
+    expect(await a!.finishOutbound(first!.id, { state: 'sent', providerId: 'wamid.late' }, T0 + 1_500, first!.claim!)).toBe(false);
+    expect(await a!.renewLease(first!.id, first!.claim!, T0 + 5_000)).toBe(false);
+    expect(await b!.finishOutbound(second!.id, { state: 'sent', providerId: 'wamid.B' }, T0 + 1_500, second!.claim!)).toBe(true);
+    expect(await a!.outbound(first!.id)).toMatchObject({ state: 'sent', providerId: 'wamid.B', claim: null });
+  });
+
   it('three timer loops fire each due timer once', async () => {
     const stores = await instances(3);
     const n = 60;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NewStatus, Store } from '../../src/store/types.js';
-import { T0, DIALECTS, text, turn } from './helpers.js';
+import { BOB, T0, DIALECTS, text, turn } from './helpers.js';
 
 /** One sent row (id 1) with provider id `wamid.S`. */
 async function sent(store: Store): Promise<void> {
@@ -98,6 +98,22 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       expect(await store.outbound(1)).toMatchObject({ state: 'sent', providerId: 'wamid.S', deliveryStatus: 'delivered' });
       await store.addStatus(status('read'));
       expect((await store.outbound(1))?.deliveryStatus).toBe('read');
+    });
+
+    it('takes the highest early status, ignores unknown ones, and none when the finish lost its claim', async () => {
+      const store = await open();
+      await store.commitTurn(turn({ outbox: [text('a')], now: T0 }));
+      await store.commitTurn(turn({ key: BOB, outbox: [text('b')], now: T0 }));
+      const [a, b] = await store.claimOutbound(T0, 10, 60_000);
+      for (const s of ['read', 'failed', 'delivered']) await store.addStatus(status(s));
+      await store.addStatus({ ...status('deleted'), providerMessageId: 'wamid.B' });
+      await store.finishOutbound(a!.id, { state: 'sent', providerId: 'wamid.S' }, T0 + 2, a!.claim!);
+      expect((await store.outbound(a!.id))?.deliveryStatus).toBe('failed');
+      await store.finishOutbound(b!.id, { state: 'sent', providerId: 'wamid.B' }, T0 + 2, b!.claim!);
+      expect(await store.outbound(b!.id)).toMatchObject({ state: 'sent', deliveryStatus: null });
+      await store.addStatus({ ...status('read'), providerMessageId: 'wamid.B' });
+      expect(await store.finishOutbound(b!.id, { state: 'sent', providerId: 'wamid.B' }, T0 + 3, 'lost-claim')).toBe(false);
+      expect((await store.outbound(b!.id))?.deliveryStatus).toBe('read'); // addStatus applied it; the refused finish changed nothing
     });
   });
 });
