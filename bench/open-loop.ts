@@ -77,9 +77,11 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
         const target = sides.get(side);
         if (target === undefined || (side === 'colloquy_postgres' && !pgRates.includes(rate))) continue;
         await Promise.all(target.servers.map((s) => s.call('loopReset')));
+        const before = await statementsOf(target);
         const r = await openLoop(agent, target, sandbox, ctx.users, rate, seconds, drainMs);
         const loop = await Promise.all(target.servers.map((s) => s.call<LoopDelay>('loop')));
-        (results[side] ??= {})[String(rate)] = figures(r, loop);
+        const sent = (await statementsOf(target)) - before;
+        (results[side] ??= {})[String(rate)] = { ...figures(r, loop), ...(side === 'colloquy_postgres' && { statements_per_message: r2(sent / Math.max(1, r.sent)) }) };
       }
     }
     for (const [side, target] of sides) {
@@ -95,6 +97,11 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
     await agent.destroy(); // answers still awaited after the drain time are not waited for
     for (const side of [...sides.keys()].reverse()) await stopSide(ctx, sides, side);
   }
+}
+
+/** Statements the target's processes sent to PostgreSQL so far (0 for SQLite). */
+async function statementsOf(target: Target): Promise<number> {
+  return (await Promise.all(target.servers.map((s) => s.call<number>('statements')))).reduce((a, b) => a + b, 0);
 }
 
 async function stopSide(ctx: BenchContext, sides: Map<SideName, Target>, side: SideName): Promise<void> {

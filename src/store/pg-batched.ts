@@ -5,14 +5,14 @@
  */
 import { Batcher } from './pg-batch.js';
 import { prepared, type PgDb } from './pg-db.js';
-import { claimLanesIn, FENCE_OF, NOW, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
+import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseLaneIn, nextOrReleaseOutcome, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
 import { addInboundIn, finishFields, finishIn } from './pg-outbox.js';
 import { PG } from './pg-sql.js';
 import { PREFETCH_COLUMNS, Prefetched } from './pg-prefetch.js';
 import { callCommit, commitResult, turnFields } from './pg-turns.js';
 import { j, toConversation, toInbox, toStatus } from './rows.js';
 import { statusRank } from './sql.js';
-import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from './types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneNext, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -76,6 +76,19 @@ const SQL = {
       WHERE lanes.bot_id = k.kb AND lanes.user_number = k.ku AND lanes.owner = k.owner AND lanes.fence = k.fence AND lanes.work_seq = k.seen
       RETURNING k.n)
     SELECT k.n, EXISTS (SELECT 1 FROM r WHERE r.n = k.n) AS released, l.owner, l.fence, l.work_seq
+    FROM k LEFT JOIN lanes l ON l.bot_id = k.kb AND l.user_number = k.ku`,
+  ),
+  /** See pg-lanes.ts's nextOrRelease, for several lanes at once. */
+  nextOrRelease: prepared(
+    'next_or_release_lane_many',
+    `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(owner, kb, ku, seen, fence, n)),
+    p AS (SELECT k.n, i.* FROM k CROSS JOIN LATERAL (SELECT * FROM inbox WHERE bot_id = k.kb AND user_number = k.ku AND state = 'pending' ORDER BY id LIMIT 1) i),
+    r AS (
+      UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = k.seen FROM k
+      WHERE lanes.bot_id = k.kb AND lanes.user_number = k.ku AND lanes.owner = k.owner AND lanes.fence = k.fence AND lanes.work_seq = k.seen
+        AND NOT EXISTS (SELECT 1 FROM p WHERE p.n = k.n)
+      RETURNING k.n)
+    SELECT k.n, EXISTS (SELECT 1 FROM r WHERE r.n = k.n) AS released, l.owner, l.fence, l.work_seq, (SELECT row_to_json(p) FROM p WHERE p.n = k.n) AS next
     FROM k LEFT JOIN lanes l ON l.bot_id = k.kb AND l.user_number = k.ku`,
   ),
   /** See PG.finish, for several rows at once. */
@@ -172,6 +185,7 @@ export class PgBatches {
   readonly addInbound: Batcher<NewInbound, { id: number; duplicate: boolean }>;
   readonly claimLane: Batcher<Claim, LaneClaim[]>;
   readonly releaseLane: Batcher<Release, LaneRelease>;
+  readonly nextOrReleaseLane: Batcher<Release, LaneNext>;
   readonly finishOutbound: Batcher<Finish, boolean>;
   readonly commitTurn: Batcher<TurnCommit, CommitResult>;
 
@@ -256,6 +270,18 @@ export class PgBatches {
         );
         const rows = byCall(calls.length, (await db.query(SQL.release, cols)).rows, (r) => r);
         return Promise.all(rows.map((r, i) => releaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
+      },
+    });
+    this.nextOrReleaseLane = new Batcher({
+      key: (r) => laneKey(r.key),
+      one: (r) => nextOrReleaseLaneIn(db, r.owner, r.key, r.fence, r.seen),
+      many: async (calls) => {
+        const cols = columns(
+          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
+          5,
+        );
+        const rows = byCall(calls.length, (await db.query(SQL.nextOrRelease, cols)).rows, (r) => r);
+        return Promise.all(rows.map((r, i) => nextOrReleaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
       },
     });
     this.finishOutbound = new Batcher({

@@ -26,6 +26,7 @@ import type {
   InboxRecord,
   LaneClaim,
   LaneClaimOptions,
+  LaneNext,
   LaneRelease,
   NewInbound,
   NewStatus,
@@ -268,6 +269,14 @@ export class PgStore implements Store {
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
     this.b.prefetched.forget(key);
     return this.b.releaseLane.run({ owner, key, fence, seen });
+  }
+
+  async nextOrReleaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+    // An inbound the lane's claim read is the oldest pending one (see pg-prefetch.ts): no round trip.
+    const kept = this.b.prefetched.takeInbound(key);
+    if (kept) return { outcome: 'next', inbound: kept };
+    this.b.prefetched.forget(key);
+    return this.b.nextOrReleaseLane.run({ owner, key, fence, seen });
   }
 
   /**

@@ -226,6 +226,9 @@ export type LaneRelease =
   /** Another owner holds the lane now (this one's lease ran out). */
   | { readonly outcome: 'lost' };
 
+/** What {@link Store.nextOrReleaseLane} found: the lane's oldest pending inbound, or what its release found. */
+export type LaneNext = { readonly outcome: 'next'; readonly inbound: InboxRecord } | LaneRelease;
+
 /** Whether the store can take work now (`GET /healthz`). */
 export interface StoreHealth {
   readonly ok: boolean;
@@ -325,6 +328,13 @@ export interface Store extends HandoffStore {
    * counter is still `seen` (work added since is never stranded).
    */
   releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease>;
+  /**
+   * A drained lane's last look and its release at once: the conversation's oldest pending inbound
+   * (`next`, the lane stays held; `lost` when another owner holds it now), or, when none is pending, the lane released as
+   * {@link Store.releaseLane} would release it (same guards, same outcomes). Optional: a store
+   * without it is asked `nextInbound`, then `releaseLane` (two round trips where one does).
+   */
+  nextOrReleaseLane?(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext>;
   /**
    * Calls `listener` when another process may have added work or given up lanes (PostgreSQL's
    * LISTEN/NOTIFY); a hint only, polling stays the guarantee. Optional; returns an unsubscribe.
