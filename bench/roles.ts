@@ -345,6 +345,10 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     loopReset: () => loop.reset(),
     loop: (): LoopDelay => loop.read(),
     statements: (): number => statements,
+    cpuMs: (): number => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    },
     stats: (): ServerStats => ({
       tokenRequests: m.total('colloquy_token_requests_total'),
       turnsOk: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'ok' }),

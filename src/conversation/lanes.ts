@@ -148,6 +148,25 @@ export class Lanes {
     this.lanes.clear();
   }
 
+  /** What a store needs to claim a lane along with the work it stores (see `Store.addInbound`); undefined once stopping. */
+  get claimWith(): { readonly owner: string; readonly leaseMs: number } | undefined {
+    return this.stopping ? undefined : { owner: this.owner, leaseMs: this.leaseMs };
+  }
+
+  /**
+   * Records a claim the store granted along with new work (the inbound's own statement), so the
+   * lane's next run needs no claim of its own. Kick the lane after it.
+   */
+  granted(c: LaneClaim): void {
+    const lane = this.lane(c.key);
+    if (!lane.held || lane.held.fence !== c.fence) lane.held = { fence: c.fence, epoch: ++this.epoch };
+    lane.seq = Math.max(lane.seq, c.workSeq);
+    if (c.takeover) {
+      lane.resume = true;
+      this.work.observe?.({ type: 'takeover' });
+    }
+  }
+
   /** Makes the conversation's lane run (again): for new inbounds, a live actor's change, or a resume. */
   kick(key: ConversationKey, mode?: 'sync' | 'resume'): void {
     if (this.stopping) return;

@@ -241,15 +241,19 @@ export class Runtime {
   async receive(inbound: Inbound): Promise<{ inboxId: number; duplicate: boolean }> {
     if (!this.accepting) throw new ColloquyError('stopped', 'The runtime is not accepting messages (not started, or shutting down)');
     if (!this.bots.has(inbound.botId)) throw new ConfigError('botId', `no bot "${inbound.botId}" is served`);
-    const r = await this.store.addInbound({
-      providerId: inbound.providerId ?? `api:${randomUUID()}`,
-      botId: inbound.botId,
-      user: inbound.user,
-      source: inbound.source ?? 'api',
-      event: inbound.event,
-      raw: inbound.raw,
-      receivedAt: this.clock.now(),
-    });
+    const r = await this.store.addInbound(
+      {
+        providerId: inbound.providerId ?? `api:${randomUUID()}`,
+        botId: inbound.botId,
+        user: inbound.user,
+        source: inbound.source ?? 'api',
+        event: inbound.event,
+        raw: inbound.raw,
+        receivedAt: this.clock.now(),
+      },
+      this.lanes.claimWith,
+    );
+    if (r.claim) this.lanes.granted(r.claim);
     this.metrics.inc('colloquy_inbound_total', 'Inbounds received, by source and whether they were duplicates', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
     if (!r.duplicate) this.lanes.kick(inbound);
     return { inboxId: r.id, duplicate: r.duplicate };

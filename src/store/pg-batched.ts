@@ -4,6 +4,7 @@
  * Arguments travel as arrays (`unnest … WITH ORDINALITY`: `n` is a call's place in the batch).
  */
 import { Batcher } from './pg-batch.js';
+import { addInboundsClaiming, type Ingress, type IngressResult } from './pg-ingress.js';
 import { prepared, type PgDb } from './pg-db.js';
 import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseLaneIn, nextOrReleaseOutcome, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
 import { addInboundIn, finishFields, finishIn } from './pg-outbox.js';
@@ -183,6 +184,7 @@ export class PgBatches {
   readonly statuses: Batcher<string, NewStatus[]>;
   readonly nextTimerAt: Batcher<undefined, number | undefined>;
   readonly addInbound: Batcher<NewInbound, { id: number; duplicate: boolean }>;
+  readonly addInboundClaiming: Batcher<Ingress, IngressResult>;
   readonly claimLane: Batcher<Claim, LaneClaim[]>;
   readonly releaseLane: Batcher<Release, LaneRelease>;
   readonly nextOrReleaseLane: Batcher<Release, LaneNext>;
@@ -236,6 +238,22 @@ export class PgBatches {
             return addInboundIn(ingress, items[i]!); // stored by another writer after this statement's snapshot
           }),
         );
+      },
+    });
+    const ingressResult = async (c: Ingress, r: Row | undefined): Promise<IngressResult> => {
+      const claimed = r?.['claimed'] === true;
+      if (claimed) granted(c.inbound, r!);
+      const claim = claimed ? toClaim(c.claim.owner, r!, r!['prev']) : undefined;
+      if (r?.['id'] !== null && r?.['id'] !== undefined) return { id: Number(r['id']), duplicate: false, claim };
+      if (r?.['known'] !== null && r?.['known'] !== undefined) return { id: Number(r['known']), duplicate: true, claim };
+      return { ...(await addInboundIn(ingress, c.inbound)), claim }; // stored by another writer after this statement's snapshot
+    };
+    this.addInboundClaiming = new Batcher({
+      key: (c) => c.inbound.providerId,
+      one: async (c) => ingressResult(c, (await addInboundsClaiming(ingress, [c]))[0]),
+      many: async (calls) => {
+        const rows = await addInboundsClaiming(ingress, calls);
+        return Promise.all(calls.map((c, i) => ingressResult(c, rows[i])));
       },
     });
     this.claimLane = new Batcher({

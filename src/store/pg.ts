@@ -93,8 +93,8 @@ export class PgStore implements Store {
     this.b = new PgBatches(db, ingress);
   }
 
-  async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.b.addInbound.run(i);
+  async addInbound(i: NewInbound, claim?: { readonly owner: string; readonly leaseMs: number }): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }> {
+    return claim === undefined ? this.b.addInbound.run(i) : this.b.addInboundClaiming.run({ inbound: i, claim });
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {

@@ -245,8 +245,14 @@ export interface StoreHealth {
  * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
  */
 export interface Store extends HandoffStore {
-  /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
-  addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
+  /**
+   * Commits an inbound; a known `providerId` is a no-op reported as a duplicate. With `claim`, a
+   * store may also claim the inbound's lane for `claim.owner` in the same write, as
+   * {@link Store.claimLanes} with its key would (never from another owner whose lease is live):
+   * `claim` in the answer is then that lane's claim. A store that does not (or could not) answers
+   * without it, and the owner claims the lane itself.
+   */
+  addInbound(inbound: NewInbound, claim?: { readonly owner: string; readonly leaseMs: number }): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }>;
   /** The oldest pending inbound of a conversation. */
   nextInbound(key: ConversationKey): Promise<InboxRecord | undefined>;
   /** Conversations with pending inbounds (for recovery on start). */
