@@ -278,30 +278,23 @@ export class PgBatches {
         );
       },
     });
-    this.releaseLane = new Batcher({
-      key: (r) => laneKey(r.key),
-      one: (r) => releaseLaneIn(db, r.owner, r.key, r.fence, r.seen),
-      many: async (calls) => {
-        const cols = columns(
-          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
-          5,
-        );
-        const rows = byCall(calls.length, (await db.query(SQL.release, cols)).rows, (r) => r);
-        return Promise.all(rows.map((r, i) => releaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
-      },
-    });
-    this.nextOrReleaseLane = new Batcher({
-      key: (r) => laneKey(r.key),
-      one: (r) => nextOrReleaseLaneIn(db, r.owner, r.key, r.fence, r.seen),
-      many: async (calls) => {
-        const cols = columns(
-          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
-          5,
-        );
-        const rows = byCall(calls.length, (await db.query(SQL.nextOrRelease, cols)).rows, (r) => r);
-        return Promise.all(rows.map((r, i) => nextOrReleaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
-      },
-    });
+    // A release, or a look for more that releases: one statement for several lanes, each row read as alone.
+    type Outcome<T> = (db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number) => Promise<T>;
+    const releases = <T>(sql: typeof SQL.release, alone: Outcome<T>, outcome: (db: PgDb, r: Row, owner: string, key: ConversationKey, fence: number, seen: number) => Promise<T> | T) =>
+      new Batcher<Release, T>({
+        key: (r) => laneKey(r.key),
+        one: (r) => alone(db, r.owner, r.key, r.fence, r.seen),
+        many: async (calls) => {
+          const cols = columns(
+            calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
+            5,
+          );
+          const rows = byCall(calls.length, (await db.query(sql, cols)).rows, (r) => r);
+          return Promise.all(rows.map((r, i) => outcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
+        },
+      });
+    this.releaseLane = releases(SQL.release, releaseLaneIn, releaseOutcome);
+    this.nextOrReleaseLane = releases(SQL.nextOrRelease, nextOrReleaseLaneIn, nextOrReleaseOutcome);
     this.finishOutbound = new Batcher({
       key: (f) => String(f.id),
       one: (f) => finishIn(db, f.id, f.record, f.now, f.claim),
