@@ -77,9 +77,19 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
         const target = sides.get(side);
         if (target === undefined || (side === 'colloquy_postgres' && !pgRates.includes(rate))) continue;
         await Promise.all(target.servers.map((s) => s.call('loopReset')));
+        const pgSide = side === 'colloquy_postgres';
+        const colloquySide = side !== 'baseline';
+        const before = pgSide ? await statementsOf(target) : 0;
+        const cpuBefore = colloquySide ? await cpuMsOf(target) : 0;
         const r = await openLoop(agent, target, sandbox, ctx.users, rate, seconds, drainMs);
         const loop = await Promise.all(target.servers.map((s) => s.call<LoopDelay>('loop')));
-        (results[side] ??= {})[String(rate)] = figures(r, loop);
+        const statements = pgSide ? (await statementsOf(target)) - before : 0;
+        const cpu = colloquySide ? (await cpuMsOf(target)) - cpuBefore : 0;
+        (results[side] ??= {})[String(rate)] = {
+          ...figures(r, loop),
+          ...(colloquySide && { cpu_ms_per_message: r2(cpu / Math.max(1, r.sent)) }),
+          ...(pgSide && { statements_per_message: r2(statements / Math.max(1, r.sent)) }),
+        };
       }
     }
     for (const [side, target] of sides) {
@@ -95,6 +105,16 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
     await agent.destroy(); // answers still awaited after the drain time are not waited for
     for (const side of [...sides.keys()].reverse()) await stopSide(ctx, sides, side);
   }
+}
+
+/** Statements the target's processes sent to PostgreSQL so far. */
+async function statementsOf(target: Target): Promise<number> {
+  return (await Promise.all(target.servers.map((s) => s.call<number>('statements')))).reduce((a, b) => a + b, 0);
+}
+
+/** CPU time (user and system) the target's processes used so far, in ms. */
+async function cpuMsOf(target: Target): Promise<number> {
+  return (await Promise.all(target.servers.map((s) => s.call<number>('cpuMs')))).reduce((a, b) => a + b, 0);
 }
 
 async function stopSide(ctx: BenchContext, sides: Map<SideName, Target>, side: SideName): Promise<void> {

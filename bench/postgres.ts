@@ -140,7 +140,8 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
       createDatabase: (name) => {
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: "${name}"`);
         execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', name], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 });
-        return `postgres://postgres@127.0.0.1:${port}/${name}`;
+        // BENCH_PG_SOCKET=1: Colloquy reaches the server through its Unix socket instead of TCP on the loopback.
+        return process.env['BENCH_PG_SOCKET'] === '1' ? `postgres://postgres@${encodeURIComponent(dir)}:${port}/${name}` : `postgres://postgres@127.0.0.1:${port}/${name}`;
       },
       stop: () => {
         stop();

@@ -245,6 +245,19 @@ function groupCommitTimes(store: object, times: Record<string, { calls: number; 
   return out;
 }
 
+/** Statements sent to PostgreSQL by this process (every query of every connection, BEGIN and COMMIT included). */
+let statements = 0;
+
+/** Counts every query a node-postgres client sends from now on. */
+async function countStatements(): Promise<void> {
+  const pg = (await import('pg')).default;
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    statements++;
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
 /** Settings of `colloquy serve` passed through from the bench's environment when set. */
 const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_HEAP_GROWTH_PERCENT', 'COLLOQUY_POLL_MS', 'COLLOQUY_SEND_LEASE_MS', 'COLLOQUY_LANE_LEASE_MS'] as const;
 
@@ -277,6 +290,7 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     process.chdir(arg.store.scratch);
     storeEnv['COLLOQUY_DATABASE_URL'] = arg.store.url;
     process.env['COLLOQUY_DATABASE_URL'] = arg.store.url;
+    await countStatements();
   }
   let warnings = 0;
   let errors = 0;
@@ -330,6 +344,11 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     idle: () => server.runtime.idle(),
     loopReset: () => loop.reset(),
     loop: (): LoopDelay => loop.read(),
+    statements: (): number => statements,
+    cpuMs: (): number => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    },
     stats: (): ServerStats => ({
       tokenRequests: m.total('colloquy_token_requests_total'),
       turnsOk: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'ok' }),

@@ -13,7 +13,9 @@
  * BENCH_CPU_PROF=<folder> (every child process writes V8 CPU profiles to <folder>/<role>/),
  * BENCH_E2E_TRACE_STORE=1 (time every store method in Colloquy's process; reported as
  * `colloquy_store_ms`), COLLOQUY_BENCH_PG_BIN (the folder of PostgreSQL's initdb and pg_ctl),
- * BENCH_PG_OPTIONS (`-c name=value` settings added to PostgreSQL's defaults).
+ * BENCH_OPEN_PG_RATES (the open-loop rates Colloquy on PostgreSQL runs at, of 200,500,1000; default 500),
+ * BENCH_PG_OPTIONS (`-c name=value` settings added to PostgreSQL's defaults), BENCH_PG_SOCKET=1
+ * (Colloquy connects to PostgreSQL through its Unix socket, not TCP on 127.0.0.1).
  *
  * Every child process and the PostgreSQL server are stopped at the end, on error and on Ctrl-C. A
  * part that fails is reported as `{"error": …}` in its key, the others still run, and the exit
@@ -64,6 +66,14 @@ const num = (name: string): number | undefined => {
   return Number(v);
 };
 
+/** A comma-separated list of positive whole numbers, or undefined when unset. */
+const rates = (name: string): number[] | undefined => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+(,\d+)*$/.test(v) || v.split(',').some((r) => Number(r) < 1)) throw new Error(`${name} must be rates per second separated by commas, e.g. 200,500; got "${v}"`);
+  return v.split(',').map(Number);
+};
+
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 1000);
 const load = () => loadavg().map(r2);
 
@@ -83,6 +93,7 @@ function settings() {
       traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
     },
     openSeconds: num('BENCH_OPEN_SECONDS') ?? (q ? 0.5 : undefined),
+    openPgRates: rates('BENCH_OPEN_PG_RATES'),
   };
 }
 
@@ -145,6 +156,7 @@ try {
       drainMs: q ? 10_000 : undefined,
       warmupUsers: q ? 30 : undefined,
       postgres: pg,
+      postgresRates: config.openPgRates,
     }),
   );
   await part('stores', () => benchStores(ctx, q ? { users: 100, rounds: 1, warmupUsers: 20, processes: [1, 2], postgres: pg } : { postgres: pg }));
@@ -174,7 +186,7 @@ if (result['e2e'] !== undefined && 'colloquy_turns_per_s' in (result['e2e'] as o
 result['goals'] = goals(result);
 Object.assign(result, {
   mode: q ? 'quick' : args.million ? 'million' : 'default',
-  postgres: 'stop' in pg ? { version: pg.version, port: pg.port, options: pg.options } : pg,
+  postgres: 'stop' in pg ? { version: pg.version, port: pg.port, options: pg.options, socket: process.env['BENCH_PG_SOCKET'] === '1' } : pg,
   load_avg: { start: loadStart, end: loadEnd },
   machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}` },
   seconds: r1((performance.now() - started) / 1000),

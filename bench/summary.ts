@@ -50,7 +50,7 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
         const r = s[String(rate)] as Figures | undefined;
         if (r === undefined) continue;
         out.push(
-          `  ${side.padEnd(17)} ${String(rate).padStart(5)}/s  ack p50 ${v(r['ack_p50_ms'])} p99 ${v(r['ack_p99_ms'])} · reply p50 ${v(r['reply_p50_ms'])} p99 ${v(r['reply_p99_ms'])} · loop delay p99 ${v(r['event_loop_delay_p99_ms'])} · failed ${v(r['failed'])}, missing ${v(r['missing_replies'])}`,
+          `  ${side.padEnd(17)} ${String(rate).padStart(5)}/s  ack p50 ${v(r['ack_p50_ms'])} p99 ${v(r['ack_p99_ms'])} · reply p50 ${v(r['reply_p50_ms'])} p99 ${v(r['reply_p99_ms'])} · loop delay p99 ${v(r['event_loop_delay_p99_ms'])} · failed ${v(r['failed'])}, missing ${v(r['missing_replies'])}${r['cpu_ms_per_message'] === undefined ? '' : ` · CPU ${v(r['cpu_ms_per_message'])} ms/message`}${r['statements_per_message'] === undefined ? '' : ` · ${v(r['statements_per_message'])} statements/message`}`,
         );
       }
       if (s['error'] !== undefined) out.push(`  ${side.padEnd(17)} ERROR: ${v(s['error'])}`);

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { ConversationKey, InboxRecord, LaneClaim, LaneRelease, Store } from '../store/types.js';
+import type { ConversationKey, InboxRecord, LaneClaim, LaneNext, LaneRelease, Store } from '../store/types.js';
 import { pause, storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
@@ -102,7 +102,7 @@ export class Lanes {
 
   constructor(
     private readonly work: LaneWork,
-    private readonly store: Pick<Store, 'claimLanes' | 'renewLanes' | 'releaseLane'>,
+    private readonly store: Pick<Store, 'claimLanes' | 'renewLanes' | 'releaseLane' | 'nextOrReleaseLane'>,
     private readonly logger: Logger,
     private readonly clock: RuntimeClock,
     o: LaneOptions = {},
@@ -146,6 +146,25 @@ export class Lanes {
       this.logger.warn({ err: errorInfo(err) }, 'could not give up the lanes held; another process takes them over when their leases run out');
     }
     this.lanes.clear();
+  }
+
+  /** What a store needs to claim a lane along with the work it stores (see `Store.addInbound`); undefined once stopping. */
+  get claimWith(): { readonly owner: string; readonly leaseMs: number } | undefined {
+    return this.stopping ? undefined : { owner: this.owner, leaseMs: this.leaseMs };
+  }
+
+  /**
+   * Records a claim the store granted along with new work (the inbound's own statement), so the
+   * lane's next run needs no claim of its own. Kick the lane after it.
+   */
+  granted(c: LaneClaim): void {
+    const lane = this.lane(c.key);
+    if (!lane.held || lane.held.fence !== c.fence) lane.held = { fence: c.fence, epoch: ++this.epoch };
+    lane.seq = Math.max(lane.seq, c.workSeq);
+    if (c.takeover) {
+      lane.resume = true;
+      this.work.observe?.({ type: 'takeover' });
+    }
   }
 
   /** Makes the conversation's lane run (again): for new inbounds, a live actor's change, or a resume. */
@@ -331,15 +350,31 @@ export class Lanes {
     }
     // Everything added up to `seen` was committed before it was read, so `next` finds it.
     const seen = lane.seq;
+    if (this.store.nextOrReleaseLane && lane.held && !this.work.keep(key)) return this.nextOrRelease(key, lane, seen, count);
     const row = await this.work.next(key);
-    if (row) {
-      if (!lane.held) return false; // taken over meanwhile: the new owner runs it
-      await this.work.process(row);
-      if (++count.turns % 8 === 0) await new Promise((r) => setImmediate(r)); // let the webhook answer during a burst
-      return true;
-    }
+    if (row) return this.turn(row, lane, count);
     if (lane.again || lane.sync || lane.resume) return true;
     return this.release(key, lane, seen);
+  }
+
+  private async turn(row: InboxRecord, lane: Lane, count: { turns: number }): Promise<boolean> {
+    if (!lane.held) return false; // taken over meanwhile: the new owner runs it
+    await this.work.process(row);
+    if (++count.turns % 8 === 0) await new Promise((r) => setImmediate(r)); // let the webhook answer during a burst
+    return true;
+  }
+
+  /** The next inbound, or the lane released when there is none, in one call (see `Store.nextOrReleaseLane`). */
+  private async nextOrRelease(key: ConversationKey, lane: Lane, seen: number, count: { turns: number }): Promise<boolean> {
+    lane.releasing = true;
+    let r: LaneNext;
+    try {
+      r = await this.store.nextOrReleaseLane!(this.owner, key, lane.held!.fence, seen);
+    } finally {
+      lane.releasing = false;
+    }
+    if (r.outcome === 'next') return this.turn(r.inbound, lane, count);
+    return this.released(key, lane, r);
   }
 
   /** Takes the lane for this process (the fast path after an inbound); false when another process holds it. */
@@ -369,6 +404,11 @@ export class Lanes {
     } finally {
       lane.releasing = false;
     }
+    return this.released(key, lane, r);
+  }
+
+  /** Acts on a release's outcome; true when there is more to do. */
+  private released(key: ConversationKey, lane: Lane, r: LaneRelease): boolean {
     if (r.outcome === 'released') {
       lane.held = undefined;
       return false;

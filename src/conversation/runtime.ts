@@ -10,7 +10,7 @@ import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
 import { HANDOFF_TIMER_KEY } from '../store/handoff-types.js';
-import type { ConversationKey, ConversationRecord, HandoffChange, HandoffRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, HandoffRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
@@ -241,15 +241,19 @@ export class Runtime {
   async receive(inbound: Inbound): Promise<{ inboxId: number; duplicate: boolean }> {
     if (!this.accepting) throw new ColloquyError('stopped', 'The runtime is not accepting messages (not started, or shutting down)');
     if (!this.bots.has(inbound.botId)) throw new ConfigError('botId', `no bot "${inbound.botId}" is served`);
-    const r = await this.store.addInbound({
-      providerId: inbound.providerId ?? `api:${randomUUID()}`,
-      botId: inbound.botId,
-      user: inbound.user,
-      source: inbound.source ?? 'api',
-      event: inbound.event,
-      raw: inbound.raw,
-      receivedAt: this.clock.now(),
-    });
+    const r = await this.store.addInbound(
+      {
+        providerId: inbound.providerId ?? `api:${randomUUID()}`,
+        botId: inbound.botId,
+        user: inbound.user,
+        source: inbound.source ?? 'api',
+        event: inbound.event,
+        raw: inbound.raw,
+        receivedAt: this.clock.now(),
+      },
+      this.lanes.claimWith,
+    );
+    if (r.claim) this.lanes.granted(r.claim);
     this.metrics.inc('colloquy_inbound_total', 'Inbounds received, by source and whether they were duplicates', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
     if (!r.duplicate) this.lanes.kick(inbound);
     return { inboxId: r.id, duplicate: r.duplicate };
@@ -436,7 +440,7 @@ export class Runtime {
     if (!handled && userEvent && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
     const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel, handoff });
-    this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+    this.afterCommit(bot, key, live, result);
     if (timedOut) this.handoffs.waited(timedOut, this.clock.now());
     this.afterHandoff(bot, result.handoff, expire);
   }
@@ -486,7 +490,7 @@ export class Runtime {
     try {
       throwIfFailed(bot, live.handle);
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
-      this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+      this.afterCommit(bot, key, live, result);
       this.afterHandoff(bot, result.handoff, undefined);
     } catch (err) {
       // The store could not take the result now: the live actor keeps it and the lane commits it again.
@@ -535,9 +539,9 @@ export class Runtime {
     if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
   }
 
-  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, conversationId: number, version: number, sent: number): void {
-    live.conversationId = conversationId;
-    live.version = version;
+  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult): void {
+    live.conversationId = result.conversationId;
+    live.version = result.version;
     const k = laneKey(key);
     // Dirty: an invocation settled while this commit was being written; the next sync commits it.
     if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
@@ -550,8 +554,10 @@ export class Runtime {
     } catch (err) {
       this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
     }
-    if (sent) this.dispatcher.wake();
-    this.track(this.clockwork.check());
+    if (result.outboxIds.length) this.dispatcher.wake();
+    // The commit told the earliest timer it saw: arm for it without asking the store again.
+    if (result.nextTimerAt !== undefined) this.clockwork.saw(result.nextTimerAt);
+    else this.track(this.clockwork.check());
   }
 
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */

@@ -64,6 +64,18 @@ export class Clockwork {
     }
   }
 
+  /**
+   * A commit saw `next` as the earliest timer (null: none): armed for it when that is sooner than
+   * the clock is armed for, checked at once when it is due. Never armed later: commits answer out
+   * of order, and a later time from one does not mean an earlier timer went away (a wake that
+   * finds nothing due re-arms from the store).
+   */
+  saw(next: number | null): void {
+    if (!this.running || next === null) return;
+    if (next <= this.d.clock.now()) this.d.track(this.check());
+    else if (this.timerAt === undefined || next < this.timerAt) this.arm(next);
+  }
+
   private async fireAndArm(): Promise<void> {
     const { store, clock } = this.d;
     let next = await store.nextTimerAt();

@@ -4,15 +4,16 @@
  * Arguments travel as arrays (`unnest … WITH ORDINALITY`: `n` is a call's place in the batch).
  */
 import { Batcher } from './pg-batch.js';
+import { addInboundsClaiming, type Ingress, type IngressResult } from './pg-ingress.js';
 import { prepared, type PgDb } from './pg-db.js';
-import { claimLanesIn, FENCE_OF, NOW, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
+import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseLaneIn, nextOrReleaseOutcome, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
 import { addInboundIn, finishFields, finishIn } from './pg-outbox.js';
 import { PG } from './pg-sql.js';
 import { PREFETCH_COLUMNS, Prefetched } from './pg-prefetch.js';
 import { callCommit, commitResult, turnFields } from './pg-turns.js';
 import { j, toConversation, toInbox, toStatus } from './rows.js';
 import { statusRank } from './sql.js';
-import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from './types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneNext, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from './types.js';
 
 type Row = Record<string, unknown>;
 
@@ -78,6 +79,19 @@ const SQL = {
     SELECT k.n, EXISTS (SELECT 1 FROM r WHERE r.n = k.n) AS released, l.owner, l.fence, l.work_seq
     FROM k LEFT JOIN lanes l ON l.bot_id = k.kb AND l.user_number = k.ku`,
   ),
+  /** See pg-lanes.ts's nextOrRelease, for several lanes at once. */
+  nextOrRelease: prepared(
+    'next_or_release_lane_many',
+    `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(owner, kb, ku, seen, fence, n)),
+    p AS (SELECT k.n, i.* FROM k CROSS JOIN LATERAL (SELECT * FROM inbox WHERE bot_id = k.kb AND user_number = k.ku AND state = 'pending' ORDER BY id LIMIT 1) i),
+    r AS (
+      UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = k.seen FROM k
+      WHERE lanes.bot_id = k.kb AND lanes.user_number = k.ku AND lanes.owner = k.owner AND lanes.fence = k.fence AND lanes.work_seq = k.seen
+        AND NOT EXISTS (SELECT 1 FROM p WHERE p.n = k.n)
+      RETURNING k.n)
+    SELECT k.n, EXISTS (SELECT 1 FROM r WHERE r.n = k.n) AS released, l.owner, l.fence, l.work_seq, (SELECT row_to_json(p) FROM p WHERE p.n = k.n) AS next
+    FROM k LEFT JOIN lanes l ON l.bot_id = k.kb AND l.user_number = k.ku`,
+  ),
   /** See PG.finish, for several rows at once. */
   finish: prepared(
     'finish_many',
@@ -94,7 +108,7 @@ const SQL = {
   /** See migration 0010: each turn's outbox rows and timers are a slice (first index, count) of the arrays. */
   commit: prepared(
     'commit_turn_batch',
-    `SELECT batch_n, batch_conversation_id, batch_outbox_ids FROM colloquy_commit_turn_batch(
+    `SELECT batch_n, batch_conversation_id, batch_outbox_ids, (SELECT MIN(fire_at) FROM timers) AS next_timer FROM colloquy_commit_turn_batch(
       $1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
       $11::bigint[], $12::boolean[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[],
       $17::integer[], $18::integer[], $19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[],
@@ -170,8 +184,10 @@ export class PgBatches {
   readonly statuses: Batcher<string, NewStatus[]>;
   readonly nextTimerAt: Batcher<undefined, number | undefined>;
   readonly addInbound: Batcher<NewInbound, { id: number; duplicate: boolean }>;
+  readonly addInboundClaiming: Batcher<Ingress, IngressResult>;
   readonly claimLane: Batcher<Claim, LaneClaim[]>;
   readonly releaseLane: Batcher<Release, LaneRelease>;
+  readonly nextOrReleaseLane: Batcher<Release, LaneNext>;
   readonly finishOutbound: Batcher<Finish, boolean>;
   readonly commitTurn: Batcher<TurnCommit, CommitResult>;
 
@@ -224,6 +240,22 @@ export class PgBatches {
         );
       },
     });
+    const ingressResult = async (c: Ingress, r: Row | undefined): Promise<IngressResult> => {
+      const claimed = r?.['claimed'] === true;
+      if (claimed) granted(c.inbound, r!);
+      const claim = claimed ? toClaim(c.claim.owner, r!, r!['prev']) : undefined;
+      if (r?.['id'] !== null && r?.['id'] !== undefined) return { id: Number(r['id']), duplicate: false, claim };
+      if (r?.['known'] !== null && r?.['known'] !== undefined) return { id: Number(r['known']), duplicate: true, claim };
+      return { ...(await addInboundIn(ingress, c.inbound)), claim }; // stored by another writer after this statement's snapshot
+    };
+    this.addInboundClaiming = new Batcher({
+      key: (c) => c.inbound.providerId,
+      one: async (c) => ingressResult(c, (await addInboundsClaiming(ingress, [c]))[0]),
+      many: async (calls) => {
+        const rows = await addInboundsClaiming(ingress, calls);
+        return Promise.all(calls.map((c, i) => ingressResult(c, rows[i])));
+      },
+    });
     this.claimLane = new Batcher({
       key: (c) => laneKey(c.key),
       one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted),
@@ -246,18 +278,23 @@ export class PgBatches {
         );
       },
     });
-    this.releaseLane = new Batcher({
-      key: (r) => laneKey(r.key),
-      one: (r) => releaseLaneIn(db, r.owner, r.key, r.fence, r.seen),
-      many: async (calls) => {
-        const cols = columns(
-          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
-          5,
-        );
-        const rows = byCall(calls.length, (await db.query(SQL.release, cols)).rows, (r) => r);
-        return Promise.all(rows.map((r, i) => releaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
-      },
-    });
+    // A release, or a look for more that releases: one statement for several lanes, each row read as alone.
+    type Outcome<T> = (db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number) => Promise<T>;
+    const releases = <T>(sql: typeof SQL.release, alone: Outcome<T>, outcome: (db: PgDb, r: Row, owner: string, key: ConversationKey, fence: number, seen: number) => Promise<T> | T) =>
+      new Batcher<Release, T>({
+        key: (r) => laneKey(r.key),
+        one: (r) => alone(db, r.owner, r.key, r.fence, r.seen),
+        many: async (calls) => {
+          const cols = columns(
+            calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
+            5,
+          );
+          const rows = byCall(calls.length, (await db.query(sql, cols)).rows, (r) => r);
+          return Promise.all(rows.map((r, i) => outcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
+        },
+      });
+    this.releaseLane = releases(SQL.release, releaseLaneIn, releaseOutcome);
+    this.nextOrReleaseLane = releases(SQL.nextOrRelease, nextOrReleaseLaneIn, nextOrReleaseOutcome);
     this.finishOutbound = new Batcher({
       key: (f) => String(f.id),
       one: (f) => finishIn(db, f.id, f.record, f.now, f.claim),
@@ -284,7 +321,7 @@ export class PgBatches {
         const out: CommitResult[] = new Array(turns.length);
         for (const r of rows) {
           const i = Number(r['batch_n']) - 1;
-          out[i] = commitResult(turns[i]!, r['batch_conversation_id'], r['batch_outbox_ids']);
+          out[i] = commitResult(turns[i]!, r['batch_conversation_id'], r['batch_outbox_ids'], r['next_timer']);
         }
         return out;
       },

@@ -7,8 +7,8 @@
 import pg from 'pg';
 import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { PREFETCH_COLUMNS } from './pg-prefetch.js';
-import { toKey } from './rows.js';
-import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneRelease } from './types.js';
+import { toInbox, toKey } from './rows.js';
+import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneNext, LaneRelease } from './types.js';
 
 /** The channel of work notifications. */
 export const WORK_CHANNEL = 'colloquy_work';
@@ -75,6 +75,21 @@ const SQL = {
     SELECT (SELECT COUNT(*) FROM r) AS released, l.owner, l.fence, l.work_seq
     FROM (SELECT 1) one LEFT JOIN lanes l ON l.bot_id = $2 AND l.user_number = $3`,
   ),
+  /**
+   * The release above, unless the conversation has a pending inbound, which is returned instead
+   * (`next`, as JSON). "None pending" is of the statement's snapshot; an inbound committed after it
+   * bumped `work_seq` in its own transaction, which the UPDATE sees (it re-reads a row changed since
+   * the snapshot), so the lane is then not released.
+   */
+  nextOrRelease: prepared(
+    'next_or_release_lane',
+    `WITH p AS (SELECT * FROM inbox WHERE bot_id = $2 AND user_number = $3 AND state = 'pending' ORDER BY id LIMIT 1),
+    r AS (
+      UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = $4
+      WHERE bot_id = $2 AND user_number = $3 AND owner = $1 AND fence = $5 AND work_seq = $4 AND NOT EXISTS (SELECT 1 FROM p) RETURNING 1)
+    SELECT (SELECT COUNT(*) FROM r) AS released, l.owner, l.fence, l.work_seq, (SELECT row_to_json(p) FROM p) AS next
+    FROM (SELECT 1) one LEFT JOIN lanes l ON l.bot_id = $2 AND l.user_number = $3`,
+  ),
   lane: 'SELECT owner, fence, work_seq FROM lanes WHERE bot_id = $1 AND user_number = $2',
 } as const;
 
@@ -137,6 +152,22 @@ export async function renewLanesIn(db: PgDb, owner: string, leaseMs: number): Pr
 export async function releaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
   const row = (await db.query(SQL.release, [owner, key.botId, key.user, seen, fence])).rows[0]!;
   return releaseOutcome(db, row, owner, key, fence, seen);
+}
+
+/** See `Store.nextOrReleaseLane`. */
+export async function nextOrReleaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+  const row = (await db.query(SQL.nextOrRelease, [owner, key.botId, key.user, seen, fence])).rows[0]!;
+  return nextOrReleaseOutcome(db, row, owner, key, fence, seen);
+}
+
+/**
+ * What a next-or-release statement's row means: its pending inbound (`next`) while the lane is still
+ * the owner's (else `lost`: the new owner runs it), or, with none pending, as {@link releaseOutcome}.
+ */
+export function nextOrReleaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> | LaneNext {
+  const next = row['next'];
+  if (next === null || next === undefined || typeof next !== 'object') return releaseOutcome(db, row, owner, key, fence, seen);
+  return row['owner'] === owner && Number(row['fence']) === fence ? { outcome: 'next', inbound: toInbox(next as Row) } : { outcome: 'lost' };
 }
 
 /** What a release statement's row (`released`, and the lane as its snapshot had it) means. */

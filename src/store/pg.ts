@@ -26,6 +26,7 @@ import type {
   InboxRecord,
   LaneClaim,
   LaneClaimOptions,
+  LaneNext,
   LaneRelease,
   NewInbound,
   NewStatus,
@@ -92,8 +93,8 @@ export class PgStore implements Store {
     this.b = new PgBatches(db, ingress);
   }
 
-  async addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.b.addInbound.run(i);
+  async addInbound(i: NewInbound, claim?: { readonly owner: string; readonly leaseMs: number }): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }> {
+    return claim === undefined ? this.b.addInbound.run(i) : this.b.addInboundClaiming.run({ inbound: i, claim });
   }
 
   async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
@@ -268,6 +269,14 @@ export class PgStore implements Store {
   async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
     this.b.prefetched.forget(key);
     return this.b.releaseLane.run({ owner, key, fence, seen });
+  }
+
+  async nextOrReleaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+    // An inbound the lane's claim read is the oldest pending one (see pg-prefetch.ts): no round trip.
+    const kept = this.b.prefetched.takeInbound(key);
+    if (kept) return { outcome: 'next', inbound: kept };
+    this.b.prefetched.forget(key);
+    return this.b.nextOrReleaseLane.run({ owner, key, fence, seen });
   }
 
   /**

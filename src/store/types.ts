@@ -167,6 +167,12 @@ export interface CommitResult {
   readonly conversationId: number;
   readonly version: number;
   readonly outboxIds: readonly number[];
+  /**
+   * Optional: the earliest timer of any conversation as this commit saw it (its snapshot and its
+   * own timers; null: none), so the runtime need not ask `nextTimerAt` after every turn. It may be
+   * early (a timer removed meanwhile), never late for this commit's timers. Undefined: not known.
+   */
+  readonly nextTimerAt?: number | null | undefined;
 }
 
 /** A delivery status reported by the provider. */
@@ -226,6 +232,9 @@ export type LaneRelease =
   /** Another owner holds the lane now (this one's lease ran out). */
   | { readonly outcome: 'lost' };
 
+/** What {@link Store.nextOrReleaseLane} found: the lane's oldest pending inbound, or what its release found. */
+export type LaneNext = { readonly outcome: 'next'; readonly inbound: InboxRecord } | LaneRelease;
+
 /** Whether the store can take work now (`GET /healthz`). */
 export interface StoreHealth {
   readonly ok: boolean;
@@ -242,8 +251,14 @@ export interface StoreHealth {
  * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
  */
 export interface Store extends HandoffStore {
-  /** Commits an inbound; a known `providerId` is a no-op reported as a duplicate. */
-  addInbound(inbound: NewInbound): Promise<{ id: number; duplicate: boolean }>;
+  /**
+   * Commits an inbound; a known `providerId` is a no-op reported as a duplicate. With `claim`, a
+   * store may also claim the inbound's lane for `claim.owner` in the same write, as
+   * {@link Store.claimLanes} with its key would (never from another owner whose lease is live):
+   * `claim` in the answer is then that lane's claim. A store that does not (or could not) answers
+   * without it, and the owner claims the lane itself.
+   */
+  addInbound(inbound: NewInbound, claim?: { readonly owner: string; readonly leaseMs: number }): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }>;
   /** The oldest pending inbound of a conversation. */
   nextInbound(key: ConversationKey): Promise<InboxRecord | undefined>;
   /** Conversations with pending inbounds (for recovery on start). */
@@ -325,6 +340,13 @@ export interface Store extends HandoffStore {
    * counter is still `seen` (work added since is never stranded).
    */
   releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease>;
+  /**
+   * A drained lane's last look and its release at once: the conversation's oldest pending inbound
+   * (`next`, the lane stays held; `lost` when another owner holds it now), or, when none is pending, the lane released as
+   * {@link Store.releaseLane} would release it (same guards, same outcomes). Optional: a store
+   * without it is asked `nextInbound`, then `releaseLane` (two round trips where one does).
+   */
+  nextOrReleaseLane?(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext>;
   /**
    * Calls `listener` when another process may have added work or given up lanes (PostgreSQL's
    * LISTEN/NOTIFY); a hint only, polling stays the guarantee. Optional; returns an unsubscribe.

@@ -76,7 +76,7 @@ describe('copySqliteToPostgres', () => {
     const pg = await postgres.open(url);
     expect((await pg.addInbound(inbound({ providerId: 'after' }))).id).toBe(4);
     const r = await pg.commitTurn(turn({ key: { botId: 'quiz', user: ALICE.user }, outbox: [text('new')], now: T0 + 10 }));
-    expect(r).toEqual({ conversationId: 3, version: 1, outboxIds: [6] });
+    expect(r).toMatchObject({ conversationId: 3, version: 1, outboxIds: [6] });
     await pg.commitTurn(turn({ key: BOB, handoff: { open: { timeoutMs: 1 } }, notifyHandoffs: true, now: T0 + 11 }));
     expect((await pg.handoffs(4)).map((h) => h.id)).toEqual([2]);
     expect((await pg.claimHandoffEvents(T0 + 20, 10, 1_000)).map((e) => [e.id, e.handoffId])).toEqual([

@@ -1,0 +1,70 @@
+/**
+ * The statements a received message costs on PostgreSQL: its lane is claimed by the inbound's own
+ * statement, and after the turn one statement looks for more work and releases the lane. No claim
+ * by key, no separate "next inbound?" read, no separate release, no separate look at the timers.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestBot, type TestConversation } from '../../src/simulator/testing.js';
+import orderBot from '../fixtures/order-bot.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
+import { BOB, NO_TIMERS, T0, postgres, turn } from './helpers.js';
+
+let conv: TestConversation | undefined;
+let restore: (() => void) | undefined;
+afterEach(async () => {
+  restore?.();
+  restore = undefined;
+  await conv?.close();
+  conv = undefined;
+});
+
+/** Records the name (or the first words) of every statement any node-postgres client sends. */
+function recordStatements(): string[] {
+  const seen: string[] = [];
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0] as string | { name?: string; text?: string };
+    seen.push(typeof q === 'string' ? q.slice(0, 40) : (q.name ?? q.text?.slice(0, 40) ?? '?'));
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+  restore = () => {
+    pg.Client.prototype.query = query as typeof pg.Client.prototype.query;
+  };
+  return seen;
+}
+
+describe('the round trips of a message (postgres)', () => {
+  it('a message claims its lane with the inbound, releases it with the look for more, and learns the next timer from its commit', async () => {
+    const c = (conv = await createTestBot(orderBot, { database: await freshDatabaseUrl() }));
+    await c.type('hi');
+    const seen = recordStatements();
+    await c.tap('Margherita');
+    c.expectState('size');
+    expect(seen).toContain('colloquy_add_inbound_claiming');
+    expect(seen).toContain('colloquy_next_or_release_lane');
+    // The commit said when the next timer is due: no separate look at the timers after the turn.
+    expect(seen).not.toContain('SELECT MIN(fire_at) AS t FROM timers');
+    for (const separate of ['colloquy_claim_lane', 'colloquy_claim_lane_many', 'colloquy_next_inbox', 'colloquy_next_inbox_many', 'colloquy_release_lane', 'colloquy_release_lane_many']) {
+      expect(seen).not.toContain(separate);
+    }
+    // The lane was released: another process may take the conversation's next message.
+    const lanes = await c.store.claimLanes('another-process', { leaseMs: 60_000, key: { botId: orderBot.id, user: c.user } });
+    expect(lanes).toHaveLength(1);
+  });
+
+  it('a commit tells the earliest timer it saw, its own included; each of a batch the same; none is null', async () => {
+    const store = await postgres.open();
+    const timer = (key: string, fireAt: number) => ({ key, stateNode: null, event: { type: `xstate.after.${key}` }, fireAt });
+    expect((await store.commitTurn(turn())).nextTimerAt).toBeNull();
+    expect((await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('late', T0 + 500)] } }))).nextTimerAt).toBe(T0 + 500);
+    // A batch: the one with the earlier timer sees it; the other sees what was stored before.
+    const [a, b] = await Promise.all([
+      store.commitTurn(turn({ key: { botId: 'pizza', user: '+4915100000003' }, timers: { ...NO_TIMERS, upsert: [timer('soon', T0 + 100)] } })),
+      store.commitTurn(turn({ key: { botId: 'pizza', user: '+4915100000004' } })),
+    ]);
+    expect([a!.nextTimerAt, b!.nextTimerAt]).toEqual([T0 + 100, T0 + 500]);
+    expect((await store.commitTurn(turn({ key: { botId: 'pizza', user: '+4915100000005' } }))).nextTimerAt).toBe(T0 + 100);
+    expect(await store.nextTimerAt()).toBe(T0 + 100);
+  });
+});
