@@ -99,9 +99,6 @@ export const PG = {
     FROM outbox o WHERE o.conversation_id = $1 AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = $1 ORDER BY id DESC LIMIT 1',
   nextOutboxAt: `SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`,
-  nextOutboxAfter: `SELECT MIN(t) AS t FROM (
-    SELECT MIN(next_attempt_at) AS t FROM outbox WHERE state = 'pending' AND next_attempt_at > $1
-    UNION ALL SELECT MIN(lease_until) FROM outbox WHERE state = 'sending' AND lease_until > $1) n`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = $1 ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = $1 ORDER BY id',
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)

@@ -188,8 +188,8 @@ export class PgStore implements Store {
     return one(this.db.query(PG.outboxByProvider, [providerId]), toOutbox);
   }
 
-  async nextOutboundAt(after?: number): Promise<number | undefined> {
-    const r = after === undefined ? await this.db.query(PG.nextOutboxAt) : await this.db.query(PG.nextOutboxAfter, [after]);
+  async nextOutboundAt(): Promise<number | undefined> {
+    const r = await this.db.query(PG.nextOutboxAt);
     return optionalNumber(r.rows[0]?.['t']);
   }
 
