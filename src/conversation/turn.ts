@@ -57,9 +57,21 @@ export interface TurnPlan {
   readonly handoff?: HandoffChange | undefined;
 }
 
-/** A fresh flow token: unguessable, one per conversation. */
+const TOKEN_BYTES = 18;
+/** Random bytes for 256 tokens, drawn at once: one call to the system's generator costs as much as 18 bytes do. */
+const TOKEN_POOL_BYTES = TOKEN_BYTES * 256;
+let tokenPool = Buffer.alloc(0);
+let tokenOffset = 0;
+
+/** A fresh flow token: unguessable (18 bytes from the CSPRNG, never reused), one per conversation. */
 export function newFlowToken(): string {
-  return `ft_${randomBytes(18).toString('base64url')}`;
+  if (tokenOffset + TOKEN_BYTES > tokenPool.length) {
+    tokenPool = randomBytes(TOKEN_POOL_BYTES);
+    tokenOffset = 0;
+  }
+  const token = `ft_${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}`;
+  tokenOffset += TOKEN_BYTES;
+  return token;
 }
 
 /** Whether the conversation has been idle past the bot's expiry. */
