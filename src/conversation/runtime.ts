@@ -436,7 +436,7 @@ export class Runtime {
     if (!handled && userEvent && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
     const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel, handoff });
-    this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+    this.afterCommit(bot, key, live, result);
     if (timedOut) this.handoffs.waited(timedOut, this.clock.now());
     this.afterHandoff(bot, result.handoff, expire);
   }
@@ -486,7 +486,7 @@ export class Runtime {
     try {
       throwIfFailed(bot, live.handle);
       const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
-      this.afterCommit(bot, key, live, result.conversationId, result.version, result.outboxIds.length);
+      this.afterCommit(bot, key, live, result);
       this.afterHandoff(bot, result.handoff, undefined);
     } catch (err) {
       // The store could not take the result now: the live actor keeps it and the lane commits it again.
@@ -535,9 +535,14 @@ export class Runtime {
     if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
   }
 
-  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, conversationId: number, version: number, sent: number): void {
-    live.conversationId = conversationId;
-    live.version = version;
+  private afterCommit(
+    bot: Bot,
+    key: ConversationKey,
+    live: LiveConversation,
+    result: { conversationId: number; version: number; outboxIds: readonly number[]; firstTimerAt?: number | undefined },
+  ): void {
+    live.conversationId = result.conversationId;
+    live.version = result.version;
     const k = laneKey(key);
     // Dirty: an invocation settled while this commit was being written; the next sync commits it.
     if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
@@ -550,8 +555,8 @@ export class Runtime {
     } catch (err) {
       this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
     }
-    if (sent) this.dispatcher.wake();
-    this.track(this.clockwork.check());
+    if (result.outboxIds.length) this.dispatcher.wake();
+    if (result.firstTimerAt !== undefined) this.clockwork.noteTimer(result.firstTimerAt);
   }
 
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */

@@ -146,7 +146,7 @@ export function saidMessages(bot: Bot, said: readonly Said[]): { state: string; 
 }
 
 /** Commits the actor's current state with what it said. */
-export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResult & { handoff?: HandoffChange | undefined }> {
+export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResult & { handoff?: HandoffChange | undefined; firstTimerAt?: number | undefined }> {
   const { bot, live, key } = plan;
   const handle = live.handle;
   handle.dirty = false;
@@ -164,6 +164,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const handoff = opened ?? plan.handoff;
   const timers = handle.takeTimers(now);
   const carried = live.carried;
+  const stored = withCarried(timers, live);
   try {
     const result = await deps.store.commitTurn({
       key,
@@ -180,12 +181,12 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
       expire: plan.expire,
       inboxId: plan.inboxId,
       outbox,
-      timers: withCarried(timers, live),
+      timers: stored,
       now,
       handoff,
       notifyHandoffs: deps.notifyHandoffs,
     });
-    return { ...result, handoff };
+    return { ...result, handoff, firstTimerAt: firstTimerAt(stored, handoff, now) };
   } catch (err) {
     // Nothing was committed: a retry of this commit must carry the same messages, timers and migrated timers.
     handle.giveBack(taken, timers);
@@ -193,6 +194,13 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
     live.carried = carried;
     throw err;
   }
+}
+
+/** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout (the store's `now + timeoutMs`). */
+function firstTimerAt(timers: TimerChanges, handoff: HandoffChange | undefined, now: number): number | undefined {
+  let first = handoff !== undefined && 'open' in handoff ? now + handoff.open.timeoutMs : undefined;
+  for (const t of timers.upsert) if (first === undefined || t.fireAt < first) first = t.fireAt;
+  return first;
 }
 
 /** The turn's timer changes plus those a migration carried over (once; only where their state is still active). */
