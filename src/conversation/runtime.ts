@@ -548,7 +548,10 @@ export class Runtime {
     if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
     else {
       if (this.live.get(k) === live) this.live.delete(k);
-      live.handle.stop();
+      // An idle actor has nothing running (an inert clock, no active child) and is dropped here:
+      // stopping it (a machine step) only shows in the snapshot onTurn has always been given.
+      if (bot.options.onTurn) live.handle.stop();
+      else live.handle.release();
     }
     try {
       bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never });
