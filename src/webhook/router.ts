@@ -91,6 +91,12 @@ async function receive(ctx: Context, route: Route, req: Request, res: Response, 
  * webhook sender revalidates (a POST is never answered 304), and about a tenth of a request's time.
  */
 function answerOk(res: Response, body: object): void {
+  const app = res.app;
+  // An application that formats its JSON its own way (spaces, a replacer, escaping) gets it here too.
+  if (app.get('json spaces') !== undefined || app.get('json replacer') !== undefined || app.get('json escape')) {
+    res.status(200).json(body);
+    return;
+  }
   const text = JSON.stringify(body);
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

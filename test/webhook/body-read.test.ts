@@ -1,10 +1,13 @@
-/** Reading the body over a real socket: in pieces, chunked, gzip'd, and cut short. */
+/** Reading the body over a real socket (in pieces, chunked, gzip'd, cut short), and the 200 answer. */
+import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { signBody, SIGNATURE_HEADER, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import express from 'express';
+import { SANDBOX_SENDER, signBody, SIGNATURE_HEADER, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import { createWebhookRouter } from '../../src/webhook/index.js';
 import orderBot from '../fixtures/order-bot.js';
-import { SECRET, USER, stack } from './helpers.js';
+import { SECRET, USER, afterThisTest, closeServer, listen, stack } from './helpers.js';
 
 /** Sends raw HTTP/1.1: the head, then each piece of the body after a pause; resolves with the status (0 when closed without an answer). */
 function rawPost(url: string, headers: Record<string, string | number>, pieces: readonly Buffer[], o: { cut?: boolean } = {}): Promise<number> {
@@ -61,6 +64,32 @@ describe('reading a webhook body', () => {
     // The next delivery, whole, is taken.
     expect(await rawPost(s.url, signed(raw, { 'content-length': raw.length }), [raw])).toBe(200);
     expect(s.count('inbox')).toBe(1);
+    await s.runtime.idle();
+  });
+});
+
+describe('the 200 answer', () => {
+  it('is the JSON summary with its type and length', async () => {
+    const s = await stack({ bots: [orderBot] });
+    const r = await s.post('/webhook', JSON.parse(body('hello').toString()));
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('{"ok":true,"received":1,"duplicates":0,"statuses":0}');
+    expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(r.headers.get('content-length')).toBe(String(Buffer.byteLength(r.text)));
+    await s.runtime.idle();
+  });
+
+  it('follows the JSON settings of the application it is mounted in', async () => {
+    const s = await stack({ bots: [orderBot] });
+    const app = express();
+    app.set('json spaces', 2);
+    app.use(createWebhookRouter({ runtime: s.runtime, defaultSender: SANDBOX_SENDER, secret: SECRET }));
+    const server = await listen(app);
+    afterThisTest(() => closeServer(server));
+    const raw = body('spaced');
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhook`, { method: 'POST', headers: signed(raw), body: raw });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(JSON.stringify({ ok: true, received: 1, duplicates: 0, statuses: 0 }, null, 2));
     await s.runtime.idle();
   });
 });
