@@ -156,6 +156,11 @@ export class ActorHandle {
     this.dirty = true;
   }
 
+  /** Lets go of an actor that is no longer used without stopping it: whoever waits for its next change stops waiting. */
+  release(): void {
+    this.wake();
+  }
+
   stop(): void {
     this.within(() => this.actor.stop());
     this.wake();

@@ -539,7 +539,7 @@ export class Runtime {
     if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
   }
 
-  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult): void {
+  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { firstTimerAt?: number | undefined }): void {
     live.conversationId = result.conversationId;
     live.version = result.version;
     const k = laneKey(key);
@@ -547,7 +547,10 @@ export class Runtime {
     if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
     else {
       if (this.live.get(k) === live) this.live.delete(k);
-      live.handle.stop();
+      // An idle actor has nothing running (an inert clock, no active child) and is dropped here:
+      // stopping it (a machine step) only shows in the snapshot onTurn has always been given.
+      if (bot.options.onTurn) live.handle.stop();
+      else live.handle.release();
     }
     try {
       bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never });
@@ -555,9 +558,7 @@ export class Runtime {
       this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
     }
     if (result.outboxIds.length) this.dispatcher.wake();
-    // The commit told the earliest timer it saw: arm for it without asking the store again.
-    if (result.nextTimerAt !== undefined) this.clockwork.saw(result.nextTimerAt);
-    else this.track(this.clockwork.check());
+    if (result.firstTimerAt !== undefined) this.clockwork.noteTimer(result.firstTimerAt);
   }
 
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */

@@ -29,6 +29,12 @@ export class Clockwork {
   private running = false;
   /** Checks that failed in a row: the next try waits longer. */
   private failures = 0;
+  /** Counts checks started and timers noted, in one sequence: a check covers what was noted before it started. */
+  private seq = 0;
+  /** The soonest timer noted by {@link noteTimer} that a check may have read the database too early to see. */
+  private noted: number | undefined;
+  /** The sequence number of the last timer merged into `noted`. */
+  private notedSeq = 0;
 
   constructor(
     private readonly d: Deps,
@@ -65,19 +71,20 @@ export class Clockwork {
   }
 
   /**
-   * A commit saw `next` as the earliest timer (null: none): armed for it when that is sooner than
-   * the clock is armed for, checked at once when it is due. Never armed later: commits answer out
-   * of order, and a later time from one does not mean an earlier timer went away (a wake that
-   * finds nothing due re-arms from the store).
+   * A commit of this process stored a timer firing at `at` (a machine's delay, a handoff's timeout):
+   * arms the clock for it when it is sooner than what is armed, without reading the database, which
+   * after every turn cost a query. Timers other processes store are found by the poll, as before.
    */
-  saw(next: number | null): void {
-    if (!this.running || next === null) return;
-    if (next <= this.d.clock.now()) this.d.track(this.check());
-    else if (this.timerAt === undefined || next < this.timerAt) this.arm(next);
+  noteTimer(at: number): void {
+    if (!this.running) return;
+    this.notedSeq = ++this.seq;
+    this.noted = this.noted === undefined ? at : Math.min(this.noted, at);
+    if (this.timerAt === undefined || at < this.timerAt) this.arm(at);
   }
 
   private async fireAndArm(): Promise<void> {
     const { store, clock } = this.d;
+    const started = ++this.seq;
     let next = await store.nextTimerAt();
     if (next !== undefined && next <= clock.now()) {
       const fired = await store.fireDueTimers(clock.now(), 500);
@@ -85,7 +92,18 @@ export class Clockwork {
       if (fired.length) this.d.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
       next = await store.nextTimerAt();
     }
-    this.arm(next);
+    this.arm(this.withNoted(next, started));
+  }
+
+  /** `next`, or a noted timer if sooner: a check that started before a timer was noted may not have seen it. */
+  private withNoted(next: number | undefined, started: number): number | undefined {
+    const noted = this.noted;
+    if (noted === undefined) return next;
+    if (this.notedSeq < started) {
+      this.noted = undefined; // this check read the database after every noted commit
+      return next;
+    }
+    return next === undefined ? noted : Math.min(next, noted);
   }
 
   private arm(next: number | undefined): void {

@@ -57,9 +57,21 @@ export interface TurnPlan {
   readonly handoff?: HandoffChange | undefined;
 }
 
-/** A fresh flow token: unguessable, one per conversation. */
+const TOKEN_BYTES = 18;
+/** Random bytes for 256 tokens, drawn at once: one call to the system's generator costs as much as 18 bytes do. */
+const TOKEN_POOL_BYTES = TOKEN_BYTES * 256;
+let tokenPool = Buffer.alloc(0);
+let tokenOffset = 0;
+
+/** A fresh flow token: unguessable (18 bytes from the CSPRNG, never reused), one per conversation. */
 export function newFlowToken(): string {
-  return `ft_${randomBytes(18).toString('base64url')}`;
+  if (tokenOffset + TOKEN_BYTES > tokenPool.length) {
+    tokenPool = randomBytes(TOKEN_POOL_BYTES);
+    tokenOffset = 0;
+  }
+  const token = `ft_${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}`;
+  tokenOffset += TOKEN_BYTES;
+  return token;
 }
 
 /** Whether the conversation has been idle past the bot's expiry. */
@@ -134,7 +146,7 @@ export function saidMessages(bot: Bot, said: readonly Said[]): { state: string; 
 }
 
 /** Commits the actor's current state with what it said. */
-export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResult & { handoff?: HandoffChange | undefined }> {
+export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResult & { handoff?: HandoffChange | undefined; firstTimerAt?: number | undefined }> {
   const { bot, live, key } = plan;
   const handle = live.handle;
   handle.dirty = false;
@@ -152,6 +164,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const handoff = opened ?? plan.handoff;
   const timers = handle.takeTimers(now);
   const carried = live.carried;
+  const stored = withCarried(timers, live);
   try {
     const result = await deps.store.commitTurn({
       key,
@@ -168,12 +181,12 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
       expire: plan.expire,
       inboxId: plan.inboxId,
       outbox,
-      timers: withCarried(timers, live),
+      timers: stored,
       now,
       handoff,
       notifyHandoffs: deps.notifyHandoffs,
     });
-    return { ...result, handoff };
+    return { ...result, handoff, firstTimerAt: firstTimerAt(stored, handoff, now) };
   } catch (err) {
     // Nothing was committed: a retry of this commit must carry the same messages, timers and migrated timers.
     handle.giveBack(taken, timers);
@@ -181,6 +194,13 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
     live.carried = carried;
     throw err;
   }
+}
+
+/** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout (the store's `now + timeoutMs`). */
+function firstTimerAt(timers: TimerChanges, handoff: HandoffChange | undefined, now: number): number | undefined {
+  let first = handoff !== undefined && 'open' in handoff ? now + handoff.open.timeoutMs : undefined;
+  for (const t of timers.upsert) if (first === undefined || t.fireAt < first) first = t.fireAt;
+  return first;
 }
 
 /** The turn's timer changes plus those a migration carried over (once; only where their state is still active). */

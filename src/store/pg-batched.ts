@@ -108,7 +108,7 @@ const SQL = {
   /** See migration 0010: each turn's outbox rows and timers are a slice (first index, count) of the arrays. */
   commit: prepared(
     'commit_turn_batch',
-    `SELECT batch_n, batch_conversation_id, batch_outbox_ids, (SELECT MIN(fire_at) FROM timers) AS next_timer FROM colloquy_commit_turn_batch(
+    `SELECT batch_n, batch_conversation_id, batch_outbox_ids FROM colloquy_commit_turn_batch(
       $1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
       $11::bigint[], $12::boolean[], $13::bigint[], $14::bigint[], $15::bigint[], $16::text[],
       $17::integer[], $18::integer[], $19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[],
@@ -321,7 +321,7 @@ export class PgBatches {
         const out: CommitResult[] = new Array(turns.length);
         for (const r of rows) {
           const i = Number(r['batch_n']) - 1;
-          out[i] = commitResult(turns[i]!, r['batch_conversation_id'], r['batch_outbox_ids'], r['next_timer']);
+          out[i] = commitResult(turns[i]!, r['batch_conversation_id'], r['batch_outbox_ids']);
         }
         return out;
       },

@@ -17,7 +17,7 @@ const CONFLICT = 'CQ409';
 
 const COMMIT_TURN = prepared(
   'commit_turn',
-  `SELECT turn_conversation_id, turn_outbox_ids, (SELECT MIN(fire_at) FROM timers) AS next_timer FROM colloquy_commit_turn($1::bigint, $2::bigint, $3::text, $4::text, $5::text,
+  `SELECT turn_conversation_id, turn_outbox_ids FROM colloquy_commit_turn($1::bigint, $2::bigint, $3::text, $4::text, $5::text,
     $6::text, $7::text, $8::text, $9::text, $10::text, $11::bigint, $12::boolean, $13::bigint, $14::bigint, $15::bigint, $16::text,
     $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[],
     $22::boolean, $23::text[], $24::text[], $25::text[], $26::text[], $27::text[], $28::bigint[])`,
@@ -73,17 +73,9 @@ export function conflictOf(err: unknown, c: TurnCommit): unknown {
   return (err as { code?: unknown }).code === CONFLICT ? new VersionConflictError(c.conversationId ?? 0, c.expectedVersion) : err;
 }
 
-/** What the store returns for a committed turn; `nextTimer`, when the statement read it, is its snapshot's earliest timer. */
-export function commitResult(c: TurnCommit, conversationId: unknown, outboxIds: unknown, nextTimer?: unknown): CommitResult {
-  const result = { conversationId: Number(conversationId), version: c.conversationId === undefined ? 1 : c.expectedVersion + 1, outboxIds: (outboxIds as unknown[]).map(Number) };
-  return nextTimer === undefined ? result : { ...result, nextTimerAt: earliest(nextTimer, c) };
-}
-
-/** The earliest of the snapshot's earliest timer and the turn's own (the statement cannot see what it wrote). */
-function earliest(snapshot: unknown, c: TurnCommit): number | null {
-  let t = snapshot === null ? null : Number(snapshot);
-  if (c.status === 'active') for (const u of c.timers.upsert) if (t === null || u.fireAt < t) t = u.fireAt;
-  return t;
+/** What the store returns for a committed turn. */
+export function commitResult(c: TurnCommit, conversationId: unknown, outboxIds: unknown): CommitResult {
+  return { conversationId: Number(conversationId), version: c.conversationId === undefined ? 1 : c.expectedVersion + 1, outboxIds: (outboxIds as unknown[]).map(Number) };
 }
 
 /** The conversation, the inbound, the outbox rows and (with `timers`) the timers, in one call. */
@@ -110,8 +102,7 @@ export async function callCommit(q: Queryable, c: TurnCommit, timers: boolean): 
   } catch (err) {
     throw conflictOf(err, c);
   }
-  // Inside a transaction (the handoff and timers written after this call), the next timer is not known here.
-  return commitResult(c, row['turn_conversation_id'], row['turn_outbox_ids'], timers ? row['next_timer'] : undefined);
+  return commitResult(c, row['turn_conversation_id'], row['turn_outbox_ids']);
 }
 
 async function applyTimers(q: Queryable, conversationId: number, c: TurnCommit): Promise<void> {

@@ -167,12 +167,6 @@ export interface CommitResult {
   readonly conversationId: number;
   readonly version: number;
   readonly outboxIds: readonly number[];
-  /**
-   * Optional: the earliest timer of any conversation as this commit saw it (its snapshot and its
-   * own timers; null: none), so the runtime need not ask `nextTimerAt` after every turn. It may be
-   * early (a timer removed meanwhile), never late for this commit's timers. Undefined: not known.
-   */
-  readonly nextTimerAt?: number | null | undefined;
 }
 
 /** A delivery status reported by the provider. */

@@ -12,7 +12,8 @@ import type { Inbound, Runtime } from '../conversation/runtime.js';
 import { WebhookError, schemaError } from './errors.js';
 import { eventOf, smsEventOf } from './events.js';
 import { digitsOf, type BotNumbers } from './numbers.js';
-import { envelopeSchema, smsSchema, type CloudStatus, type MessagesValue } from './schema.js';
+import { commonEnvelope } from './common-shape.js';
+import { envelopeSchema, smsSchema, type CloudStatus, type Envelope, type MessagesValue } from './schema.js';
 
 /** A status as {@link Runtime.receiveStatus} takes it. */
 export type StatusInput = Parameters<Runtime['receiveStatus']>[0];
@@ -27,12 +28,11 @@ export interface Batch {
 
 /** Validates a Cloud API envelope and turns it into a batch; throws WebhookError (400, 422). */
 export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
-  const parsed = envelopeSchema.safeParse(json);
-  if (!parsed.success) throw schemaError('webhook payload', parsed.error);
+  const envelope = commonEnvelope(json) ?? parsedEnvelope(json);
   const inbounds: Inbound[] = [];
   const statuses: StatusInput[] = [];
   let ignoredStatuses = 0;
-  parsed.data.entry.forEach((entry, e) => {
+  envelope.entry.forEach((entry, e) => {
     entry.changes.forEach((change, c) => {
       if (change.field !== 'messages') return; // other subscriptions are acknowledged and ignored
       const value = change.value as MessagesValue;
@@ -43,6 +43,12 @@ export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
     });
   });
   return { inbounds, statuses, ignoredStatuses };
+}
+
+function parsedEnvelope(json: unknown): Envelope {
+  const parsed = envelopeSchema.safeParse(json);
+  if (!parsed.success) throw schemaError('webhook payload', parsed.error);
+  return parsed.data;
 }
 
 function messagesOf(value: MessagesValue, numbers: BotNumbers, where: string): Inbound[] {

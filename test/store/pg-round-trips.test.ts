@@ -8,7 +8,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestBot, type TestConversation } from '../../src/simulator/testing.js';
 import orderBot from '../fixtures/order-bot.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
-import { BOB, NO_TIMERS, T0, postgres, turn } from './helpers.js';
 
 let conv: TestConversation | undefined;
 let restore: (() => void) | undefined;
@@ -35,7 +34,7 @@ function recordStatements(): string[] {
 }
 
 describe('the round trips of a message (postgres)', () => {
-  it('a message claims its lane with the inbound, releases it with the look for more, and learns the next timer from its commit', async () => {
+  it('a message claims its lane with the inbound, releases it with the look for more, and reads no timers after its turn', async () => {
     const c = (conv = await createTestBot(orderBot, { database: await freshDatabaseUrl() }));
     await c.type('hi');
     const seen = recordStatements();
@@ -43,7 +42,7 @@ describe('the round trips of a message (postgres)', () => {
     c.expectState('size');
     expect(seen).toContain('colloquy_add_inbound_claiming');
     expect(seen).toContain('colloquy_next_or_release_lane');
-    // The commit said when the next timer is due: no separate look at the timers after the turn.
+    // The clock learns the turn's own timers from the commit: no look at the timers after the turn.
     expect(seen).not.toContain('SELECT MIN(fire_at) AS t FROM timers');
     for (const separate of ['colloquy_claim_lane', 'colloquy_claim_lane_many', 'colloquy_next_inbox', 'colloquy_next_inbox_many', 'colloquy_release_lane', 'colloquy_release_lane_many']) {
       expect(seen).not.toContain(separate);
@@ -51,20 +50,5 @@ describe('the round trips of a message (postgres)', () => {
     // The lane was released: another process may take the conversation's next message.
     const lanes = await c.store.claimLanes('another-process', { leaseMs: 60_000, key: { botId: orderBot.id, user: c.user } });
     expect(lanes).toHaveLength(1);
-  });
-
-  it('a commit tells the earliest timer it saw, its own included; each of a batch the same; none is null', async () => {
-    const store = await postgres.open();
-    const timer = (key: string, fireAt: number) => ({ key, stateNode: null, event: { type: `xstate.after.${key}` }, fireAt });
-    expect((await store.commitTurn(turn())).nextTimerAt).toBeNull();
-    expect((await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('late', T0 + 500)] } }))).nextTimerAt).toBe(T0 + 500);
-    // A batch: the one with the earlier timer sees it; the other sees what was stored before.
-    const [a, b] = await Promise.all([
-      store.commitTurn(turn({ key: { botId: 'pizza', user: '+4915100000003' }, timers: { ...NO_TIMERS, upsert: [timer('soon', T0 + 100)] } })),
-      store.commitTurn(turn({ key: { botId: 'pizza', user: '+4915100000004' } })),
-    ]);
-    expect([a!.nextTimerAt, b!.nextTimerAt]).toEqual([T0 + 100, T0 + 500]);
-    expect((await store.commitTurn(turn({ key: { botId: 'pizza', user: '+4915100000005' } }))).nextTimerAt).toBe(T0 + 100);
-    expect(await store.nextTimerAt()).toBe(T0 + 100);
   });
 });
