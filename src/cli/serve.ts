@@ -24,17 +24,23 @@ export async function simulateCommand(args: readonly string[], io: Io): Promise<
   return serve(config, [await loadBot(args[0])], io);
 }
 
+/** The log levels at which `serve` prints its banner. */
+const VERBOSE: ReadonlySet<Config['logLevel']> = new Set(['info', 'debug', 'trace']);
+
 async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>, io: Io): Promise<number> {
   const logger = createLogger(config.logLevel);
   const heap = tuneHeap(config.heapGrowthPercent);
   const extensions = config.provider.kind === 'sandbox' ? [simulatorExtension] : [];
   const server = await startServer({ bots, config, logger, extensions, processMetrics: true });
-  io.out(
-    banner(
-      server,
-      bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`),
-    ),
-  );
+  // The banner is information: a level that asks for warnings only (or silence) gets none.
+  if (VERBOSE.has(config.logLevel)) {
+    io.out(
+      banner(
+        server,
+        bots.map((b) => `${b.id}${b.version === 1 ? '' : ` v${b.version}`} (${b.options.sender ?? server.config.sender ?? 'sandbox sender'})`),
+      ),
+    );
+  }
   logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db), owner: server.runtime.owner, heap }, 'colloquy serve started');
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

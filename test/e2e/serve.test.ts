@@ -1,10 +1,12 @@
 /** `colloquy serve` as a user runs it: a real process, real HTTP, signed webhooks, a SQLite file. */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/messages/index.js';
 import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { tempDir } from '../conversation/helpers.js';
-import { run, serve } from './cli.js';
+import { ROOT, run, serve } from './cli.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -128,6 +130,41 @@ describe('colloquy serve', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`colloquy serve: 127.0.0.1:${port} is already in use (another server is running there): stop it, or set PORT to another port`);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('COLLOQUY_LOG_LEVEL=warn serves without printing the banner', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as { port: number }).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COLLOQUY_') && k !== 'PORT'));
+    const proc = spawn(process.execPath, ['--conditions=source', join(ROOT, 'bin', 'colloquy.js'), 'serve', 'bots'], {
+      cwd: ROOT,
+      env: { ...env, PORT: String(port), COLLOQUY_DB: join(tmp.dir, 'quiet.db'), COLLOQUY_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', resolve));
+    try {
+      let health = 0;
+      for (const deadline = Date.now() + 30_000; health !== 200 && Date.now() < deadline; ) {
+        health = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        );
+        if (health !== 200) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(health).toBe(200);
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(out).toBe('');
   });
 
   it('a real provider needs its credentials: the missing one is named', async () => {
