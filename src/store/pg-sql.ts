@@ -10,12 +10,16 @@ import { outboxRank as RANK, statusRank } from './sql.js';
 const UNSENT = `state IN ('pending', 'sending')`;
 
 /**
- * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
- * ranks before it. A row that another process holds locked still counts as unsent here (the
- * subquery reads, it does not lock), so a conversation's order holds across dispatchers.
+ * The next unsent outbox row of each conversation (its lowest rank; ranks are unique), in one pass
+ * over the unsent rows: a sort, no per-row lookups, so its cost follows the backlog whatever the
+ * statistics say. A row another process holds locked still counts as unsent here (this reads, it
+ * does not lock), so a conversation's order holds across dispatchers. It was a NOT EXISTS per row
+ * (then a correlated MIN): with statistics taken while nothing was unsent, the planner scanned a
+ * whole partial index for every unsent row, ~1 s per call at 1,700 unsent, and sends fell behind
+ * while the backlog grew (found from outside; test/store/pg-backlog-plan.test.ts).
  */
-const HEAD = `o.${UNSENT}
-  AND NOT EXISTS (SELECT 1 FROM outbox o2 WHERE o2.conversation_id = o.conversation_id AND o2.${UNSENT} AND ${RANK('o2')} < ${RANK('o')})`;
+const HEADS = `SELECT DISTINCT ON (h.conversation_id) h.id, h.state, h.next_attempt_at, h.lease_until
+  FROM outbox h WHERE h.${UNSENT} ORDER BY h.conversation_id, ${RANK('h')}`;
 
 /** The highest outbox id of a conversation: an inbound processed now comes before every later row of it. */
 const MARK = (conversation: string) => `(SELECT COALESCE(MAX(m.id), 0) FROM outbox m WHERE m.conversation_id = ${conversation})`;
@@ -71,12 +75,17 @@ export const PG = {
   insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, (SELECT f.agent FROM outbox f WHERE f.id = $10))
     ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
-  /** Locks the due heads it can (SKIP LOCKED: another dispatcher's rows are left to it) and claims them. */
+  /**
+   * Locks the due heads it can (SKIP LOCKED: another dispatcher's rows are left to it) and claims
+   * them. The heads are an array computed once (an InitPlan), then looked up by primary key: no
+   * join whose order the planner could get wrong on stale statistics.
+   */
   claim: prepared(
     'claim',
     `WITH c AS (
       SELECT o.id FROM outbox o
-      WHERE ${HEAD} AND o.next_attempt_at <= $1 AND (o.state = 'pending' OR o.lease_until <= $1)
+      WHERE o.id = ANY(ARRAY(SELECT h.id FROM (${HEADS}) h WHERE h.next_attempt_at <= $1 AND (h.state = 'pending' OR h.lease_until <= $1)))
+        AND o.${UNSENT} AND o.next_attempt_at <= $1 AND (o.state = 'pending' OR o.lease_until <= $1)
       ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
     UPDATE outbox SET state = 'sending', lease_until = $3, claim = $4::text || '-' || outbox.id, attempts = attempts + 1
     FROM c WHERE outbox.id = c.id RETURNING outbox.*`,
@@ -98,7 +107,7 @@ export const PG = {
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = $1 AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = $1 ORDER BY id DESC LIMIT 1',
-  nextOutboxAt: `SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`,
+  nextOutboxAt: `SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM (${HEADS}) o`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = $1 ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = $1 ORDER BY id',
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
