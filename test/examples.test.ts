@@ -54,7 +54,8 @@ describe.concurrent('examples', () => {
     expect(out).toContain('helpdesk: ticket #1 pending: taken by ana');
     expect(out).toContain('helpdesk: ticket #1 solved: by ana (refunded)');
     expect(out).toContain('a forged event → 401');
-    expect(out).toMatch(/agent API POST …\/claim → 200\nagent API POST …\/messages → 202\n(.*\n)*agent API POST …\/release → 200/);
+    // The agent's calls in order; the connector's lines (its own webhooks) may fall between them.
+    expect(out).toMatch(/agent API POST …\/claim → 200\n(.*\n)*agent API POST …\/messages → 202\n(.*\n)*agent API POST …\/release → 200/);
     expect(out).toContain('ana → +5215512345678: Hi, Ana here: I have refunded the second charge.\nbot → +5215512345678: You are back with the assistant.');
     expect(out).toContain('tickets: [{"id":1,"status":"solved","notes":1}]');
   });
