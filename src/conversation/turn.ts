@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { BotError, MessageValidationError } from '../errors.js';
 import { isInteractive, type Message } from '../messages/message.js';
+import { handoffTimeoutAt } from '../store/handoff-types.js';
 import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, NewOutbound, Store, TimerChanges } from '../store/types.js';
 import { ActorHandle, type Said } from './actor.js';
 import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
@@ -196,9 +197,9 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   }
 }
 
-/** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout (the store's `now + timeoutMs`). */
+/** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout. */
 function firstTimerAt(timers: TimerChanges, handoff: HandoffChange | undefined, now: number): number | undefined {
-  let first = handoff !== undefined && 'open' in handoff ? now + handoff.open.timeoutMs : undefined;
+  let first = handoff !== undefined && 'open' in handoff ? handoffTimeoutAt(now, handoff.open) : undefined;
   for (const t of timers.upsert) if (first === undefined || t.fireAt < first) first = t.fireAt;
   return first;
 }

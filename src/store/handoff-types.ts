@@ -35,6 +35,11 @@ export interface NewHandoff {
   readonly timeoutMs: number;
 }
 
+/** When a handoff opened by a turn committed at `now` times out: its timer's `fireAt` and the record's `timeoutAt`. */
+export function handoffTimeoutAt(now: number, open: NewHandoff): number {
+  return now + open.timeoutMs;
+}
+
 /** How a turn changes its conversation's handoff. */
 export type HandoffChange =
   | { readonly open: NewHandoff }

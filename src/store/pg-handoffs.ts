@@ -8,6 +8,7 @@ import { VersionConflictError } from '../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
+  handoffTimeoutAt,
   type AgentMessage,
   type HandoffEventOutcome,
   type HandoffEventRecord,
@@ -109,7 +110,7 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
   }
   if (change === undefined || !('open' in change)) return;
   const o = change.open;
-  const timeoutAt = c.now + o.timeoutMs;
+  const timeoutAt = handoffTimeoutAt(c.now, o);
   const r = await q.query<{ id: number }>(PGH.insert, [conversationId, c.key.botId, c.key.user, o.reason ?? null, o.queue ?? null, timeoutAt, c.now]);
   const id = r.rows[0]?.id;
   if (id === undefined) return; // one is open already: it goes on as it was

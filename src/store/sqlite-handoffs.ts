@@ -9,6 +9,7 @@ import { VersionConflictError } from '../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
+  handoffTimeoutAt,
   type AgentMessage,
   type HandoffEventOutcome,
   type HandoffEventRecord,
@@ -104,7 +105,7 @@ export class SqliteHandoffs {
     }
     if (change === undefined || !('open' in change)) return;
     const o = change.open;
-    const timeoutAt = c.now + o.timeoutMs;
+    const timeoutAt = handoffTimeoutAt(c.now, o);
     const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
     if (r.changes !== 1) return; // one is open already: it goes on as it was
     const id = Number(r.lastInsertRowid);
