@@ -79,7 +79,12 @@ export function laneKey(key: ConversationKey): string {
 }
 
 /** A fresh owner name: readable in the `lanes` table, unique per process start. */
-export function newOwnerName(): string {
+export /** Whether a claim starts a new hold of the lane here (not the fence this process holds already). */
+function newHold(lane: Lane, c: LaneClaim): boolean {
+  return !lane.held || lane.held.fence !== c.fence;
+}
+
+function newOwnerName(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
@@ -159,12 +164,7 @@ export class Lanes {
    */
   granted(c: LaneClaim): void {
     const lane = this.lane(c.key);
-    if (!lane.held || lane.held.fence !== c.fence) lane.held = { fence: c.fence, epoch: ++this.epoch };
-    lane.seq = Math.max(lane.seq, c.workSeq);
-    if (c.takeover) {
-      lane.resume = true;
-      this.work.observe?.({ type: 'takeover' });
-    }
+    this.hold(lane, c, newHold(lane, c));
   }
 
   /** Makes the conversation's lane run (again): for new inbounds, a live actor's change, or a resume. */
@@ -236,16 +236,23 @@ export class Lanes {
   /** Records a claim the database granted, and runs the lane if it has work this process has not seen. */
   private adopt(c: LaneClaim): void {
     const lane = this.lane(c.key);
-    const fresh = !lane.held || lane.held.fence !== c.fence;
+    const fresh = newHold(lane, c);
+    const unseen = c.workSeq > lane.seq;
+    this.hold(lane, c, fresh);
+    if (c.takeover) this.logger.info({ bot: c.key.botId, user: c.key.user }, 'took over a conversation whose owner stopped renewing its lease');
+    if (fresh || c.takeover || unseen) this.kick(c.key);
+  }
+
+  /**
+   * Records a claim the database granted: a new hold (a new epoch) when `fresh`, the work counter it
+   * saw, and a takeover's resume.
+   */
+  private hold(lane: Lane, c: LaneClaim, fresh: boolean): void {
     if (fresh) lane.held = { fence: c.fence, epoch: ++this.epoch };
+    lane.seq = Math.max(lane.seq, c.workSeq);
     if (c.takeover) {
       lane.resume = true;
       this.work.observe?.({ type: 'takeover' });
-      this.logger.info({ bot: c.key.botId, user: c.key.user }, 'took over a conversation whose owner stopped renewing its lease');
-    }
-    if (fresh || c.takeover || c.workSeq > lane.seq) {
-      lane.seq = Math.max(lane.seq, c.workSeq);
-      this.kick(c.key);
     }
   }
 
@@ -385,12 +392,7 @@ export class Lanes {
       lane.sync = lane.resume = false;
       return false;
     }
-    lane.held = { fence: c.fence, epoch: ++this.epoch };
-    lane.seq = Math.max(lane.seq, c.workSeq);
-    if (c.takeover) {
-      lane.resume = true;
-      this.work.observe?.({ type: 'takeover' });
-    }
+    this.hold(lane, c, true); // a new epoch even for a fence held meanwhile: the heartbeat judges it from now
     return true;
   }
 
