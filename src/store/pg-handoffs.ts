@@ -18,7 +18,7 @@ import {
   type HandoffStore,
   type HandoffWrite,
 } from './handoff-types.js';
-import type { PgDb, Queryable } from './pg-db.js';
+import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
 import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import { OPEN_HANDOFF } from './sql.js';
@@ -28,12 +28,16 @@ const UNSENT = `state IN ('pending', 'sending')`;
 
 /** The handoff statements, in PostgreSQL's dialect. */
 export const PGH = {
-  open: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF}`,
+  open: prepared('handoff_open', `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF}`),
   /** The open handoff, locked: claims, releases and agents' messages of one conversation take turns. */
   lockOpen: `SELECT * FROM handoffs WHERE conversation_id = $1 AND ${OPEN_HANDOFF} FOR UPDATE`,
-  heldFor: `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN_HANDOFF} OR (h.state = 'ended'
+  /** Read for every user message of a known conversation: prepared, not parsed each time. */
+  heldFor: prepared(
+    'handoff_held_for',
+    `SELECT h.* FROM handoffs h WHERE h.conversation_id = $1 AND (h.${OPEN_HANDOFF} OR (h.state = 'ended'
     AND EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'handoff:' || h.id || ':ended' AND i.state = 'pending' AND i.id > $2)))
     ORDER BY h.id DESC LIMIT 1`,
+  ),
   byId: 'SELECT * FROM handoffs WHERE id = $1',
   ofConversation: 'SELECT * FROM handoffs WHERE conversation_id = $1 ORDER BY id',
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id

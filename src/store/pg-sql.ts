@@ -131,7 +131,8 @@ export const PG = {
     up AS (UPDATE outbox SET delivery_status = $2 WHERE id = (SELECT id FROM target) AND EXISTS (SELECT 1 FROM ins)
       AND ${statusRank('$2::text')} > ${statusRank('delivery_status')} RETURNING id)
     SELECT (SELECT COUNT(*) FROM ins) AS inserted, (SELECT id FROM target) AS outbox_id, (SELECT COUNT(*) FROM up) AS raised`,
-  statusesOf: 'SELECT * FROM statuses WHERE provider_message_id = $1 ORDER BY id',
+  /** After every accepted send (a failure may have come first): prepared, not parsed each time. */
+  statusesOf: prepared('statuses_of', 'SELECT * FROM statuses WHERE provider_message_id = $1 ORDER BY id'),
   unfollowedFailures: `SELECT o.* FROM outbox o WHERE o.state = 'sent' AND o.delivery_status = 'failed' AND o.fallback_of IS NULL
     AND NOT EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)
     AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.provider_id = 'delivery:' || o.id) ORDER BY o.id`,
