@@ -12,6 +12,12 @@
  * lane between the statement's snapshot and its lock (`work_seq` is then the snapshot's plus this
  * statement's): an inbound committed in between is older, pending and unseen, so nothing is kept
  * and the lane asks the database.
+ *
+ * Peers are told of new work (`NOTIFY`) only when an inbound's lane stayed with another owner, who
+ * must learn of it (a live actor keeps its lane held and idle). A lane the caller took is the
+ * caller's to drain, and nobody else can take it while its lease lives. In one process, or with every lane claimed at ingress, no
+ * notification is sent at all (each cost a commit under PostgreSQL's notification-queue lock and
+ * woke every listening connection, its own process's included, only to be ignored there).
  */
 import { prepared, type PgDb } from './pg-db.js';
 import { NOW, WORK_CHANNEL } from './pg-lanes.js';
@@ -71,7 +77,8 @@ export const ADD_INBOUND_CLAIMING = prepared(
       LEFT JOIN want w ON w.bot_id = k.bot_id AND w.user_number = k.user_number
       LEFT JOIN seen s ON s.bot_id = k.bot_id AND s.user_number = k.user_number)
   SELECT r.n, r.bot_id, r.user_number, r.id, r.known, r.fence, r.work_seq, r.prev, r.claimed,
-    (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM ins LIMIT 1) x) AS notified,
+    (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM ins JOIN fresh f ON f.provider_id = ins.provider_id
+      JOIN lane ON lane.bot_id = ins.bot_id AND lane.user_number = ins.user_number WHERE lane.owner IS DISTINCT FROM f.owner LIMIT 1) x) AS notified,
     CASE WHEN r.claimed AND r.complete THEN COALESCE(
       (SELECT row_to_json(pi) FROM inbox pi WHERE pi.bot_id = r.bot_id AND pi.user_number = r.user_number AND pi.state = 'pending' ORDER BY pi.id LIMIT 1),
       (SELECT row_to_json(x) FROM ins x WHERE x.bot_id = r.bot_id AND x.user_number = r.user_number ORDER BY x.id LIMIT 1)) END AS prefetch_inbox,

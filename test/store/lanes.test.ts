@@ -4,6 +4,7 @@ import { ALICE, BOB, DIALECTS, T0, inbound, text, turn } from './helpers.js';
 
 const A = 'process-a';
 const B = 'process-b';
+const C = 'process-c';
 const LONG = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -138,6 +139,37 @@ describe('work notifications (postgres)', () => {
     await other.addInbound(inbound());
     await sleep(200);
     expect(heard).toBe(before + 2);
+  });
+
+  it('an inbound whose lane its receiver took is not announced; one whose lane another process holds is', async () => {
+    const url = await pgDialect.fresh();
+    const listening = await pgDialect.open(url);
+    const other = await pgDialect.open(url);
+    let heard = 0;
+    const stop = await listening.onWork!(() => {
+      heard++;
+    });
+    for (let i = 0; i < 100 && heard < 1; i++) await sleep(20); // the one on connecting
+    const before = heard;
+    const taken = await other.addInbound(inbound({ providerId: 'wamid.taken' }), { owner: B, leaseMs: LONG });
+    expect(taken.claim).toBeDefined();
+    await sleep(200);
+    expect(heard).toBe(before); // B drains it; nobody else could
+    // Held by B: A's inbound for the same conversation goes to B, who must hear of it.
+    const held = await listening.addInbound(inbound({ providerId: 'wamid.held' }), { owner: A, leaseMs: LONG });
+    expect(held.claim).toBeUndefined();
+    const third = await pgDialect.open(url);
+    let heardByB = 0;
+    const stopB = await other.onWork!(() => {
+      heardByB++;
+    });
+    for (let i = 0; i < 100 && heardByB < 1; i++) await sleep(20);
+    const beforeB = heardByB;
+    await third.addInbound(inbound({ providerId: 'wamid.held-too' }), { owner: C, leaseMs: LONG });
+    for (let i = 0; i < 100 && heardByB < beforeB + 1; i++) await sleep(20);
+    expect(heardByB).toBe(beforeB + 1);
+    await stopB();
+    await stop();
   });
 
   it("a process does not hear the work it added itself (it acts on that already), only the others'", async () => {
