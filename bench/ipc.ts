@@ -87,6 +87,10 @@ export class Child {
       if (m.ok) p.resolve(m.result);
       else p.reject(new Error(`${name}: ${m.error ?? 'failed'}`));
     });
+    // Without a listener, an 'error' (a fork that failed, a signal that could not be sent) would
+    // crash the orchestrator before its own cleanup could stop the rest; IPC write failures go to
+    // the send callback in `call` instead.
+    proc.on('error', (err) => failReady(new Error(`${name}: ${err.message}`)));
     this.#exited = new Promise((resolve) =>
       proc.once('exit', (code, signal) => {
         alive.delete(proc);
@@ -139,7 +143,13 @@ export class Child {
           reject(e);
         },
       });
-      this.proc.send({ id, cmd, arg } satisfies Call);
+      // A child that died a moment ago (a Ctrl-C signals the whole process group) may still look
+      // connected: the write then fails with EPIPE, reported here rather than as an 'error' event.
+      this.proc.send({ id, cmd, arg } satisfies Call, (err) => {
+        if (err === null || !this.#pending.has(id)) return;
+        this.#pending.get(id)!.reject(new Error(`${this.name}: ${cmd} could not be sent (${err.message})`));
+        this.#pending.delete(id);
+      });
     });
   }
 
