@@ -155,6 +155,7 @@ try {
       seconds: config.openSeconds,
       drainMs: q ? 10_000 : undefined,
       warmupUsers: q ? 30 : undefined,
+      warmupSeconds: q ? 0.2 : undefined,
       postgres: pg,
       postgresRates: config.openPgRates,
     }),

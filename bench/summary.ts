@@ -46,6 +46,10 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
         out.push(`  ${side.padEnd(17)} skipped: ${v(s['skipped'])}`);
         continue;
       }
+      const w = s['warmup'] as Figures | undefined;
+      if (w !== undefined) {
+        out.push(`  ${side.padEnd(17)} warm-up ${v(w['seconds'])} s at ${v(w['rate'])}/s, not counted: ack p99 ${v(w['ack_p99_ms'])} · reply p99 ${v(w['reply_p99_ms'])}`);
+      }
       for (const rate of rates) {
         const r = s[String(rate)] as Figures | undefined;
         if (r === undefined) continue;

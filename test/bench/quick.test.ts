@@ -96,9 +96,13 @@ describe('npm run bench -- --quick', () => {
 
     const open = j['open_loop']!;
     expect(open['rates']).toEqual([200, 500, 1000]);
+    expect(open['warmup_seconds']).toBe(0.2);
     for (const side of ['colloquy', 'baseline']) {
       const s = open[side] as Json;
       expect(isNum(s['peak_rss_mb']), side).toBe(true);
+      // Each side is warmed up at 200/s before its first measured rate; that phase is reported apart.
+      expect(s['warmup']).toMatchObject({ rate: 200, seconds: 0.2, sent: 40 });
+      expect(isNum((s['warmup'] as Json)['ack_p99_ms']), `${side} warmup`).toBe(true);
       for (const rate of ['200', '500', '1000']) {
         const r = s[rate] as Json;
         for (const k of ['ack_p50_ms', 'ack_p99_ms', 'reply_p50_ms', 'reply_p99_ms', 'event_loop_delay_p99_ms', 'achieved_per_s']) expect(isNum(r[k]), `${side} ${rate} ${k}`).toBe(true);
