@@ -15,9 +15,10 @@
  *
  * Peers are told of new work (`NOTIFY`) only when an inbound's lane stayed with another owner, who
  * must learn of it (a live actor keeps its lane held and idle). A lane the caller took is the
- * caller's to drain, and nobody else can take it while its lease lives. In one process, or with every lane claimed at ingress, no
- * notification is sent at all (each cost a commit under PostgreSQL's notification-queue lock and
- * woke every listening connection, its own process's included, only to be ignored there).
+ * caller's to drain, and nobody else can take it while its lease lives. In one process, or with
+ * every lane claimed at ingress, no notification is sent at all (each cost a commit under
+ * PostgreSQL's notification-queue lock and woke every listening connection, its own process's
+ * included, only to be ignored there).
  */
 import { prepared, type PgDb } from './pg-db.js';
 import { NOW, WORK_CHANNEL } from './pg-lanes.js';
