@@ -91,25 +91,28 @@ export async function benchOpenLoop(ctx: BenchContext, opts: BenchOpenLoopOption
       for (const side of order) {
         const target = sides.get(side);
         if (target === undefined || (side === 'colloquy_postgres' && !pgRates.includes(rate))) continue;
+        /** One phase at `at`/s: the open loop, and the server's event-loop delay over it. */
+        const phase = async (at: number, secs: number) => {
+          await Promise.all(target.servers.map((s) => s.call('loopReset')));
+          const r = await openLoop(agent, target, sandbox, ctx.users, at, secs, drainMs);
+          return { sent: r.sent, figures: figures(r, await Promise.all(target.servers.map((s) => s.call<LoopDelay>('loop')))) };
+        };
         if (warmupSeconds > 0 && results[side]?.['warmup'] === undefined) {
           const warm = Math.min(WARMUP_RATE, rate);
-          await Promise.all(target.servers.map((s) => s.call('loopReset')));
-          const w = await openLoop(agent, target, sandbox, ctx.users, warm, warmupSeconds, drainMs);
-          (results[side] ??= {})['warmup'] = { rate: warm, seconds: warmupSeconds, ...figures(w, await Promise.all(target.servers.map((s) => s.call<LoopDelay>('loop')))) };
+          (results[side] ??= {})['warmup'] = { rate: warm, seconds: warmupSeconds, ...(await phase(warm, warmupSeconds)).figures };
         }
-        await Promise.all(target.servers.map((s) => s.call('loopReset')));
         const pgSide = side === 'colloquy_postgres';
         const colloquySide = side !== 'baseline';
         const before = pgSide ? await statementsOf(target) : 0;
         const cpuBefore = colloquySide ? await cpuMsOf(target) : 0;
-        const r = await openLoop(agent, target, sandbox, ctx.users, rate, seconds, drainMs);
-        const loop = await Promise.all(target.servers.map((s) => s.call<LoopDelay>('loop')));
+        const measured = await phase(rate, seconds);
         const statements = pgSide ? (await statementsOf(target)) - before : 0;
         const cpu = colloquySide ? (await cpuMsOf(target)) - cpuBefore : 0;
+        const { sent } = measured;
         (results[side] ??= {})[String(rate)] = {
-          ...figures(r, loop),
-          ...(colloquySide && { cpu_ms_per_message: r2(cpu / Math.max(1, r.sent)) }),
-          ...(pgSide && { statements_per_message: r2(statements / Math.max(1, r.sent)) }),
+          ...measured.figures,
+          ...(colloquySide && { cpu_ms_per_message: r2(cpu / Math.max(1, sent)) }),
+          ...(pgSide && { statements_per_message: r2(statements / Math.max(1, sent)) }),
         };
       }
     }
