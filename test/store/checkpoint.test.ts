@@ -47,12 +47,19 @@ describe('WAL checkpoints in a worker thread', () => {
       largest = Math.max(largest, walSize(file));
       await pause(2);
     }
-    // About 15 MB went through the WAL; without checkpoints it would hold all of it.
+    // About 15 MB went through the WAL; without checkpoints it would hold all of it. The worker
+    // runs beside the writes, not in them, so how far the WAL gets ahead of it depends on how much
+    // CPU the machine gives its thread: 0.7-0.8 MB with both cores busy, 3.3 MB once during the
+    // full suite with a bench beside it. The bound is twice that, still far below what would pile up.
     expect(statSync(file).size).toBeGreaterThan(10_000_000);
-    expect(largest).toBeLessThan(3_000_000);
+    expect(largest).toBeLessThan(6_000_000);
     const { checkpoints } = s.stats();
     expect(checkpoints.passive).toBeGreaterThan(0);
     expect(checkpoints.truncate).toBeGreaterThan(0);
+    // Once the writes stop, the worker brings the WAL back under its limit, whatever size it reached.
+    const limit = 50 * (s.db.pragma('page_size', { simple: true }) as number);
+    for (let i = 0; i < 400 && walSize(file) >= limit; i++) await pause(5);
+    expect(walSize(file)).toBeLessThan(limit);
   });
 
   it('close() stops the worker and leaves the WAL empty, even while another connection stays open', async () => {
