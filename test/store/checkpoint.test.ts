@@ -37,7 +37,8 @@ describe('WAL checkpoints in a worker thread', () => {
 
   it('keeps the WAL bounded under sustained writes', async () => {
     const file = join(tempDir(), 'sustained.db');
-    const s = openSqliteStore({ path: file, checkpoint: { walPages: 50, intervalMs: 5 } });
+    const walPages = 50;
+    const s = openSqliteStore({ path: file, checkpoint: { walPages, intervalMs: 5 } });
     open.push(s);
     await started(s);
     const raw = { padding: 'x'.repeat(2_000) };
@@ -57,7 +58,7 @@ describe('WAL checkpoints in a worker thread', () => {
     expect(checkpoints.passive).toBeGreaterThan(0);
     expect(checkpoints.truncate).toBeGreaterThan(0);
     // Once the writes stop, the worker brings the WAL back under its limit, whatever size it reached.
-    const limit = 50 * (s.db.pragma('page_size', { simple: true }) as number);
+    const limit = walPages * (s.db.pragma('page_size', { simple: true }) as number);
     for (let i = 0; i < 400 && walSize(file) >= limit; i++) await pause(5);
     expect(walSize(file)).toBeLessThan(limit);
   });
