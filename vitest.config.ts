@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  // `source` makes `import … from 'colloquy'` (bots, examples) resolve to src/ in tests.
-  resolve: { conditions: ['source'] },
-  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  // `colloquy-source` makes `import … from 'colloquy'` (bots, examples) resolve to src/ in tests.
+  resolve: { conditions: ['colloquy-source'] },
+  ssr: { resolve: { conditions: ['colloquy-source'], externalConditions: ['colloquy-source'] } },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 30_000,

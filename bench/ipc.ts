@@ -168,13 +168,13 @@ export const startedPids: number[] = [];
 
 /**
  * Forks `bench/roles.ts` as `role` with its argument.
- * Children run with `--conditions=source --import tsx` so that a bot's `import … from 'colloquy'`
+ * Children run with `--conditions=colloquy-source --import tsx` so that a bot's `import … from 'colloquy'`
  * resolves to src/ (like `npm start`), not to a possibly stale dist/.
  */
 export function spawnRole(role: string, arg: unknown, opts: { execArgv?: readonly string[] } = {}): Child {
   const proc = fork(ROLES, [role, JSON.stringify(arg)], {
     cwd: ROOT,
-    execArgv: ['--conditions=source', '--import', 'tsx', ...(opts.execArgv ?? [])],
+    execArgv: ['--conditions=colloquy-source', '--import', 'tsx', ...(opts.execArgv ?? [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   alive.add(proc);

@@ -3,7 +3,7 @@
 // TypeScript load as they are; it is an optional peer dependency, so without it only JavaScript
 // bots load (loadBot says so when it meets a .ts file). `colloquy/cli` resolves through the
 // package's exports map: to dist/ when installed, or to src/ when Node runs with
-// `--conditions=source` (npm start in a checkout), so the command and the bots it loads always
+// `--conditions=colloquy-source` (npm start in a checkout), so the command and the bots it loads always
 // share one copy of Colloquy.
 try {
   const { register } = await import('tsx/esm/api');

@@ -5,13 +5,15 @@
  * migrated conversation moves to version 2, the other finishes on version 1, and a new one starts
  * on version 2.
  *
- *   node --conditions=source --import tsx examples/bot-versions.ts
+ *   node --conditions=colloquy-source --import tsx examples/bot-versions.ts
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assign, setup } from 'xstate';
-import { Runtime, buttons, createHttpAdapter, defineBot, findStranded, loadConfig, openSqliteStore, say, text, type Bot, type ColloquyEvent } from 'colloquy';
+import { buttons, defineBot, say, text, type Bot, type ColloquyEvent } from 'colloquy';
+import { Runtime, createHttpAdapter, findStranded, loadConfig } from 'colloquy/server';
+import { openSqliteStore } from 'colloquy/sqlite';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 type Ctx = { size?: string; milk?: string; note?: string };

@@ -4,10 +4,12 @@
  * undeliverable) and never during quiet hours (21:00–08:00). Anything else reaches the machine
  * as `delivery.failed`, which moves it to a state your staff can act on.
  *
- *   node --conditions=source --import tsx examples/custom-fallback.ts
+ *   node --conditions=colloquy-source --import tsx examples/custom-fallback.ts
  */
 import { setup } from 'xstate';
-import { Runtime, UNREACHABLE_CODES, buttons, createHttpAdapter, defineBot, loadConfig, openSqliteStore, say, type ColloquyEvent, type FallbackInfo } from 'colloquy';
+import { UNREACHABLE_CODES, buttons, defineBot, say, type ColloquyEvent, type FallbackInfo } from 'colloquy';
+import { Runtime, createHttpAdapter, loadConfig } from 'colloquy/server';
+import { openSqliteStore } from 'colloquy/sqlite';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 // The user's local hour. In production, from their time zone; the demo below sets it per case.

@@ -3,13 +3,16 @@
  * runtime, store and send adapter built by hand. Posts one signed webhook to itself (as the
  * provider would), prints what the bot answered, and exits.
  *
- *   node --conditions=source --import tsx examples/embed-express.ts
+ *   node --conditions=colloquy-source --import tsx examples/embed-express.ts
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { setup } from 'xstate';
-import { Runtime, createHttpAdapter, createWebhookRouter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, type ColloquyEvent, type Message } from 'colloquy';
+import { defineBot, list, say, type ColloquyEvent, type Message } from 'colloquy';
+import { Runtime, createHttpAdapter, createWebhookRouter, loadConfig } from 'colloquy/server';
+import { openSqliteStore } from 'colloquy/sqlite';
+import { renderSms } from 'colloquy/messages';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, textMessage, webhookPayload } from 'colloquy/sandbox';
 
 const shop = defineBot({

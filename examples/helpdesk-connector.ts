@@ -5,11 +5,11 @@
  * support bot end to end: the customer asks for a person, writes while waiting, an agent claims,
  * answers and releases it over the agents' HTTP API, and the bot takes over again.
  *
- *   node --conditions=source --import tsx examples/helpdesk-connector.ts
+ *   node --conditions=colloquy-source --import tsx examples/helpdesk-connector.ts
  */
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { HANDOFF_SIGNATURE_HEADER, loadConfig, startServer, verifyHandoffSignature, type HandoffEventBody } from 'colloquy';
+import { HANDOFF_SIGNATURE_HEADER, loadConfig, startServer, verifyHandoffSignature, type HandoffEventBody } from 'colloquy/server';
 import support from '../bots/support.js';
 
 const SECRET = 'connector-secret-0123456789'; // COLLOQUY_HANDOFF_WEBHOOK_SECRET

@@ -3,9 +3,11 @@
  * an SMS, each built, validated, turned into the provider's request body and sent; the result is
  * typed (`ok: true` with the provider's id, or `ok: false` with why).
  *
- *   node --conditions=source --import tsx examples/send-once.ts
+ *   node --conditions=colloquy-source --import tsx examples/send-once.ts
  */
-import { createHttpAdapter, list, loadConfig, toInteractiveRequest, toSmsRequest, type SendResult } from 'colloquy';
+import { list } from 'colloquy';
+import { createHttpAdapter, loadConfig, type SendResult } from 'colloquy/server';
+import { toInteractiveRequest, toSmsRequest } from 'colloquy/messages';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 // The real provider when COLLOQUY_BASE_URL (and friends) are set; otherwise a sandbox in-process.

@@ -3,10 +3,13 @@
  * order, each message's delivery result (HTTP status, provider id, SMS code and mailing id,
  * delivery status) and the SMS fallback it needed.
  *
- *   node --conditions=source --import tsx examples/transcript.ts
+ *   node --conditions=colloquy-source --import tsx examples/transcript.ts
  */
 import { setup } from 'xstate';
-import { Runtime, buttons, createHttpAdapter, defineBot, list, loadConfig, openSqliteStore, renderSms, say, text, type ColloquyEvent, type Message, type TranscriptEntry } from 'colloquy';
+import { buttons, defineBot, list, say, text, type ColloquyEvent, type Message } from 'colloquy';
+import { Runtime, createHttpAdapter, loadConfig, type TranscriptEntry } from 'colloquy/server';
+import { openSqliteStore } from 'colloquy/sqlite';
+import { renderSms } from 'colloquy/messages';
 import { startSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from 'colloquy/sandbox';
 
 const machine = setup({ types: { events: {} as ColloquyEvent } }).createMachine({

@@ -26,6 +26,13 @@ export function formatIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `  - ${formatPath(i.path)}: ${i.message}`).join('\n');
 }
 
+/**
+ * Marks Colloquy's errors on their prototype, under a registered symbol: two copies of the package
+ * in one process (a bot's dependency and the command's) share it where `instanceof` cannot see
+ * across copies.
+ */
+const BRAND = Symbol.for('colloquy.error');
+
 /** The base of every error Colloquy throws. */
 export class ColloquyError extends Error {
   override name = 'ColloquyError';
@@ -34,6 +41,16 @@ export class ColloquyError extends Error {
     super(message, options);
     this.code = code;
   }
+}
+Object.defineProperty(ColloquyError.prototype, BRAND, { value: true });
+
+/**
+ * Whether `value` is one of Colloquy's errors, even one thrown by another copy of the package
+ * (where `instanceof ColloquyError` is false). Narrows to {@link ColloquyError}, so `code` is there.
+ */
+export function isColloquyError(value: unknown): value is ColloquyError {
+  if (value instanceof ColloquyError) return true;
+  return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true && typeof (value as { code?: unknown }).code === 'string';
 }
 
 /** A bad configuration value (an environment variable, an option). */
@@ -153,6 +170,21 @@ export class StoreUnavailableError extends StoreError {
   constructor(reason: string, message: string, options?: { cause?: unknown }) {
     super('store_unavailable', message, options);
     this.reason = reason;
+  }
+}
+
+/**
+ * A database driver that is not installed. `better-sqlite3` and `pg` are optional peer
+ * dependencies of Colloquy: a project installs the one its store needs. Thrown when a store of
+ * that kind opens, with the command that installs the driver.
+ */
+export class DriverMissingError extends StoreError {
+  override name = 'DriverMissingError';
+  /** The npm package to install (`better-sqlite3` or `pg`). */
+  readonly driver: string;
+  constructor(driver: string, who: string, options?: { cause?: unknown }) {
+    super('driver_missing', `${who} needs the ${driver} package, which is not installed: npm install ${driver}`, options);
+    this.driver = driver;
   }
 }
 

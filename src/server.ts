@@ -15,7 +15,7 @@ import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import type { BusyEvent } from './store/busy.js';
 import { openStore } from './store/open.js';
-import { SqliteStore } from './store/sqlite.js';
+import type { SqliteStoreStats } from './store/sqlite.js';
 import type { Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
@@ -199,8 +199,11 @@ function countTransport(m: Metrics, e: TransportEvent): void {
 
 /** The SQLite store's group commit and checkpoints, as gauges (totals since the store opened). */
 function storeGauges(metrics: Metrics, store: Store): void {
-  if (!(store instanceof SqliteStore)) return;
-  const s = store.stats();
+  // Only the SQLite store has these (a method beyond the port): asked for by shape, not by class, so
+  // that a PostgreSQL server never loads the SQLite store's module.
+  const stats = (store as Partial<{ stats(): SqliteStoreStats }>).stats;
+  if (typeof stats !== 'function') return;
+  const s = stats.call(store);
   metrics.set('colloquy_store_commits', 'Write transactions the SQLite store committed since it opened (each holds the writes issued together)', {}, s.commits);
   metrics.set('colloquy_store_writes', 'Writes the SQLite store committed since it opened', {}, s.ops);
   metrics.set('colloquy_store_writes_queued', 'Writes waiting for the next group commit', {}, s.queued);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/index.js';
+import { ConfigError } from '../src/index.js';
+import { loadConfig } from '../src/entries/server.js';
 
 const real = {
   COLLOQUY_BASE_URL: 'https://api.example.com/',

@@ -30,9 +30,9 @@ function run(args: string[]): Promise<{ code: number | null; out: string; err: s
   });
 }
 
-/** `node --conditions=source --import tsx examples/<name>.ts`; fails with its output unless it exits 0. */
+/** `node --conditions=colloquy-source --import tsx examples/<name>.ts`; fails with its output unless it exits 0. */
 async function example(name: string): Promise<string> {
-  const r = await run([process.execPath, '--conditions=source', '--import', 'tsx', `examples/${name}.ts`]);
+  const r = await run([process.execPath, '--conditions=colloquy-source', '--import', 'tsx', `examples/${name}.ts`]);
   if (r.code !== 0) throw new Error(`examples/${name}.ts exited with ${r.code}\n${r.out}\n${r.err}`);
   return r.out;
 }

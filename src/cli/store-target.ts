@@ -4,8 +4,7 @@
  * Colloquy still uses (a check before the deploy), so nothing is written, migrated or created.
  */
 import { loadConfig } from '../config.js';
-import { openStore, storeDialect } from '../store/open.js';
-import { openSqliteReadOnly } from '../store/sqlite-readonly.js';
+import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import type { Io } from './io.js';
 
@@ -20,6 +19,5 @@ export function databaseTarget(db: string | undefined, io: Io): string {
  * error, not a new empty database); a PostgreSQL database without applying migrations.
  */
 export async function openExistingStore(target: string): Promise<Store> {
-  if (storeDialect(target) === 'postgres') return openStore({ url: target, migrate: false });
-  return openSqliteReadOnly(target);
+  return openStore({ url: target, readOnly: true });
 }

@@ -4,8 +4,9 @@
  * highest copied id. The source is opened read-only and must be at the package's migration level.
  */
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
+import { sqliteDriver } from './drivers.js';
 import { readMigrations } from './migrate.js';
 import { migratePg } from './migrate-pg.js';
 import { PgDb, redactUrl, type Queryable } from './pg-db.js';
@@ -24,7 +25,7 @@ export interface CopyOptions {
 /** Copies the SQLite file `from` into the empty PostgreSQL database `to` (migrating it first). */
 export async function copySqliteToPostgres(from: string, to: string, o: CopyOptions = {}): Promise<CopyReport> {
   if (from === ':memory:' || !existsSync(from)) throw new StoreError('copy_source', `There is no SQLite database at ${from}`);
-  const source = new Database(from, { readonly: true, fileMustExist: true });
+  const source = new (sqliteDriver())(from, { readonly: true, fileMustExist: true });
   try {
     checkSourceLevel(source, from);
     const tables = copyOrder(source);

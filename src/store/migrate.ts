@@ -3,10 +3,12 @@
  * Refuses to run when an applied file has changed; applies each pending file in a transaction.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
+import { sqliteDriver } from './drivers.js';
 
 /** The package's own SQLite migrations folder. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
@@ -97,4 +99,16 @@ export function checkApplied(rows: readonly AppliedMigration[], files: readonly 
 /** The error for an applied migration whose file changed since. */
 export function changed(name: string, was: string, now: string): StoreError {
   return new StoreError('migration_changed', `Migration ${name} changed after it was applied (checksum ${was.slice(0, 12)}… is now ${now.slice(0, 12)}…); add a new migration instead`);
+}
+
+/** Applies pending migrations to the SQLite file at `path` (created when missing), without opening a store. */
+export function migrateSqliteFile(path: string): MigrationReport {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new (sqliteDriver())(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    return migrate(db);
+  } finally {
+    db.close();
+  }
 }

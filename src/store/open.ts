@@ -1,17 +1,13 @@
 /**
  * One call opens either store: a `postgres://` or `postgresql://` URL gives PostgreSQL, anything
  * else is a SQLite file path (or `:memory:`). The wiring (server, CLI, test harness) opens stores
- * only through here, so nothing outside `src/store/` names a concrete store.
+ * only through here, so nothing outside `src/store/` names a concrete store. Each engine's module
+ * is imported when a store of its kind opens, so a PostgreSQL deployment never loads the SQLite
+ * store (nor better-sqlite3) and a SQLite one never loads pg.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import type { BusyOptions } from './busy.js';
-import { migrate, type MigrationReport } from './migrate.js';
-import { migratePg } from './migrate-pg.js';
-import { openPgStore } from './pg.js';
-import { isPostgresUrl, PgDb, redactUrl } from './pg-db.js';
-import { openSqliteStore } from './sqlite.js';
+import { isPostgresUrl, redactUrl } from './location.js';
+import type { MigrationReport } from './migrate.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
@@ -20,6 +16,12 @@ export interface OpenStoreOptions extends BusyOptions {
   readonly url: string;
   /** Apply pending migrations on open (default true). */
   readonly migrate?: boolean;
+  /**
+   * Open an existing database without changing it (the operator commands): a SQLite file
+   * read-only (a missing file is an error, and migrations this version lacks are applied to a
+   * copy in memory), a PostgreSQL database without applying migrations. Default false.
+   */
+  readonly readOnly?: boolean;
   /** PostgreSQL only: connections in the pool (default 10). */
   readonly poolSize?: number;
   /** PostgreSQL only: how long a statement waits for a row lock before StoreUnavailableError (default 3 s). */
@@ -34,11 +36,17 @@ export function storeDialect(location: string): 'postgres' | 'sqlite' {
 /** Opens (and migrates) the store a URL or path names. */
 export async function openStore(options: OpenStoreOptions | string): Promise<Store> {
   const o = typeof options === 'string' ? { url: options } : options;
-  const migrate = o.migrate ?? true;
+  const migrate = (o.migrate ?? true) && o.readOnly !== true;
   if (storeDialect(o.url) === 'postgres') {
+    const { openPgStore } = await import('./pg.js');
     return openPgStore({ url: o.url, migrate, ...(o.poolSize !== undefined && { max: o.poolSize }), ...(o.lockTimeoutMs !== undefined && { lockTimeoutMs: o.lockTimeoutMs }) });
   }
-  const { url, poolSize: _p, lockTimeoutMs: _l, ...sqlite } = o;
+  if (o.readOnly === true) {
+    const { openSqliteReadOnly } = await import('./sqlite-readonly.js');
+    return openSqliteReadOnly(o.url);
+  }
+  const { openSqliteStore } = await import('./sqlite.js');
+  const { url, poolSize: _p, lockTimeoutMs: _l, readOnly: _r, ...sqlite } = o;
   return openSqliteStore({ ...sqlite, path: url, migrate });
 }
 
@@ -50,6 +58,7 @@ export function describeStoreLocation(location: string): string {
 /** Applies pending migrations to the database a URL or path names, without opening a store. */
 export async function migrateDatabase(location: string): Promise<MigrationReport> {
   if (storeDialect(location) === 'postgres') {
+    const [{ PgDb }, { migratePg }] = await Promise.all([import('./pg-db.js'), import('./migrate-pg.js')]);
     const db = new PgDb({ url: location, max: 1 });
     try {
       return await migratePg(db);
@@ -57,12 +66,6 @@ export async function migrateDatabase(location: string): Promise<MigrationReport
       await db.end();
     }
   }
-  if (location !== ':memory:') mkdirSync(dirname(location), { recursive: true });
-  const db = new Database(location);
-  try {
-    db.pragma('journal_mode = WAL');
-    return migrate(db);
-  } finally {
-    db.close();
-  }
+  const { migrateSqliteFile } = await import('./migrate.js');
+  return migrateSqliteFile(location);
 }

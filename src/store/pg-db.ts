@@ -3,8 +3,11 @@
  * statement and one for a transaction, and every failure that passes (a refused or dropped
  * connection, a failover, a serialization failure) turned into a {@link StoreUnavailableError}.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { StoreError, StoreUnavailableError } from '../errors.js';
+import { pgDriver } from './drivers.js';
+
+export { isPostgresUrl, redactUrl } from './location.js';
 
 /**
  * A statement the server parses and plans once per connection and then only binds and runs: a hot
@@ -51,7 +54,7 @@ function parseBigint(text: string): number {
 
 // Per pool, not pg.types.setTypeParser: other users of pg in the same process keep their parsers.
 const types = {
-  getTypeParser: ((oid: number, format?: string) => (oid === INT8 && format !== 'binary' ? parseBigint : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
+  getTypeParser: ((oid: number, format?: string) => (oid === INT8 && format !== 'binary' ? parseBigint : pgDriver().types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser,
 };
 
 /** SQLSTATE classes and codes that mean "try again later", not "this statement is wrong". */
@@ -82,7 +85,7 @@ export class PgDb implements Queryable {
 
   constructor(o: PgPoolOptions) {
     this.url = o.url;
-    this.pool = new pg.Pool({
+    this.pool = new (pgDriver().Pool)({
       connectionString: o.url,
       max: o.max ?? 10,
       // Connections stay open while idle (pg's default closes them after 10 s): after a lull,
@@ -156,21 +159,4 @@ export class PgDb implements Queryable {
 /** Whether an error is a unique-constraint violation. */
 export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: unknown })?.code === '23505';
-}
-
-/** Whether a location names a PostgreSQL database. */
-export function isPostgresUrl(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
-
-/** A URL with its password hidden, for logs and messages. */
-export function redactUrl(location: string): string {
-  if (!isPostgresUrl(location)) return location;
-  try {
-    const u = new URL(location);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return location.replace(/\/\/[^@/]*@/, '//***@');
-  }
 }

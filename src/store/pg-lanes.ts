@@ -4,7 +4,8 @@
  * and compared on the database's clock (`now()`), and adding work sends a `NOTIFY` that wakes the
  * other processes' polls (a hint: the poll is what makes takeover certain).
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './drivers.js';
 import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { PREFETCH_COLUMNS } from './pg-prefetch.js';
 import { toInbox, toKey } from './rows.js';
@@ -197,7 +198,7 @@ export async function listenForWork(
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url, application_name: 'colloquy-listen' });
+    const c = new (pgDriver().Client)({ connectionString: url, application_name: 'colloquy-listen' });
     c.on('notification', (n) => {
       if (!ignore(n.processId)) listener();
     });

@@ -5,17 +5,19 @@
  * memory, so the commands read what this version would see.
  */
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
+import { sqliteDriver } from './drivers.js';
 import { migrate, readMigrations } from './migrate.js';
 import { SqliteStore } from './sqlite.js';
 
 /** Opens an existing database read-only (or an in-memory copy with the missing migrations applied). */
 export function openSqliteReadOnly(path: string, migrationsDir?: string): SqliteStore {
   if (!existsSync(path)) throw new StoreError('no_database', `no database at ${path}`);
+  const Sqlite = sqliteDriver();
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = new Sqlite(path, { readonly: true, fileMustExist: true });
   } catch (err) {
     throw new StoreError('no_database', `cannot open ${path}: ${(err as Error).message}`, { cause: err });
   }
@@ -30,7 +32,7 @@ export function openSqliteReadOnly(path: string, migrationsDir?: string): Sqlite
     // SQLite refuses to write it until they say "rollback journal" (1).
     image[18] = 1;
     image[19] = 1;
-    const copy = new Database(image);
+    const copy = new Sqlite(image);
     migrate(copy, files);
     return new SqliteStore(copy);
   } catch (err) {

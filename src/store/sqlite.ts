@@ -6,7 +6,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { sqliteDriver } from './drivers.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { GroupCommit, type GroupCommitOptions, type WriteStats } from './sqlite-batch.js';
@@ -63,7 +64,7 @@ export interface SqliteStoreStats extends WriteStats {
 export function openSqliteStore(options: SqliteStoreOptions | string): SqliteStore {
   const o = typeof options === 'string' ? { path: options } : options;
   if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
-  const db = new Database(o.path);
+  const db = new (sqliteDriver())(o.path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`); // opening may wait: nothing else runs yet

@@ -4,7 +4,8 @@
  */
 import { writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
+import { Runtime, createHttpAdapter } from '../../src/entries/server.js';
+import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
 

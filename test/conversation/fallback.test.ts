@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/conversation/clock.js';
-import { renderSms, type Message } from '../../src/index.js';
+import type { Message } from '../../src/index.js';
+import { renderSms } from '../../src/messages/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import orderBot from '../fixtures/order-bot.js';
 import variantsBot from '../fixtures/variants-bot.js';

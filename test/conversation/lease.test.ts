@@ -1,7 +1,7 @@
 /** A send that outlives its lease is never sent twice, and a stale claim records nothing. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/conversation/clock.js';
-import { openSqliteStore } from '../../src/index.js';
+import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
 import { USER, queueSms, world } from './helpers.js';

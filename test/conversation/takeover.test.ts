@@ -5,7 +5,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Runtime, createHttpAdapter, openSqliteStore } from '../../src/index.js';
+import { Runtime, createHttpAdapter } from '../../src/entries/server.js';
+import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import Database from 'better-sqlite3';
 import { fromPromise, setup } from 'xstate';

@@ -8,7 +8,7 @@ const BIN = join(ROOT, 'bin', 'colloquy.js');
 /** Runs a command to completion. */
 export function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--conditions=source', BIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, ['--conditions=colloquy-source', BIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => {
@@ -28,7 +28,7 @@ export async function serve(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ proc: ChildProcess; url: string; stdout: () => string; stderr: () => string; stop: (signal?: NodeJS.Signals) => Promise<number | null> }> {
-  const proc = spawn(process.execPath, ['--conditions=source', BIN, 'serve', ...args], { cwd: ROOT, env: cleanEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--conditions=colloquy-source', BIN, 'serve', ...args], { cwd: ROOT, env: cleanEnv({ PORT: '0', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => {

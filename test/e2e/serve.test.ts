@@ -140,7 +140,7 @@ describe('colloquy serve', () => {
       });
     });
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COLLOQUY_') && k !== 'PORT'));
-    const proc = spawn(process.execPath, ['--conditions=source', join(ROOT, 'bin', 'colloquy.js'), 'serve', 'bots'], {
+    const proc = spawn(process.execPath, ['--conditions=colloquy-source', join(ROOT, 'bin', 'colloquy.js'), 'serve', 'bots'], {
       cwd: ROOT,
       env: { ...env, PORT: String(port), COLLOQUY_DB: join(tmp.dir, 'quiet.db'), COLLOQUY_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -42,7 +42,7 @@ afterAll(() => {
 
 describe('colloquy chat under a pseudo-terminal', () => {
   it('a person taps through the pizza bot by number and by title', async () => {
-    const cmd = `cd ${JSON.stringify(ROOT)} && ${JSON.stringify(process.execPath)} --conditions=source bin/colloquy.js chat bots/pizza.ts; echo "[exited $?]"; sleep 30`;
+    const cmd = `cd ${JSON.stringify(ROOT)} && ${JSON.stringify(process.execPath)} --conditions=colloquy-source bin/colloquy.js chat bots/pizza.ts; echo "[exited $?]"; sleep 30`;
     tmux('new-session', '-d', '-s', SESSION, '-x', '120', '-y', '50', cmd);
     await waitFor(/chat|pizza/i);
     await type('hi');

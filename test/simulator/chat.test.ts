@@ -9,7 +9,7 @@ import variantsBot from '../fixtures/variants-bot.js';
 /** Runs `colloquy chat <bot>` with `script` piped to stdin. */
 function chat(bot: string | undefined, script: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const args = ['--conditions=source', 'bin/colloquy.js', 'chat', ...(bot === undefined ? [] : [bot])];
+    const args = ['--conditions=colloquy-source', 'bin/colloquy.js', 'chat', ...(bot === undefined ? [] : [bot])];
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';

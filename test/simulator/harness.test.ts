@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
-import { buttons, defineBot, say, type Bot, type TranscriptEntry } from '../../src/index.js';
+import { buttons, defineBot, say, type Bot } from '../../src/index.js';
+import type { TranscriptEntry } from '../../src/entries/server.js';
 import { BotTurnError, createTestBot, ExpectationError, parseDuration, type SentMessage, type TestConversation } from '../../src/simulator/testing.js';
 import orderBot from '../fixtures/order-bot.js';
 import variantsBot, { variants } from '../fixtures/variants-bot.js';

@@ -4,7 +4,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Runtime, openSqliteStore, createHttpAdapter } from '../../src/index.js';
+import { Runtime, createHttpAdapter } from '../../src/entries/server.js';
+import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import echoBot from '../fixtures/order-echo-bot.js';
 
@@ -42,7 +43,7 @@ export interface ProviderProcess {
 
 /** Starts `colloquy sandbox` on a free port. */
 export async function startProviderProcess(): Promise<ProviderProcess> {
-  const proc = spawn(process.execPath, ['--conditions=source', BIN, 'sandbox'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--conditions=colloquy-source', BIN, 'sandbox'], { cwd: ROOT, env: { ...process.env, PORT: '0', HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`the sandbox did not start: ${out}`)), 20_000);

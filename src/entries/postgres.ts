@@ -1,0 +1,11 @@
+/**
+ * `colloquy/postgres`: the PostgreSQL store, for several processes on several machines, its
+ * migrations runner, and the copy of an existing SQLite database into it. pg is an optional peer
+ * dependency (`npm install pg`); it loads when a store opens, and a missing one is a
+ * {@link DriverMissingError} saying so. (The copy also needs better-sqlite3, to read the source.)
+ */
+export type { DriverMissingError } from '../errors.js';
+export { openPgStore, PgStore, type PgStoreOptions } from '../store/pg.js';
+export { migratePg, readPgMigrations } from '../store/migrate-pg.js';
+export { PG_MIGRATIONS_DIR, type MigrationFile, type MigrationReport } from '../store/migrate.js';
+export { copySqliteToPostgres, type CopyReport, type CopyOptions } from '../store/copy.js';
