@@ -2,15 +2,45 @@
 // The `colloquy` command. tsx, when installed, is registered first so bot files written in
 // TypeScript load as they are; it is an optional peer dependency, so without it only JavaScript
 // bots load (loadBot says so when it meets a .ts file). `colloquy/cli` resolves through the
-// package's exports map: to dist/ when installed, or to src/ when Node runs with
-// `--conditions=colloquy-source` (npm start in a checkout), so the command and the bots it loads always
-// share one copy of Colloquy.
+// package's exports map: to dist/ when installed, or to src/ under the `colloquy-source` condition
+// (npm start in a checkout), so the command and the bots it loads always share one copy of Colloquy.
+// A checkout that was never built has no dist/: the command then runs from src/ through tsx,
+// adding the `colloquy-source` condition itself, for the bots' `import … from 'colloquy'` too.
+import { existsSync } from 'node:fs';
+import { register as registerHooks } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+let tsx = false;
 try {
   const { register } = await import('tsx/esm/api');
   register();
+  tsx = true;
 } catch (err) {
   const missing = err?.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes("'tsx'");
   if (!missing) throw err;
 }
+
+if (!resolvesToAFile('colloquy/cli')) {
+  if (!tsx || !existsSync(new URL('../src/cli/main.ts', import.meta.url))) {
+    process.stderr.write(
+      'colloquy: this copy of Colloquy has not been built (no dist/), and tsx, which runs it from its TypeScript sources, is not installed.\n' +
+        'In a clone of the repository, run `npm install` first (or `npm run build` to build dist/).\n',
+    );
+    process.exit(1);
+  }
+  // Every resolution in this process (the command's and the bots') takes src/ over dist/.
+  const hook = `export const resolve = (s, c, next) => next(s, { ...c, conditions: [...c.conditions, 'colloquy-source'] });`;
+  registerHooks(`data:text/javascript,${encodeURIComponent(hook)}`);
+}
+
 const { main } = await import('colloquy/cli');
 process.exitCode = await main(process.argv.slice(2));
+
+/** Whether a specifier resolves, under this process's conditions, to a file that is there. */
+function resolvesToAFile(specifier) {
+  try {
+    return existsSync(fileURLToPath(import.meta.resolve(specifier)));
+  } catch {
+    return false;
+  }
+}
