@@ -2,6 +2,7 @@
  * The environment (architecture.md §4) as typed configuration, validated at start. A bad value
  * stops the start with an error naming the variable; secrets never appear in the message.
  */
+import { envVar, type EnvName } from './env.js';
 import { ConfigError } from './errors.js';
 
 /** Where the provider is: the real one, or the built-in sandbox. */
@@ -60,16 +61,14 @@ export interface Config {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
 /** Reads and validates the environment. */
 export function loadConfig(env: Env = process.env): Config {
-  const get = (name: string): string | undefined => {
+  const get = (name: EnvName): string | undefined => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
   const baseUrl = url(get, 'COLLOQUY_BASE_URL');
-  const authMethod = oneOf(get, 'COLLOQUY_AUTH_METHOD', ['body', 'basic'] as const) ?? 'body';
+  const authMethod = (oneOf(get, 'COLLOQUY_AUTH_METHOD') ?? defaultOf('COLLOQUY_AUTH_METHOD', '')) as 'body' | 'basic';
   const provider: ProviderConfig =
     baseUrl === undefined
       ? { kind: 'sandbox' }
@@ -85,29 +84,32 @@ export function loadConfig(env: Env = process.env): Config {
   if (provider.kind === 'real' && sender === undefined) missing('COLLOQUY_SENDER', 'is required when COLLOQUY_BASE_URL is set (the number messages are sent from)');
   const country = get('COLLOQUY_SMS_COUNTRY');
   if (country !== undefined && !/^[A-Za-z]{2}$/.test(country)) throw new ConfigError('COLLOQUY_SMS_COUNTRY', `must be a two-letter ISO-3166 code, got "${country}"`);
-  const dial = int(get, 'COLLOQUY_SMS_DIAL', 1, 99_999_999);
-  const sendLeaseMs = int(get, 'COLLOQUY_SEND_LEASE_MS', 1_000, 3_600_000);
-  const sendHeartbeatMs = int(get, 'COLLOQUY_SEND_HEARTBEAT_MS', 100, 3_600_000);
-  if (sendHeartbeatMs !== undefined && sendHeartbeatMs >= (sendLeaseMs ?? 10_000)) {
-    throw new ConfigError('COLLOQUY_SEND_HEARTBEAT_MS', `must be shorter than the send lease (${sendLeaseMs ?? 10_000} ms, COLLOQUY_SEND_LEASE_MS), got ${sendHeartbeatMs}`);
+  const dial = int(get, 'COLLOQUY_SMS_DIAL');
+  const sendLeaseMs = int(get, 'COLLOQUY_SEND_LEASE_MS');
+  const sendHeartbeatMs = int(get, 'COLLOQUY_SEND_HEARTBEAT_MS');
+  if (sendHeartbeatMs !== undefined && sendHeartbeatMs >= (sendLeaseMs ?? defaultOf('COLLOQUY_SEND_LEASE_MS', 0))) {
+    throw new ConfigError(
+      'COLLOQUY_SEND_HEARTBEAT_MS',
+      `must be shorter than the send lease (${sendLeaseMs ?? defaultOf('COLLOQUY_SEND_LEASE_MS', 0)} ms, COLLOQUY_SEND_LEASE_MS), got ${sendHeartbeatMs}`,
+    );
   }
   const lanes = laneTimes(get);
   const mask = get('COLLOQUY_SMS_MASK');
   if (mask !== undefined && !/^[A-Za-z0-9 ]{1,11}$/.test(mask)) throw new ConfigError('COLLOQUY_SMS_MASK', 'must be 1–11 letters, digits or spaces');
   return {
-    port: int(get, 'PORT', 0, 65_535) ?? 3000,
-    host: get('HOST') ?? '127.0.0.1',
+    port: int(get, 'PORT') ?? defaultOf('PORT', 0),
+    host: get('HOST') ?? defaultOf('HOST', ''),
     db: database(get),
     provider,
     sender,
     webhookSecret: get('COLLOQUY_WEBHOOK_SECRET'),
     verifyToken: get('COLLOQUY_VERIFY_TOKEN'),
     sms: { ...(country !== undefined && { country: country.toUpperCase() }), ...(dial !== undefined && { dial }), ...(mask !== undefined && { mask }) },
-    logLevel: oneOf(get, 'COLLOQUY_LOG_LEVEL', LOG_LEVELS) ?? 'info',
-    maxBodyBytes: int(get, 'COLLOQUY_MAX_BODY_BYTES', 1024, 50 * 1024 * 1024) ?? 1024 * 1024,
-    sendRate: int(get, 'COLLOQUY_SEND_RATE', 1, 10_000),
-    sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? false,
-    heapGrowthPercent: int(get, 'COLLOQUY_HEAP_GROWTH_PERCENT', 0, 1_000),
+    logLevel: (oneOf(get, 'COLLOQUY_LOG_LEVEL') ?? defaultOf('COLLOQUY_LOG_LEVEL', '')) as Config['logLevel'],
+    maxBodyBytes: int(get, 'COLLOQUY_MAX_BODY_BYTES') ?? defaultOf('COLLOQUY_MAX_BODY_BYTES', 0),
+    sendRate: int(get, 'COLLOQUY_SEND_RATE'),
+    sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? defaultOf('COLLOQUY_SANDBOX_PUBLIC', false),
+    heapGrowthPercent: int(get, 'COLLOQUY_HEAP_GROWTH_PERCENT'),
     sendLeaseMs,
     sendHeartbeatMs,
     ...lanes,
@@ -116,7 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /** The agents' token and the helpdesk connector. */
-function handoffConfig(get: (n: string) => string | undefined): Pick<Config, 'agentToken' | 'handoffWebhook'> {
+function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'agentToken' | 'handoffWebhook'> {
   const agentToken = get('COLLOQUY_AGENT_TOKEN');
   if (agentToken !== undefined && agentToken.length < 16) throw new ConfigError('COLLOQUY_AGENT_TOKEN', 'must be at least 16 characters (a bearer token agents send)');
   const hookUrl = url(get, 'COLLOQUY_HANDOFF_WEBHOOK_URL');
@@ -134,10 +136,10 @@ function handoffConfig(get: (n: string) => string | undefined): Pick<Config, 'ag
  * The store's location: `COLLOQUY_DATABASE_URL` (a PostgreSQL URL or a SQLite path) wins over
  * `COLLOQUY_DB` (a SQLite path, kept for existing setups).
  */
-function database(get: (n: string) => string | undefined): string {
+function database(get: (n: EnvName) => string | undefined): string {
   const name = 'COLLOQUY_DATABASE_URL';
   const v = get(name);
-  if (v === undefined) return get('COLLOQUY_DB') ?? './data/colloquy.db';
+  if (v === undefined) return get('COLLOQUY_DB') ?? defaultOf('COLLOQUY_DB', '');
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(v)?.[1];
   if (scheme === undefined) return v; // a SQLite file path
   if (!/^postgres(ql)?$/i.test(scheme)) throw new ConfigError(name, `must be a postgres:// or postgresql:// URL or a SQLite file path, got a ${scheme}:// URL`);
@@ -153,12 +155,12 @@ function database(get: (n: string) => string | undefined): string {
 }
 
 /** The lane lease, its heartbeat and the poll, checked against each other. */
-function laneTimes(get: (n: string) => string | undefined): Pick<Config, 'laneLeaseMs' | 'laneHeartbeatMs' | 'pollMs' | 'laneConcurrency'> {
-  const laneConcurrency = int(get, 'COLLOQUY_LANE_CONCURRENCY', 1, 100_000);
-  const laneLeaseMs = int(get, 'COLLOQUY_LANE_LEASE_MS', 1_000, 3_600_000);
-  const laneHeartbeatMs = int(get, 'COLLOQUY_LANE_HEARTBEAT_MS', 100, 3_600_000);
-  const pollMs = int(get, 'COLLOQUY_POLL_MS', 50, 600_000);
-  const lease = laneLeaseMs ?? 10_000;
+function laneTimes(get: (n: EnvName) => string | undefined): Pick<Config, 'laneLeaseMs' | 'laneHeartbeatMs' | 'pollMs' | 'laneConcurrency'> {
+  const laneConcurrency = int(get, 'COLLOQUY_LANE_CONCURRENCY');
+  const laneLeaseMs = int(get, 'COLLOQUY_LANE_LEASE_MS');
+  const laneHeartbeatMs = int(get, 'COLLOQUY_LANE_HEARTBEAT_MS');
+  const pollMs = int(get, 'COLLOQUY_POLL_MS');
+  const lease = laneLeaseMs ?? defaultOf('COLLOQUY_LANE_LEASE_MS', 0);
   if (laneHeartbeatMs !== undefined && laneHeartbeatMs >= lease) {
     throw new ConfigError('COLLOQUY_LANE_HEARTBEAT_MS', `must be shorter than the lane lease (${lease} ms, COLLOQUY_LANE_LEASE_MS), got ${laneHeartbeatMs}`);
   }
@@ -180,7 +182,7 @@ export function isLoopbackHost(host: string): boolean {
 const TRUE = ['1', 'true', 'yes', 'on'];
 const FALSE = ['0', 'false', 'no', 'off'];
 
-function flag(get: (n: string) => string | undefined, name: string): boolean | undefined {
+function flag(get: (n: EnvName) => string | undefined, name: EnvName): boolean | undefined {
   const v = get(name)?.toLowerCase();
   if (v === undefined) return undefined;
   if (TRUE.includes(v)) return true;
@@ -192,7 +194,7 @@ function missing(name: string, why: string): never {
   throw new ConfigError(name, why);
 }
 
-function url(get: (n: string) => string | undefined, name: string): string | undefined {
+function url(get: (n: EnvName) => string | undefined, name: EnvName): string | undefined {
   const v = get(name);
   if (v === undefined) return undefined;
   let u: URL;
@@ -205,22 +207,34 @@ function url(get: (n: string) => string | undefined, name: string): string | und
   return v.replace(/\/+$/, '');
 }
 
-function int(get: (n: string) => string | undefined, name: string, min: number, max: number): number | undefined {
+function int(get: (n: EnvName) => string | undefined, name: EnvName): number | undefined {
+  const t = envVar(name).type;
+  if (t.kind !== 'integer') throw new TypeError(`${name} is not declared as an integer`);
+  const { min, max } = t;
   const v = get(name);
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${v}"`);
   return Number(v);
 }
 
-function digits(get: (n: string) => string | undefined, name: string): string | undefined {
+function digits(get: (n: EnvName) => string | undefined, name: EnvName): string | undefined {
   const v = get(name);
   if (v !== undefined && !/^[0-9]{6,20}$/.test(v)) throw new ConfigError(name, 'must be digits only (country code and number, no "+")');
   return v;
 }
 
-function oneOf<T extends string>(get: (n: string) => string | undefined, name: string, values: readonly T[]): T | undefined {
+function oneOf(get: (n: EnvName) => string | undefined, name: EnvName): string | undefined {
+  const t = envVar(name).type;
+  if (t.kind !== 'choice') throw new TypeError(`${name} is not declared as a choice`);
   const v = get(name);
   if (v === undefined) return undefined;
-  if (!(values as readonly string[]).includes(v)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${v}"`);
-  return v as T;
+  if (!t.values.includes(v)) throw new ConfigError(name, `must be one of ${t.values.join(', ')}, got "${v}"`);
+  return v;
+}
+
+/** A variable's declared default, of the type the caller reads it as. */
+function defaultOf<T extends number | string | boolean>(name: EnvName, like: T): T {
+  const d = envVar(name).default;
+  if (typeof d !== typeof like) throw new TypeError(`${name} declares no ${typeof like} default`);
+  return d as T;
 }

@@ -1,9 +1,11 @@
 /**
  * Metrics for `GET /metrics`, kept by prom-client. {@link Metrics} is a thin facade that creates a
- * metric the first time its name is used, so callers name a metric where they count it.
+ * metric the first time its name is used, with the help text and labels src/metrics-catalog.ts
+ * declares for it, so callers name a metric where they count it and its meaning lives in one place.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { ColloquyError } from './errors.js';
+import { METRICS, type MetricLabels, type MetricName, type MetricOf } from './metrics-catalog.js';
 
 type Labels = Readonly<Record<string, string>>;
 type Kind = 'counter' | 'gauge' | 'histogram';
@@ -27,7 +29,10 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean | undefined;
 }
 
-/** Counters, gauges and histograms with labels, in a registry of their own. */
+/**
+ * Colloquy's counters, gauges and histograms (src/metrics-catalog.ts), in a registry of their own.
+ * Metrics of your own go straight into {@link Metrics.registry} with prom-client.
+ */
 export class Metrics {
   /** The prom-client registry behind this instance (one per instance, so runtimes never share). */
   readonly registry = new Registry();
@@ -40,34 +45,34 @@ export class Metrics {
   }
 
   /** Adds to a counter. */
-  inc(name: string, help: string, labels: Labels = {}, by = 1): void {
-    const f = this.#family(name, help, 'counter', labels);
+  inc<N extends MetricOf<'counter'>>(name: N, labels: MetricLabels<N>, by = 1): void {
+    const f = this.#family(name, 'counter', labels);
     (f.metric as Counter).inc(labels, by);
     this.#add(name, key(f, labels), by);
   }
 
   /** Sets a gauge. */
-  set(name: string, help: string, labels: Labels, value: number): void {
-    const f = this.#family(name, help, 'gauge', labels);
+  set<N extends MetricOf<'gauge'>>(name: N, labels: MetricLabels<N>, value: number): void {
+    const f = this.#family(name, 'gauge', labels);
     (f.metric as Gauge).set(labels, value);
     this.#tallyOf(name).set(key(f, labels), value);
   }
 
   /** Records a duration in seconds in a histogram. */
-  observe(name: string, help: string, labels: Labels, seconds: number): void {
-    const f = this.#family(name, help, 'histogram', labels);
+  observe<N extends MetricOf<'histogram'>>(name: N, labels: MetricLabels<N>, seconds: number): void {
+    const f = this.#family(name, 'histogram', labels);
     (f.metric as Histogram).observe(labels, seconds);
     this.#add(name, key(f, labels), 1);
   }
 
   /** A counter's or gauge's current value, or a histogram's count (0 when never set). */
-  value(name: string, labels: Labels = {}): number {
+  value(name: MetricName, labels: Labels = {}): number {
     const f = this.#families.get(name);
     return f === undefined ? 0 : (this.#tally.get(name)?.get(key(f, labels)) ?? 0);
   }
 
   /** The sum of a counter over all its label sets. */
-  total(name: string): number {
+  total(name: MetricName): number {
     let n = 0;
     for (const v of this.#tally.get(name)?.values() ?? []) n += v;
     return n;
@@ -83,11 +88,14 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  #family(name: string, help: string, kind: Kind, labels: Labels): Family {
+  #family(name: MetricName, kind: Kind, labels: Labels): Family {
     let f = this.#families.get(name);
     if (!f) {
-      const labelNames = Object.keys(labels).sort();
-      const config = { name, help, labelNames, registers: [this.registry] };
+      const declared = METRICS[name] as { readonly type: Kind; readonly help: string; readonly labels: readonly string[] } | undefined;
+      if (declared === undefined) throw new ColloquyError('metric_unknown', `metric ${name} is not declared in src/metrics-catalog.ts`);
+      if (declared.type !== kind) throw new ColloquyError('metric_kind', `metric ${name} is a ${declared.type}; it cannot be used as a ${kind}`);
+      const labelNames = [...declared.labels].sort();
+      const config = { name, help: declared.help, labelNames, registers: [this.registry] };
       const metric = kind === 'counter' ? new Counter(config) : kind === 'gauge' ? new Gauge(config) : new Histogram({ ...config, buckets: BUCKETS });
       this.#families.set(name, (f = { kind, labelNames, metric }));
     }

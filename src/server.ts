@@ -90,7 +90,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       const base = { ok: runtime !== undefined && !stopping, bots: o.bots.map((b) => b.id), provider: o.config.provider.kind };
       if (!base.ok || !store.health) return base;
       const storeHealth = await store.health();
-      metrics.set('colloquy_store_busy', 'Whether the database was busy (locked by another process) at the last health check', {}, storeHealth.busy ? 1 : 0);
+      metrics.set('colloquy_store_busy', {}, storeHealth.busy ? 1 : 0);
       // Still up: work waits and is retried, so the process is degraded, not down.
       return storeHealth.ok ? { ...base, status: 'ok', store: storeHealth } : { ...base, status: 'degraded', store: storeHealth };
     },
@@ -189,12 +189,12 @@ function createAdapter(config: Config, sandboxUrl: string | undefined, logger: L
 }
 
 function countBusy(m: Metrics, e: BusyEvent): void {
-  m.inc('colloquy_store_busy_total', 'Store calls that found the database busy, by outcome (retried, or given up as unavailable)', { outcome: e.outcome, code: e.code });
+  m.inc('colloquy_store_busy_total', { outcome: e.outcome, code: e.code });
 }
 
 function countTransport(m: Metrics, e: TransportEvent): void {
-  if (e.type === 'token.request') m.inc('colloquy_token_requests_total', 'OAuth token requests, by outcome', { outcome: e.ok ? 'ok' : 'error' });
-  else if (e.type === 'retry') m.inc('colloquy_transport_retries_total', 'HTTP retries inside the adapter, by endpoint', { endpoint: e.endpoint });
+  if (e.type === 'token.request') m.inc('colloquy_token_requests_total', { outcome: e.ok ? 'ok' : 'error' });
+  else if (e.type === 'retry') m.inc('colloquy_transport_retries_total', { endpoint: e.endpoint });
 }
 
 /** The SQLite store's group commit and checkpoints, as gauges (totals since the store opened). */
@@ -204,11 +204,11 @@ function storeGauges(metrics: Metrics, store: Store): void {
   const stats = (store as Partial<{ stats(): SqliteStoreStats }>).stats;
   if (typeof stats !== 'function') return;
   const s = stats.call(store);
-  metrics.set('colloquy_store_commits', 'Write transactions the SQLite store committed since it opened (each holds the writes issued together)', {}, s.commits);
-  metrics.set('colloquy_store_writes', 'Writes the SQLite store committed since it opened', {}, s.ops);
-  metrics.set('colloquy_store_writes_queued', 'Writes waiting for the next group commit', {}, s.queued);
+  metrics.set('colloquy_store_commits', {}, s.commits);
+  metrics.set('colloquy_store_writes', {}, s.ops);
+  metrics.set('colloquy_store_writes_queued', {}, s.queued);
   for (const kind of ['passive', 'truncate'] as const) {
-    metrics.set('colloquy_store_checkpoints', 'WAL checkpoints run off the event loop since the store opened, by kind', { kind }, s.checkpoints[kind]);
+    metrics.set('colloquy_store_checkpoints', { kind }, s.checkpoints[kind]);
   }
-  metrics.set('colloquy_store_checkpoint_hold_max_seconds', 'The longest time writes were held for a TRUNCATE checkpoint', {}, s.checkpoints.maxHeldMs / 1000);
+  metrics.set('colloquy_store_checkpoint_hold_max_seconds', {}, s.checkpoints.maxHeldMs / 1000);
 }

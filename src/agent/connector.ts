@@ -125,7 +125,7 @@ export class HandoffConnector {
     }
     const now = this.clock.now();
     const outcome = error === undefined ? 'sent' : e.attempts >= (this.o.maxAttempts ?? 12) ? 'failed' : 'retry';
-    this.o.metrics?.inc('colloquy_handoff_events_total', 'Handoff events POSTed to the helpdesk connector, by type and outcome', { type: e.type, outcome });
+    this.o.metrics?.inc('colloquy_handoff_events_total', { type: e.type, outcome });
     if (error === undefined) {
       await this.o.store.settleHandoffEvent(e.id, e.claim, { sent: true }, now);
       return;

@@ -4,42 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { ColloquyError } from '../errors.js';
+import { USAGE } from './help.js';
 import { processIo, type Io } from './io.js';
-
-const USAGE = `Usage: colloquy <command> [options]
-
-Commands:
-  serve [bot files or folders…]   webhook server for the bots (default ./bots); with no
-                                  COLLOQUY_BASE_URL it runs the sandbox provider and the web simulator
-  chat <bot file>                 chat with a bot in the terminal
-  simulate <bot file>             the web simulator for one bot
-  check [bot files or folders…] [--db <file>]
-                                  verify bots without running a server (exit 1 on any finding);
-                                  with --db, also the live conversations of that database these
-                                  bot files would strand (a state no served version or migration has)
-  conversations [--bot B] [--state S] [--status S] [--user N] [--list] [--db <file>]
-                                  conversations counted by bot, version, status and state
-                                  (or listed one a line with --list)
-  transcript <conversation id> [--db <file>]
-                                  a conversation in order, both directions, with delivery results
-  graph <bot file>                the conversation as a Mermaid state diagram
-  send --to <number> <message.json>   send one interactive message through the real adapter
-  sms --to <number> <text>        send one SMS through the real adapter
-  migrate                         apply pending database migrations (COLLOQUY_DATABASE_URL)
-  db copy --from <file> --to <url>   copy a SQLite database into an empty PostgreSQL one
-  sandbox [--port N]              run the sandbox provider on its own
-
-Options:
-  --port <n>    port for serve, simulate and sandbox (default PORT or 3000)
-  --db <file>   the SQLite database to read (default COLLOQUY_DB or ./data/colloquy.db)
-  --json        machine-readable output (send, sms, check, conversations, transcript)
-  -h, --help    this help
-
-Environment: PORT, COLLOQUY_DATABASE_URL (a postgres:// URL or a SQLite file; the older
-COLLOQUY_DB names a SQLite file), COLLOQUY_BASE_URL, COLLOQUY_AUTH_URL, COLLOQUY_CLIENT_ID,
-COLLOQUY_CLIENT_SECRET, COLLOQUY_SENDER, COLLOQUY_WEBHOOK_SECRET, COLLOQUY_VERIFY_TOKEN,
-COLLOQUY_SMS_COUNTRY, COLLOQUY_SMS_DIAL, COLLOQUY_SMS_MASK, COLLOQUY_LOG_LEVEL.
-`;
 
 /** Runs the command line; resolves to the exit code. */
 export async function main(argv: readonly string[], io?: Io): Promise<number> {

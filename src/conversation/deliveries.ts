@@ -33,7 +33,7 @@ export class Deliveries {
   /** Records a status; a `failed` one of a sent message is a delivery failure. */
   async status(status: Omit<NewStatus, 'receivedAt'>): Promise<{ duplicate: boolean; known: boolean }> {
     const r = await this.d.store.addStatus({ ...status, receivedAt: this.d.clock.now() });
-    this.d.metrics.inc('colloquy_statuses_total', 'Delivery statuses received, by status', { status: status.status });
+    this.d.metrics.inc('colloquy_statuses_total', { status: status.status });
     // Also on a repeated status: what follows a failure is idempotent, and a crash may have cut it short.
     if (status.status === 'failed' && r.outbound?.deliveryStatus === 'failed' && r.outbound.state === 'sent') {
       await this.statusFailed(r.outbound, status.errors);
@@ -64,7 +64,7 @@ export class Deliveries {
     const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: clock.now() });
     if (!(await store.failOutbound(row.id, record, clock.now(), follow, claim))) return false;
     if (fellBack) {
-      this.d.metrics.inc('colloquy_fallbacks_total', 'Messages sent by SMS because the interactive channel failed, by trigger', { bot: bot.id, trigger });
+      this.d.metrics.inc('colloquy_fallbacks_total', { bot: bot.id, trigger });
       this.d.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
       this.d.wakeDispatcher();
     } else this.d.kick(row);

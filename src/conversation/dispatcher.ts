@@ -246,8 +246,8 @@ export class Dispatcher {
     }
     const claim = held.claim ?? undefined;
     const labels = { channel: row.channel, outcome: result.ok ? 'accepted' : result.kind };
-    this.d.metrics.inc('colloquy_sends_total', 'Messages sent to the provider, by channel and outcome', labels);
-    this.d.metrics.observe('colloquy_send_seconds', 'Time to deliver one message to the provider, retries included', { channel: row.channel }, (performance.now() - started) / 1000);
+    this.d.metrics.inc('colloquy_sends_total', labels);
+    this.d.metrics.observe('colloquy_send_seconds', { channel: row.channel }, (performance.now() - started) / 1000);
     const now = this.d.clock.now();
     if (result.ok) {
       if (await this.record(row, () => this.d.store.finishOutbound(row.id, accepted(result), now, claim))) await this.d.onSent(row, result.providerId);
@@ -256,7 +256,7 @@ export class Dispatcher {
     }
     if (result.kind === 'retryable' && row.attempts < this.o.maxAttempts) {
       const delay = this.backoff(row.attempts, result.retryAfterMs);
-      this.d.metrics.inc('colloquy_send_retries_total', 'Outbox rows put back for a later attempt', { channel: row.channel });
+      this.d.metrics.inc('colloquy_send_retries_total', { channel: row.channel });
       this.d.logger.warn({ outbox: row.id, attempt: row.attempts, delayMs: delay, reason: result.reason }, 'send failed, will retry');
       if (!(await this.record(row, () => this.d.store.retryOutbound(row.id, now + delay, result.reason, code(result), claim)))) this.lost(row);
       return;

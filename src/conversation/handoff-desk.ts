@@ -110,7 +110,7 @@ export class HandoffDesk {
     if (!r.ok) throw refusal(r, conv, 'claim');
     if (r.fresh) {
       this.waited(r.handoff, r.handoff.claimedAt ?? this.d.clock.now());
-      this.d.metrics.inc('colloquy_handoffs_claimed_total', 'Handoffs claimed by an agent, by bot', { bot: conv.botId });
+      this.d.metrics.inc('colloquy_handoffs_claimed_total', { bot: conv.botId });
       this.changed();
     }
     return r.handoff;
@@ -132,7 +132,7 @@ export class HandoffDesk {
     const r = await this.d.store.addAgentMessage({ conversationId, agent: checkAgent(agent), outbound, idempotencyKey, now: this.d.clock.now() });
     if (!r.ok) throw refusal(r, conv, 'message');
     if (!r.duplicate) {
-      this.d.metrics.inc('colloquy_handoff_messages_total', 'Messages during handoffs, by bot and who wrote them', { bot: conv.botId, from: 'agent' });
+      this.d.metrics.inc('colloquy_handoff_messages_total', { bot: conv.botId, from: 'agent' });
       this.d.wakeDispatcher();
       this.changed();
     }
@@ -146,7 +146,7 @@ export class HandoffDesk {
     const r = await this.d.store.releaseHandoff(conversationId, checkAgent(agent), note, this.write());
     if (!r.ok) throw refusal(r, conv, 'release');
     if (r.handoff.claimedAt === null) this.waited(r.handoff, this.d.clock.now());
-    this.d.metrics.inc('colloquy_handoffs_ended_total', 'Handoffs released by an agent, by bot', { bot: conv.botId });
+    this.d.metrics.inc('colloquy_handoffs_ended_total', { bot: conv.botId });
     this.d.kick(conv);
     this.changed();
     return r.handoff;
@@ -187,7 +187,7 @@ export class HandoffDesk {
 
   /** @internal Records the time a handoff waited for an agent. */
   waited(h: HandoffRecord, until: number): void {
-    this.d.metrics.observe('colloquy_handoff_wait_seconds', 'Time a handoff waited for an agent (until claimed, released or timed out)', { bot: h.botId }, Math.max(0, until - h.startedAt) / 1000);
+    this.d.metrics.observe('colloquy_handoff_wait_seconds', { bot: h.botId }, Math.max(0, until - h.startedAt) / 1000);
   }
 
   private write() {

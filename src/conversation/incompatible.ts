@@ -20,7 +20,7 @@ interface Deps {
 
 /** Counts and logs a conversation whose state the version that would run it does not have. */
 export function reportIncompatible(d: Deps, bot: Bot, conv: ConversationRecord, i: Incompatible): void {
-  d.metrics.inc('colloquy_incompatible_conversations_total', 'Conversations whose state a bot version no longer has, by bot, version and policy', {
+  d.metrics.inc('colloquy_incompatible_conversations_total', {
     bot: bot.id,
     version: String(i.from),
     policy: bot.onIncompatible,
@@ -43,7 +43,7 @@ export function reportMigrated(d: Deps, bot: Bot, conv: ConversationRecord, step
     );
     return;
   }
-  d.metrics.inc('colloquy_conversations_migrated_total', 'Conversations brought to a newer bot version by its migrations', { bot: bot.id, from: String(conv.botVersion), to: String(bot.version) });
+  d.metrics.inc('colloquy_conversations_migrated_total', { bot: bot.id, from: String(conv.botVersion), to: String(bot.version) });
   d.logger.info(
     { bot: bot.id, version: conv.botVersion, toVersion: bot.version, steps, conversation: conv.id, user: conv.user, state: conv.state },
     `conversation ${conv.id} migrated from version ${conv.botVersion} to ${bot.version}`,

@@ -108,11 +108,11 @@ export class Runtime {
         lost: (k) => this.dropLive(k),
         storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
         observe: (e) => {
-          if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', 'Conversations taken over from another process whose lease ran out (or that gave them up)', {});
+          if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
           else {
-            this.metrics.set('colloquy_lanes_held', 'Conversations this process held at its last heartbeat', {}, e.count);
+            this.metrics.set('colloquy_lanes_held', {}, e.count);
             const { queued } = this.lanes.load;
-            this.metrics.set('colloquy_lanes_waiting', 'Conversations with work waiting for a free lane (COLLOQUY_LANE_CONCURRENCY) at the last heartbeat', {}, queued);
+            this.metrics.set('colloquy_lanes_waiting', {}, queued);
           }
         },
       },
@@ -254,7 +254,7 @@ export class Runtime {
       this.lanes.claimWith,
     );
     if (r.claim) this.lanes.granted(r.claim);
-    this.metrics.inc('colloquy_inbound_total', 'Inbounds received, by source and whether they were duplicates', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
+    this.metrics.inc('colloquy_inbound_total', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
     if (!r.duplicate) this.lanes.kick(inbound);
     return { inboxId: r.id, duplicate: r.duplicate };
   }
@@ -355,19 +355,19 @@ export class Runtime {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.turn(bot, row);
-        this.metrics.inc('colloquy_turns_total', 'Turns run, by bot and outcome', { bot: bot.id, outcome: 'ok' });
-        this.metrics.observe('colloquy_turn_seconds', 'Time to run and commit one turn', { bot: bot.id }, (performance.now() - started) / 1000);
+        this.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'ok' });
+        this.metrics.observe('colloquy_turn_seconds', { bot: bot.id }, (performance.now() - started) / 1000);
         return;
       } catch (err) {
         this.dropLive(row);
         // Not the bot's failure: the inbound stays pending and its lane tries the turn again.
         if (isStoreUnavailable(err)) throw err;
         if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
-          this.metrics.inc('colloquy_turn_conflicts_total', 'Turns retried after a concurrent save', { bot: bot.id });
+          this.metrics.inc('colloquy_turn_conflicts_total', { bot: bot.id });
           if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
           continue;
         }
-        this.metrics.inc('colloquy_turns_total', 'Turns run, by bot and outcome', { bot: bot.id, outcome: 'error' });
+        this.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'error' });
         this.logger.error({ err: errorInfo(err), bot: bot.id, user: row.user, inbox: row.id, state: (err as { state?: string }).state }, 'turn failed; the inbound is kept as failed');
         await this.store.failInbound(row.id, (err as Error).message ?? String(err), this.clock.now());
         return;
@@ -455,15 +455,15 @@ export class Runtime {
     if (!open) return false;
     const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
     await this.store.holdInbound(row.id, open, channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });
-    this.metrics.inc('colloquy_handoff_messages_total', 'Messages during handoffs, by bot and who wrote them', { bot: bot.id, from: 'user' });
+    this.metrics.inc('colloquy_handoff_messages_total', { bot: bot.id, from: 'user' });
     this.handoffs.changed();
     return true;
   }
 
   private afterHandoff(bot: Bot, change: HandoffChange | undefined, expired: number | undefined): void {
     if (change === undefined && expired === undefined) return;
-    if (change && 'open' in change) this.metrics.inc('colloquy_handoffs_started_total', 'Handoffs to a person started, by bot and queue', { bot: bot.id, queue: change.open.queue ?? '' });
-    if (change && 'timeout' in change) this.metrics.inc('colloquy_handoffs_timed_out_total', 'Handoffs no agent claimed in time, by bot', { bot: bot.id });
+    if (change && 'open' in change) this.metrics.inc('colloquy_handoffs_started_total', { bot: bot.id, queue: change.open.queue ?? '' });
+    if (change && 'timeout' in change) this.metrics.inc('colloquy_handoffs_timed_out_total', { bot: bot.id });
     this.handoffs.changed();
   }
 
@@ -563,7 +563,7 @@ export class Runtime {
 
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */
   private storeUnavailable(work: string, err: Error, delayMs: number, where: Record<string, unknown> = {}): void {
-    this.metrics.inc('colloquy_store_unavailable_total', 'Background work that found the store unavailable (a locked database) and was retried, by work', { work });
+    this.metrics.inc('colloquy_store_unavailable_total', { work });
     this.logger.warn({ ...where, work, delayMs, err: errorInfo(err) }, 'the store is unavailable for now; retrying');
   }
 

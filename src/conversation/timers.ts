@@ -89,7 +89,7 @@ export class Clockwork {
     if (next !== undefined && next <= clock.now()) {
       const fired = await store.fireDueTimers(clock.now(), 500);
       for (const key of fired) this.d.kick(key);
-      if (fired.length) this.d.metrics.inc('colloquy_timers_fired_total', 'Durable timers fired', {}, fired.length);
+      if (fired.length) this.d.metrics.inc('colloquy_timers_fired_total', {}, fired.length);
       next = await store.nextTimerAt();
     }
     this.arm(this.withNoted(next, started));
@@ -128,7 +128,7 @@ export class Clockwork {
     let n = 0;
     const now = this.d.clock.now();
     for (const bot of this.d.bots()) n += await this.d.store.expireIdle(bot.id, now - (bot.options.expireAfterMs ?? DEFAULT_EXPIRE_AFTER_MS), now);
-    if (n) this.d.metrics.inc('colloquy_conversations_expired_total', 'Conversations expired after idling', {}, n);
+    if (n) this.d.metrics.inc('colloquy_conversations_expired_total', {}, n);
     return n;
   }
 

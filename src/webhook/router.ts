@@ -127,8 +127,8 @@ async function instrumented(ctx: Context, route: Route, res: Response, work: () 
     if (!res.headersSent) sendError(res, e);
   } finally {
     const { metrics } = ctx.runtime;
-    metrics.inc('colloquy_webhook_requests_total', 'Webhook requests, by route and outcome', { route, outcome });
-    metrics.observe('colloquy_webhook_seconds', 'Time to answer a webhook request', { route }, (performance.now() - started) / 1000);
+    metrics.inc('colloquy_webhook_requests_total', { route, outcome });
+    metrics.observe('colloquy_webhook_seconds', { route }, (performance.now() - started) / 1000);
   }
 }
 

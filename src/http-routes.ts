@@ -1,0 +1,107 @@
+/**
+ * Every HTTP route `colloquy serve` answers, declared once: method, path, when it is mounted and
+ * what it is for. docs/reference/http.md is generated from this list (`npm run docs:generate`),
+ * and a test holds the running server and its routers to it, both ways.
+ */
+
+/** When a route is mounted. */
+export type RouteMount = 'always' | 'sandbox' | 'sandbox-controls';
+
+/** The routers a route belongs to (what a test walks to find it). */
+export type RouteOwner = 'server' | 'webhook' | 'agent' | 'simulator' | 'agent-console' | 'sandbox';
+
+/** One route. */
+export interface HttpRoute {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** Express's syntax: `:id` is a path parameter; `*` stands for the routes under a prefix. */
+  readonly path: string;
+  readonly mounted: RouteMount;
+  readonly owner: RouteOwner;
+  /** What it is for, one sentence for a person. */
+  readonly meaning: string;
+}
+
+/** What each {@link RouteMount} means, for the reference. */
+export const ROUTE_MOUNTS: Readonly<Record<RouteMount, string>> = {
+  always: 'always',
+  sandbox: 'with the sandbox provider (no `COLLOQUY_BASE_URL`)',
+  'sandbox-controls': 'with the sandbox, on a loopback `HOST` or with `COLLOQUY_SANDBOX_PUBLIC=1`',
+};
+
+/** The routes, in the reference's order. */
+export const HTTP_ROUTES: readonly HttpRoute[] = [
+  {
+    method: 'POST',
+    path: '/webhook',
+    mounted: 'always',
+    owner: 'webhook',
+    meaning: 'Inbound messages and delivery statuses from the provider; answered 200 once stored (503 while the database is unavailable).',
+  },
+  {
+    method: 'GET',
+    path: '/webhook',
+    mounted: 'always',
+    owner: 'webhook',
+    meaning: 'The provider\u2019s verification handshake (`hub.mode`, `hub.verify_token`, `hub.challenge`; COLLOQUY_VERIFY_TOKEN).',
+  },
+  { method: 'POST', path: '/webhook/sms', mounted: 'always', owner: 'webhook', meaning: 'Inbound SMS replies.' },
+  {
+    method: 'GET',
+    path: '/healthz',
+    mounted: 'always',
+    owner: 'server',
+    meaning:
+      'Health: 200 with `{ ok: true, status, bots, provider, store }`, where `status` is `degraded` while the database is busy or unavailable (work waits and is retried); 503 while the server starts or stops.',
+  },
+  { method: 'GET', path: '/metrics', mounted: 'always', owner: 'server', meaning: 'Prometheus metrics in the text exposition format (see the metrics reference).' },
+  {
+    method: 'GET',
+    path: '/agent/handoffs',
+    mounted: 'always',
+    owner: 'agent',
+    meaning: 'The agents\u2019 queue of open handoffs (`?status=waiting|claimed`, `?queue=`, `?bot=`); every `/agent` route takes `Authorization: Bearer` COLLOQUY_AGENT_TOKEN.',
+  },
+  { method: 'POST', path: '/agent/handoffs/:id/claim', mounted: 'always', owner: 'agent', meaning: 'An agent claims a handoff (`{ agent? }`).' },
+  {
+    method: 'POST',
+    path: '/agent/handoffs/:id/messages',
+    mounted: 'always',
+    owner: 'agent',
+    meaning: 'An agent writes to the user (`{ agent?, text }` or `{ agent?, message }`; an `Idempotency-Key` header makes a retry safe).',
+  },
+  { method: 'POST', path: '/agent/handoffs/:id/release', mounted: 'always', owner: 'agent', meaning: 'An agent hands the conversation back to the bot (`{ agent?, note? }`).' },
+  { method: 'GET', path: '/agent/conversations/:id', mounted: 'always', owner: 'agent', meaning: 'A conversation\u2019s state and transcript, for the agent holding it.' },
+  { method: 'POST', path: '/sandbox/token', mounted: 'sandbox', owner: 'sandbox', meaning: 'The sandbox provider\u2019s OAuth token endpoint (`{auth_url}/token`).' },
+  {
+    method: 'POST',
+    path: '/sandbox/messaging-bsp-api-endpoint-ws/services/v1/messaging',
+    mounted: 'sandbox',
+    owner: 'sandbox',
+    meaning: 'The sandbox provider\u2019s interactive messaging endpoint.',
+  },
+  { method: 'POST', path: '/sandbox/services/messaging', mounted: 'sandbox', owner: 'sandbox', meaning: 'The sandbox provider\u2019s SMS endpoint.' },
+  {
+    method: 'GET',
+    path: '/sandbox/_sandbox/',
+    mounted: 'sandbox-controls',
+    owner: 'sandbox',
+    meaning: 'The sandbox\u2019s control routes (recorded requests, faults, tokens, simulated users), each with an example body.',
+  },
+  { method: 'GET', path: '/simulator/', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The web simulator: a phone per conversation, to tap through a bot.' },
+  { method: 'GET', path: '/simulator/assets/*', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulator page\u2019s scripts and styles.' },
+  { method: 'GET', path: '/simulator/api/bots', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The bots the simulator can talk to.' },
+  { method: 'GET', path: '/simulator/api/state', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'One conversation as the simulator shows it (`?bot=`, `?user=`).' },
+  { method: 'GET', path: '/simulator/api/events', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'Server-sent events: the conversation changed.' },
+  { method: 'POST', path: '/simulator/api/text', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user types text.' },
+  { method: 'POST', path: '/simulator/api/tap', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user taps a button or list row.' },
+  { method: 'POST', path: '/simulator/api/flow', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user completes a flow.' },
+  { method: 'POST', path: '/simulator/api/sms', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user answers by SMS.' },
+  {
+    method: 'GET',
+    path: '/simulator/agent/',
+    mounted: 'sandbox-controls',
+    owner: 'agent-console',
+    meaning: 'The agent console: the handoff queue and conversations, for trying the agents\u2019 API by hand.',
+  },
+  { method: 'GET', path: '/simulator/agent/assets/:name', mounted: 'sandbox-controls', owner: 'agent-console', meaning: 'The agent console\u2019s script and styles.' },
+];
