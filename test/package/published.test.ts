@@ -111,6 +111,14 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** Stops a child with SIGTERM and waits for it to exit. */
+function stop(proc: ReturnType<typeof spawn>): Promise<void> {
+  return new Promise((stopped) => {
+    proc.once('exit', () => stopped());
+    proc.kill('SIGTERM');
+  });
+}
+
 /** `node node_modules/colloquy/bin/colloquy.js serve …` in a project, until its banner names the URL. */
 function serveIn(cwd: string, args: readonly string[], env: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COLLOQUY_') && !/^npm_(package|lifecycle)_/.test(k)));
@@ -122,7 +130,7 @@ function serveIn(cwd: string, args: readonly string[], env: Record<string, strin
     proc.stdout.on('data', (d: Buffer) => {
       out += d;
       const m = /webhook\s+(http:\/\/[^/\s]+)\/webhook/.exec(out);
-      if (m) done({ url: m[1]!, stop: () => new Promise((stopped) => (proc.once('exit', () => stopped()), proc.kill('SIGTERM'))) });
+      if (m) done({ url: m[1]!, stop: () => stop(proc) });
     });
     proc.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${out}\n${err}`)));
   });
