@@ -6,5 +6,5 @@
  */
 export type * from './types.js';
 export { openStore, storeDialect, migrateDatabase, describeStoreLocation, type OpenStoreOptions } from './open.js';
-export type { MigrationFile, MigrationReport } from './migrate.js';
+export type { MigrationFile, MigrationReport } from './migration-types.js';
 export type { BusyEvent, BusyOptions } from './busy.js';

@@ -9,18 +9,14 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 import { sqliteDriver } from './drivers.js';
+import type { MigrationFile, MigrationReport } from './migration-types.js';
+
+export type { MigrationFile, MigrationReport } from './migration-types.js';
 
 /** The package's own SQLite migrations folder. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
 /** The package's own PostgreSQL migrations folder: the same file names as {@link MIGRATIONS_DIR}. */
 export const PG_MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/postgres/', import.meta.url));
-
-/** One migration file. */
-export interface MigrationFile {
-  readonly name: string;
-  readonly sql: string;
-  readonly checksum: string;
-}
 
 const NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
 
@@ -34,12 +30,6 @@ export function readMigrations(dir: string = MIGRATIONS_DIR): MigrationFile[] {
       return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
-}
-
-/** What a run did. */
-export interface MigrationReport {
-  readonly applied: readonly string[];
-  readonly alreadyApplied: readonly string[];
 }
 
 /** Applies pending migrations; throws when an applied file changed or went missing. */

@@ -7,7 +7,7 @@
  */
 import type { BusyOptions } from './busy.js';
 import { isPostgresUrl, redactUrl } from './location.js';
-import type { MigrationReport } from './migrate.js';
+import type { MigrationReport } from './migration-types.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
