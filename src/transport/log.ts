@@ -28,22 +28,44 @@ export function emit(o: ObserverOptions, event: TransportEvent): void {
 const REDACTED = '[redacted]';
 
 /**
- * Replaces every occurrence of the given secrets in `text`. Reasons are built partly from what the
- * provider answered, and a provider that echoes the request would otherwise leak the token.
+ * The one redaction of the framework: a copy of `value` (a string, or any JSON-like value: a
+ * provider's answer, a send result, an error body) with every occurrence of the given secrets
+ * replaced by `[redacted]`, in strings at any depth and in object keys. The value itself comes
+ * back when it holds none. A provider that echoes the request (its `Authorization` header, a token,
+ * the client secret) in any field of its answer would otherwise put them in the database and logs.
+ * Secrets shorter than 4 characters are ignored (they would blank out ordinary text).
  */
-export function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const s of secrets) {
-    if (s !== undefined && s.length >= 4 && out.includes(s)) out = out.split(s).join(REDACTED);
-  }
-  return out;
+export function redact<T>(value: T, secrets: readonly (string | undefined)[]): T {
+  const live = secrets.filter((s): s is string => s !== undefined && s.length >= 4);
+  return live.length === 0 ? value : (scrub(value, live, 0) as T);
 }
 
-/** {@link redact} for a parsed answer body: a copy without the secrets, or the value itself when clean. */
-export function redactValue(value: unknown, secrets: readonly (string | undefined)[]): unknown {
-  if (value === undefined) return value;
-  if (typeof value === 'string') return redact(value, secrets);
-  const json = JSON.stringify(value);
-  const clean = redact(json, secrets);
-  return clean === json ? value : (JSON.parse(clean) as unknown);
+function scrub(value: unknown, secrets: readonly string[], depth: number): unknown {
+  if (typeof value === 'string') return scrubText(value, secrets);
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > 64) {
+    // A freak answer nested this deep is scrubbed as text rather than walked any further.
+    const json = JSON.stringify(value);
+    const clean = scrubText(json, secrets);
+    return clean === json ? value : (JSON.parse(clean) as unknown);
+  }
+  if (Array.isArray(value)) {
+    const out = value.map((v) => scrub(v, secrets, depth + 1));
+    return out.some((v, i) => v !== value[i]) ? out : value;
+  }
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const key = scrubText(k, secrets);
+    const clean = scrub(v, secrets, depth + 1);
+    if (key !== k || clean !== v) changed = true;
+    out[key] = clean;
+  }
+  return changed ? out : value;
+}
+
+function scrubText(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
+  return out;
 }
