@@ -18,7 +18,7 @@ export interface AgentRouterOptions extends AgentAuth {
   readonly maxBodyBytes?: number | undefined;
 }
 
-const STATUS = { not_found: 404, conflict: 409, invalid: 400 } as const;
+const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422 } as const;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Creates the agents' router (routes under `/agent`). */
@@ -47,7 +47,9 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HandoffError('invalid', 'Idempotency-Key: must be 1 to 255 printable ASCII characters', 'Idempotency-Key');
       const id = idOf(req);
       const agent = agentOf(req, b.agent);
-      const r = await o.desk.send(id, agent, agentMessage(b), key);
+      // The request as sent, minus who sent it (the agent is fingerprinted on its own, from body or header).
+      const { agent: _who, ...request } = b;
+      const r = await o.desk.send(id, agent, agentMessage(b), key, request);
       res.status(r.duplicate ? 200 : 202).json({ outboxId: r.outboxId, duplicate: r.duplicate });
     }),
   );
