@@ -1,9 +1,10 @@
 /**
  * The `colloquy` command line. Every failure is one clear message on stderr and a non-zero exit
- * code; a stack trace only for a bug (an error that is not Colloquy's own).
+ * code (see failure.ts); a stack trace only with `--debug`.
  */
 import { parseArgs } from 'node:util';
 import { ColloquyError } from '../errors.js';
+import { reportFailure } from './failure.js';
 import { processIo, type Io } from './io.js';
 
 const USAGE = `Usage: colloquy <command> [options]
@@ -33,6 +34,7 @@ Options:
   --port <n>    port for serve, simulate and sandbox (default PORT or 3000)
   --db <file>   the SQLite database to read (default COLLOQUY_DB or ./data/colloquy.db)
   --json        machine-readable output (send, sms, check, conversations, transcript)
+  --debug       on a failure, the stack trace after the message
   -h, --help    this help
 
 Environment: PORT, COLLOQUY_DATABASE_URL (a postgres:// URL or a SQLite file; the older
@@ -61,6 +63,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
         status: { type: 'string' },
         user: { type: 'string' },
         list: { type: 'boolean' },
+        debug: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -77,17 +80,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   try {
     return await run(command, rest, values, out);
   } catch (err) {
-    if (err instanceof ColloquyError) {
-      out.err(`colloquy ${command}: ${err.message}\n`);
-      return err.code === 'usage' ? 2 : 1;
-    }
-    const sys = err as NodeJS.ErrnoException;
-    if (typeof sys.syscall === 'string') {
-      // The system refused something (a port in use, a file we may not write): its message says what.
-      out.err(`colloquy ${command}: ${sys.message}\n`);
-      return 1;
-    }
-    throw err;
+    return reportFailure(command, err, out, values.debug ?? false);
   }
 }
 

@@ -10,6 +10,7 @@ import type { BusyOptions } from './busy.js';
 import { migrate, type MigrationReport } from './migrate.js';
 import { migratePg } from './migrate-pg.js';
 import { openPgStore } from './pg.js';
+import { openFailure } from './pg-failure.js';
 import { isPostgresUrl, PgDb, redactUrl } from './pg-db.js';
 import { openSqliteStore } from './sqlite.js';
 import type { Store } from './types.js';
@@ -53,6 +54,8 @@ export async function migrateDatabase(location: string): Promise<MigrationReport
     const db = new PgDb({ url: location, max: 1 });
     try {
       return await migratePg(db);
+    } catch (err) {
+      throw openFailure(err, location);
     } finally {
       await db.end();
     }
