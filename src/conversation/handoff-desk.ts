@@ -4,6 +4,7 @@
  * same adapter, order, retries and SMS fallback. Transport-free: the HTTP API and the harness call it.
  */
 import { ColloquyError, MessageValidationError } from '../errors.js';
+import { bareTextProblem, idProblem } from '../storable.js';
 import type { Logger } from '../log.js';
 import type { Message } from '../messages/message.js';
 import type { Metrics } from '../metrics.js';
@@ -152,6 +153,8 @@ export class HandoffDesk {
   async release(conversationId: number, agent: string, note?: string): Promise<HandoffRecord> {
     const conv = await this.conversationOrThrow(conversationId);
     if (note !== undefined && note.length > 2000) throw new HandoffError('invalid', 'note must be at most 2000 characters', 'note');
+    const unstorable = note === undefined ? undefined : bareTextProblem(note);
+    if (unstorable !== undefined) throw new HandoffError('invalid', `note: ${unstorable}`, 'note');
     const r = await this.d.store.releaseHandoff(conversationId, checkAgent(agent), note, this.write());
     if (!r.ok) throw refusal(r, conv, 'release');
     if (r.handoff.claimedAt === null) this.waited(r.handoff, this.d.clock.now());
@@ -212,8 +215,8 @@ export class HandoffDesk {
 
 /** An agent's name: 1–64 characters, no control characters. */
 function checkAgent(agent: string): string {
-  if (typeof agent !== 'string' || agent.trim() === '' || agent.length > 64 || [...agent].some((c) => c.charCodeAt(0) < 0x20)) {
-    throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters', 'agent');
+  if (typeof agent !== 'string' || agent.trim() === '' || idProblem(agent, 64) !== undefined) {
+    throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters, without control characters or unpaired surrogates', 'agent');
   }
   return agent;
 }
