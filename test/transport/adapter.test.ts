@@ -305,6 +305,14 @@ describe('createHttpAdapter: what is kept of an answer', () => {
     const f = failed(await adapter!.send(interactive));
     for (const t of [first, second, 's3cr3t-value']) expect(JSON.stringify(f)).not.toContain(t);
   });
+  it('keeps no NUL and no unkeepable id from an answer in what goes to columns of their own', async () => {
+    provider.handlers[SMS] = () => ({ body: { code: 0, mailingId: `m\u0000${'x'.repeat(5_000)}`, result: 'Applied\u0000' } });
+    const r = await make().send(sms);
+    expect(r).toMatchObject({ ok: true, providerId: undefined, sms: { mailingId: null, result: 'Applied\ufffd' } });
+    provider.handlers[MESSAGING] = () => ({ status: 400, body: { error: { code: 'bad\u0000code', message: 'no\u0000pe' } } });
+    const f = failed(await adapter!.send(interactive));
+    expect(`${f.reason} ${String(f.providerCode)}`).not.toContain('\u0000');
+  });
 });
 
 describe('createHttpAdapter: options', () => {
