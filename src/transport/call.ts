@@ -48,11 +48,12 @@ interface Tried {
 export async function callProvider(ctx: CallContext, call: ProviderCall): Promise<SendResult> {
   /** What a provider echoing the request could put in its answer: every token this call used, and the secrets. */
   const secrets: string[] = [...(ctx.secrets ?? []), ...(ctx.tokens.recent?.() ?? [])];
-  const result = await calling(ctx, call, secrets);
+  const result = await callWithRetries(ctx, call, secrets);
   return redact(result, [...secrets, ...(ctx.tokens.recent?.() ?? [])]);
 }
 
-async function calling(ctx: CallContext, call: ProviderCall, secrets: string[]): Promise<SendResult> {
+/** The attempts of one call; every token it uses is added to `secrets`. */
+async function callWithRetries(ctx: CallContext, call: ProviderCall, secrets: string[]): Promise<SendResult> {
   let attempts = 0;
   let retries = 0;
   let refreshed = false;
@@ -79,7 +80,8 @@ async function calling(ctx: CallContext, call: ProviderCall, secrets: string[]):
     const v = tried.verdict;
     if (v.ok) return { ok: true, channel: call.channel, status: tried.status ?? 0, providerId: v.providerId, raw: tried.raw, ...(v.sms && { sms: v.sms }), attempts };
     let delay: number | undefined;
-    if (tried.status === 401 || v.tokenRefused) {
+    const refused = tried.status === 401 || v.tokenRefused === true;
+    if (refused) {
       ctx.tokens.invalidate(token);
       wantFresh = true;
       if (!refreshed) {
@@ -102,7 +104,7 @@ async function calling(ctx: CallContext, call: ProviderCall, secrets: string[]):
     try {
       await ctx.clock.sleep(delay, call.signal);
     } catch {
-      return failure(call, tried, attempts);
+      return refused ? refusedAgain(call, tried, attempts) : failure(call, tried, attempts);
     }
   }
 }
