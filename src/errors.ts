@@ -192,3 +192,22 @@ export class DriverMissingError extends StoreError {
 export function isStoreUnavailable(err: unknown): err is StoreUnavailableError {
   return err instanceof StoreUnavailableError;
 }
+
+/** PostgreSQL's SQLSTATEs of a value that can never be stored: class 22 (data exception) and 54 (program limit). */
+const UNSTORABLE_STATE = /^(22[0-9A-Z]{3}|54[0-9A-Z]{3})$/;
+const UNSTORABLE_SQLITE = new Set(['SQLITE_TOOBIG', 'SQLITE_MISMATCH']);
+
+/**
+ * Whether a store failure is about the values written, so that writing them again fails the same
+ * way (PostgreSQL: 22021 invalid byte sequence, 22P05 untranslatable character, 22001 string too
+ * long, 54000 an index row too large…; SQLite: a string or blob too big). Such input is refused
+ * with a 4xx, never answered "try again later". Looks through `cause`s.
+ */
+export function isUnstorable(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof StoreUnavailableError) return false;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNSTORABLE_STATE.test(code) || UNSTORABLE_SQLITE.has(code))) return true;
+  }
+  return false;
+}

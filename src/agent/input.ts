@@ -5,13 +5,30 @@ import { formatPath, MessageValidationError, type Issue } from '../errors.js';
 import { buttons, list, sms, text, type ButtonsInit, type ListInit } from '../messages/builders.js';
 import type { Message } from '../messages/message.js';
 import { toIssues } from '../messages/validate.js';
+import { bareTextProblem, idProblem } from '../storable.js';
 
-const agentName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters');
+/** Refuses a value a store cannot keep in a column of its own (see storable.ts): the same 400 on both stores. */
+const storable = (problem: (v: string) => string | undefined) => (value: string, ctx: z.RefinementCtx) => {
+  const p = problem(value);
+  if (p !== undefined) ctx.addIssue({ code: 'custom', message: p });
+};
+
+const agentName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(64, 'must be at most 64 characters')
+  .superRefine(storable((v) => idProblem(v, 64)));
+/** A queue or bot name to filter by. */
+const filterName = z
+  .string()
+  .min(1)
+  .superRefine(storable((v) => idProblem(v)));
 
 /** `GET /agent/handoffs?queue=&bot=&status=`. */
 export const QueueQuery = z.strictObject({
-  queue: z.string().min(1).optional(),
-  bot: z.string().min(1).optional(),
+  queue: filterName.optional(),
+  bot: filterName.optional(),
   status: z.enum(['waiting', 'claimed'], 'must be "waiting" or "claimed"').optional(),
 });
 
@@ -19,7 +36,10 @@ export const QueueQuery = z.strictObject({
 export const ClaimBody = z.strictObject({ agent: agentName.optional() });
 
 /** `POST …/release`. */
-export const ReleaseBody = z.strictObject({ agent: agentName.optional(), note: z.string().max(2000, 'must be at most 2000 characters').optional() });
+export const ReleaseBody = z.strictObject({
+  agent: agentName.optional(),
+  note: z.string().max(2000, 'must be at most 2000 characters').superRefine(storable(bareTextProblem)).optional(),
+});
 
 /** `POST …/messages`: `{ text }` or `{ message }` (a list or buttons in the builders' shape, or text / sms). */
 export const MessageBody = z.strictObject({

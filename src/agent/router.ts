@@ -6,6 +6,7 @@
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { HandoffError, type HandoffDesk } from '../conversation/handoff-desk.js';
+import { isUnstorable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
 import { agentAuth, type AgentAuth } from './auth.js';
 import { agentMessage, ClaimBody, MessageBody, parseBody, QueueQuery, ReleaseBody } from './input.js';
@@ -18,7 +19,7 @@ export interface AgentRouterOptions extends AgentAuth {
   readonly maxBodyBytes?: number | undefined;
 }
 
-const STATUS = { not_found: 404, conflict: 409, invalid: 400 } as const;
+const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422 } as const;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Creates the agents' router (routes under `/agent`). */
@@ -47,7 +48,9 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HandoffError('invalid', 'Idempotency-Key: must be 1 to 255 printable ASCII characters', 'Idempotency-Key');
       const id = idOf(req);
       const agent = agentOf(req, b.agent);
-      const r = await o.desk.send(id, agent, agentMessage(b), key);
+      // The request as sent, minus who sent it (the agent is fingerprinted on its own, from body or header).
+      const { agent: _who, ...request } = b;
+      const r = await o.desk.send(id, agent, agentMessage(b), key, request);
       res.status(r.duplicate ? 200 : 202).json({ outboxId: r.outboxId, duplicate: r.duplicate });
     }),
   );
@@ -69,6 +72,11 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
     const e = err as { type?: string; status?: number };
     if (e.type === 'entity.parse.failed') return void res.status(400).json({ error: { code: 'invalid', message: 'body: not valid JSON', field: 'body' } });
     if (e.type === 'entity.too.large') return void res.status(413).json({ error: { code: 'too_large', message: 'body: too large' } });
+    if (isUnstorable(err)) {
+      // A value the database cannot hold fails the same way every time: the caller's to change.
+      o.logger?.error({ err: errorInfo(err) }, "agents' API request refused: a value the database cannot store");
+      return void res.status(422).json({ error: { code: 'unstorable', message: `the request holds a value the database cannot store (${errorInfo(err).message})` } });
+    }
     o.logger?.error({ err: errorInfo(err) }, "agents' API request failed");
     res.status(500).json({ error: { code: 'internal', message: 'the request failed; see the server log' } });
   });

@@ -35,6 +35,7 @@ Options:
                 it: a SQLite file or a postgres:// URL (default COLLOQUY_DATABASE_URL, else
                 COLLOQUY_DB, else ./data/colloquy.db)
   --json        machine-readable output (send, sms, check, conversations, transcript)
+  --debug       on a failure, the stack trace after the message
   -h, --help    this help
 
 `;

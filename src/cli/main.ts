@@ -1,9 +1,10 @@
 /**
  * The `colloquy` command line. Every failure is one clear message on stderr and a non-zero exit
- * code; a stack trace only for a bug (an error that is not Colloquy's own).
+ * code (see failure.ts); a stack trace only with `--debug`.
  */
 import { parseArgs } from 'node:util';
 import { ColloquyError } from '../errors.js';
+import { reportFailure } from './failure.js';
 import { USAGE } from './help.js';
 import { processIo, type Io } from './io.js';
 
@@ -27,6 +28,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
         status: { type: 'string' },
         user: { type: 'string' },
         list: { type: 'boolean' },
+        debug: { type: 'boolean' },
       },
     });
   } catch (err) {
@@ -43,17 +45,7 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
   try {
     return await run(command, rest, values, out);
   } catch (err) {
-    if (err instanceof ColloquyError) {
-      out.err(`colloquy ${command}: ${err.message}\n`);
-      return err.code === 'usage' ? 2 : 1;
-    }
-    const sys = err as NodeJS.ErrnoException;
-    if (typeof sys.syscall === 'string') {
-      // The system refused something (a port in use, a file we may not write): its message says what.
-      out.err(`colloquy ${command}: ${sys.message}\n`);
-      return 1;
-    }
-    throw err;
+    return reportFailure(command, err, out, values.debug ?? false);
   }
 }
 

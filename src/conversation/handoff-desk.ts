@@ -4,20 +4,25 @@
  * same adapter, order, retries and SMS fallback. Transport-free: the HTTP API and the harness call it.
  */
 import { ColloquyError, MessageValidationError } from '../errors.js';
+import { bareTextProblem, idProblem } from '../storable.js';
 import type { Logger } from '../log.js';
 import type { Message } from '../messages/message.js';
 import type { Metrics } from '../metrics.js';
 import type { ConversationKey, ConversationRecord, HandoffRecord, HandoffRefusal, Store, TranscriptEntry } from '../store/types.js';
 import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
+import { requestFingerprint } from './fingerprint.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
 import { summarize, type TranscriptLine } from './handoff-lines.js';
 
-/** Why an agent's request was refused: `not_found` (404), `conflict` (409) or `invalid` (400). */
+/**
+ * Why an agent's request was refused: `not_found` (404), `conflict` (409), `invalid` (400), or
+ * `idempotency_key_reused` (422: the key came before with another request).
+ */
 export class HandoffError extends ColloquyError {
   override name = 'HandoffError';
   constructor(
-    code: 'not_found' | 'conflict' | 'invalid',
+    code: 'not_found' | 'conflict' | 'invalid' | 'idempotency_key_reused',
     message: string,
     readonly field?: string,
   ) {
@@ -116,8 +121,12 @@ export class HandoffDesk {
     return r.handoff;
   }
 
-  /** Queues a message from `agent` to the customer; a repeated `idempotencyKey` queues nothing new. */
-  async send(conversationId: number, agent: string, message: Message, idempotencyKey?: string): Promise<{ outboxId: number; duplicate: boolean }> {
+  /**
+   * Queues a message from `agent` to the customer. With an `idempotencyKey`, the same request again
+   * (same agent, same `request`: the body as the agent sent it, by default the message) queues
+   * nothing new and answers the first message's id; another request under the same key is refused.
+   */
+  async send(conversationId: number, agent: string, message: Message, idempotencyKey?: string, request: unknown = message): Promise<{ outboxId: number; duplicate: boolean }> {
     const conv = await this.conversationOrThrow(conversationId);
     const bot = this.d.bot(conv.botId);
     if (!bot) throw new HandoffError('not_found', `conversation ${conversationId} belongs to bot "${conv.botId}", which this server does not serve`);
@@ -129,8 +138,9 @@ export class HandoffDesk {
       if (err instanceof MessageValidationError) throw new HandoffError('invalid', err.message, err.issues[0] ? `message.${err.issues[0].path.join('.')}` : 'message');
       throw err;
     }
-    const r = await this.d.store.addAgentMessage({ conversationId, agent: checkAgent(agent), outbound, idempotencyKey, now: this.d.clock.now() });
-    if (!r.ok) throw refusal(r, conv, 'message');
+    const fingerprint = idempotencyKey === undefined ? undefined : requestFingerprint(conversationId, agent, request);
+    const r = await this.d.store.addAgentMessage({ conversationId, agent: checkAgent(agent), outbound, idempotencyKey, fingerprint, now: this.d.clock.now() });
+    if (!r.ok) throw refusal(r, conv, 'message', idempotencyKey);
     if (!r.duplicate) {
       this.d.metrics.inc('colloquy_handoff_messages_total', { bot: conv.botId, from: 'agent' });
       this.d.wakeDispatcher();
@@ -143,6 +153,8 @@ export class HandoffDesk {
   async release(conversationId: number, agent: string, note?: string): Promise<HandoffRecord> {
     const conv = await this.conversationOrThrow(conversationId);
     if (note !== undefined && note.length > 2000) throw new HandoffError('invalid', 'note must be at most 2000 characters', 'note');
+    const unstorable = note === undefined ? undefined : bareTextProblem(note);
+    if (unstorable !== undefined) throw new HandoffError('invalid', `note: ${unstorable}`, 'note');
     const r = await this.d.store.releaseHandoff(conversationId, checkAgent(agent), note, this.write());
     if (!r.ok) throw refusal(r, conv, 'release');
     if (r.handoff.claimedAt === null) this.waited(r.handoff, this.d.clock.now());
@@ -203,14 +215,22 @@ export class HandoffDesk {
 
 /** An agent's name: 1–64 characters, no control characters. */
 function checkAgent(agent: string): string {
-  if (typeof agent !== 'string' || agent.trim() === '' || agent.length > 64 || [...agent].some((c) => c.charCodeAt(0) < 0x20)) {
-    throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters', 'agent');
+  if (typeof agent !== 'string' || agent.trim() === '' || idProblem(agent, 64) !== undefined) {
+    throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters, without control characters or unpaired surrogates', 'agent');
   }
   return agent;
 }
 
-function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release'): HandoffError {
-  if (r.reason === 'none') return new HandoffError('conflict', `conversation ${conv.id} is not handed over to a person (no open handoff)`);
+function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release', key?: string): HandoffError {
+  const keyed = key === undefined ? '' : ` (Idempotency-Key ${JSON.stringify(key)}: nothing was queued)`;
+  if (r.reason === 'key_reused') {
+    return new HandoffError(
+      'idempotency_key_reused',
+      `Idempotency-Key ${JSON.stringify(key)} was already used on conversation ${conv.id} for another body (or another agent): nothing was queued; send a new message with a new key`,
+      'Idempotency-Key',
+    );
+  }
+  if (r.reason === 'none') return new HandoffError('conflict', `conversation ${conv.id} is not handed over to a person (no open handoff)${keyed}`);
   const holder = r.handoff?.state === 'claimed' ? `agent "${r.handoff.agent}" holds it` : 'nobody has claimed it';
-  return new HandoffError('conflict', `conversation ${conv.id}: cannot ${what}: ${holder}${what === 'message' ? ' (claim it first)' : ''}`);
+  return new HandoffError('conflict', `conversation ${conv.id}: cannot ${what}: ${holder}${what === 'message' ? ' (claim it first)' : ''}${keyed}`);
 }

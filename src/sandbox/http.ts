@@ -1,4 +1,5 @@
 /** Reading requests and writing answers: body parsing, header redaction, bearer tokens. */
+import { redact } from '../redact.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Response } from 'express';
 import type { IncomingRequest, Reply } from './types.js';
@@ -64,12 +65,17 @@ function redactCredentials(value: string): string {
 
 const SECRET_FIELDS = ['client_secret', 'access_token'] as const;
 
-/** A body for the record: a token request's `client_secret` and a grant's `access_token` redacted. */
+/**
+ * A body for the record: a token request's `client_secret` and a grant's `access_token` redacted,
+ * wherever else in the body they appear too.
+ */
 export function redactBody(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
-  const secrets = SECRET_FIELDS.filter((field) => field in body);
-  if (secrets.length === 0) return body;
-  return { ...body, ...Object.fromEntries(secrets.map((field) => [field, '<redacted>'])) };
+  const fields = SECRET_FIELDS.filter((field) => field in body);
+  if (fields.length === 0) return body;
+  const values = fields.map((field) => (body as Record<string, unknown>)[field]).filter((v): v is string => typeof v === 'string');
+  const clean = redact(body, values, '<redacted>') as Record<string, unknown>;
+  return { ...clean, ...Object.fromEntries(fields.map((field) => [field, '<redacted>'])) };
 }
 
 /** The token of an `Authorization: Bearer <token>` header, if there is one. */

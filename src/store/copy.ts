@@ -10,6 +10,7 @@ import { sqliteDriver } from './drivers.js';
 import { readMigrations } from './migrate.js';
 import { migratePg } from './migrate-pg.js';
 import { PgDb, redactUrl, type Queryable } from './pg-db.js';
+import { openFailure } from './pg-failure.js';
 
 /** What a copy moved, table by table, in the order it copied them. */
 export interface CopyReport {
@@ -31,8 +32,10 @@ export async function copySqliteToPostgres(from: string, to: string, o: CopyOpti
     const tables = copyOrder(source);
     const db = new PgDb({ url: to, max: 1 });
     try {
-      await migratePg(db);
-      return await db.tx(async (q) => {
+      await migratePg(db).catch((err: unknown) => {
+        throw openFailure(err, to);
+      });
+      const copied = db.tx(async (q) => {
         await prepareTarget(q, tables, to);
         // One read transaction on the source: every table as of the same moment, even if a server still writes to it.
         source.exec('BEGIN');
@@ -43,6 +46,10 @@ export async function copySqliteToPostgres(from: string, to: string, o: CopyOpti
         } finally {
           source.exec('COMMIT');
         }
+      });
+      // A value PostgreSQL cannot hold (a NUL in a text column…) is a sentence too, not a pg stack.
+      return await copied.catch((err: unknown) => {
+        throw openFailure(err, to);
       });
     } finally {
       await db.end();

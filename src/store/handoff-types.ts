@@ -66,16 +66,24 @@ export interface HandoffEventRecord {
 /** How one delivery attempt of a connector event went. */
 export type HandoffEventOutcome = { readonly sent: true } | { readonly sent: false; readonly error: string; readonly retryAt?: number | undefined };
 
-/** Why an agent's action was refused: no open handoff, or another agent holds it. */
-export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken'; readonly handoff?: HandoffRecord | undefined };
+/**
+ * Why an agent's action was refused: no open handoff, another agent holds it, or (a message) its
+ * Idempotency-Key was used before for another request.
+ */
+export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken' | 'key_reused'; readonly handoff?: HandoffRecord | undefined };
 
 /** An agent's message, to queue in the outbox. */
 export interface AgentMessage {
   readonly conversationId: number;
   readonly agent: string;
   readonly outbound: NewOutbound;
-  /** The request's Idempotency-Key: a second message with the same key is not queued again. */
+  /**
+   * The request's Idempotency-Key: a second request with the same key and fingerprint is the same
+   * message (queued once); with another fingerprint it is refused (`key_reused`).
+   */
   readonly idempotencyKey?: string | undefined;
+  /** The request's fingerprint (see `requestFingerprint`), kept with the key. */
+  readonly fingerprint?: string | undefined;
   readonly now: number;
 }
 

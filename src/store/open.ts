@@ -8,6 +8,7 @@
 import type { BusyOptions } from './busy.js';
 import { isPostgresUrl, redactUrl } from './location.js';
 import type { MigrationReport } from './migration-types.js';
+import { openFailure } from './pg-failure.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
@@ -62,6 +63,8 @@ export async function migrateDatabase(location: string): Promise<MigrationReport
     const db = new PgDb({ url: location, max: 1 });
     try {
       return await migratePg(db);
+    } catch (err) {
+      throw openFailure(err, location);
     } finally {
       await db.end();
     }

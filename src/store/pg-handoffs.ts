@@ -20,7 +20,7 @@ import {
 } from './handoff-types.js';
 import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
-import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { sameRequest, toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
@@ -64,10 +64,10 @@ export const PGH = {
   hold: `UPDATE inbox SET state = 'done', conversation_id = $1, attempts = attempts + 1, processed_at = $2,
     outbox_mark = (SELECT COALESCE(MAX(m.id), 0) FROM outbox m WHERE m.conversation_id = $1) WHERE id = $3 AND state = 'pending' RETURNING *`,
   touch: 'UPDATE conversations SET last_activity_at = $1, updated_at = $1, channel = COALESCE($2, channel) WHERE id = $3',
-  outboxByKey: 'SELECT id FROM outbox WHERE conversation_id = $1 AND idempotency_key = $2',
+  outboxByKey: 'SELECT id, agent, idempotency_fingerprint FROM outbox WHERE conversation_id = $1 AND idempotency_key = $2',
   /** A concurrent request with the same key that committed first makes this one insert nothing. */
-  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key)
-    SELECT c.id, c.bot_id, c.user_number, NULL, $2, $3, $4, $5, $6, $6, $7, $8 FROM conversations c WHERE c.id = $1
+  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
+    SELECT c.id, c.bot_id, c.user_number, NULL, $2, $3, $4, $5, $6, $6, $7, $8, $9 FROM conversations c WHERE c.id = $1
     ON CONFLICT (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
   insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $5)`,
   /**
@@ -92,6 +92,7 @@ export const PGH = {
 
 type Claimed = { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal;
 type Released = { ok: true; handoff: HandoffRecord; inboxId: number } | HandoffRefusal;
+type Row = Record<string, unknown>;
 type Queued = { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal;
 
 /**
@@ -204,19 +205,35 @@ export class PgHandoffs implements HandoffStore {
 
   async addAgentMessage(m: AgentMessage): Promise<Queued> {
     return this.db.tx(async (q): Promise<Queued> => {
-      const known = async () => (await q.query<{ id: number }>(PGH.outboxByKey, [m.conversationId, m.idempotencyKey])).rows[0];
-      if (m.idempotencyKey !== undefined) {
-        const k = await known();
-        if (k) return { ok: true, outboxId: k.id, duplicate: true };
-      }
+      // The holder first: a key is never an answer for an agent who may not write here.
       const h = await lockOpen(q, m.conversationId);
       if (!h) return { ok: false, reason: 'none' };
       if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
+      const known = async (): Promise<Queued | undefined> => {
+        const k = (await q.query<Row>(PGH.outboxByKey, [m.conversationId, m.idempotencyKey])).rows[0];
+        if (!k) return undefined;
+        return sameRequest(k, m) ? { ok: true, outboxId: Number(k['id']), duplicate: true } : { ok: false, reason: 'key_reused', handoff: h };
+      };
+      if (m.idempotencyKey !== undefined) {
+        const k = await known();
+        if (k) return k;
+      }
       const o = m.outbound;
-      const r = await q.query<{ id: number }>(PGH.insertOutbox, [m.conversationId, o.kind, JSON.stringify(o.message), o.channel, JSON.stringify(o.request), m.now, m.agent, m.idempotencyKey ?? null]);
+      const fingerprint = m.idempotencyKey === undefined ? null : (m.fingerprint ?? null);
+      const r = await q.query<{ id: number }>(PGH.insertOutbox, [
+        m.conversationId,
+        o.kind,
+        JSON.stringify(o.message),
+        o.channel,
+        JSON.stringify(o.request),
+        m.now,
+        m.agent,
+        m.idempotencyKey ?? null,
+        fingerprint,
+      ]);
       if (r.rows[0]) return { ok: true, outboxId: r.rows[0].id, duplicate: false };
-      // The same key was queued by a request that committed while this one waited: that row is the answer.
-      return { ok: true, outboxId: (await known())!.id, duplicate: true };
+      // The same key was queued by a request that committed while this one waited: that row decides.
+      return (await known())!;
     });
   }
 

@@ -7,6 +7,7 @@
  */
 import { isStoreUnavailable } from '../errors.js';
 import { migratePg, readPgMigrations } from './migrate-pg.js';
+import { openFailure } from './pg-failure.js';
 import { PgDb, type PgPoolOptions } from './pg-db.js';
 import { claimIn, failIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
 import { claimLanesIn, listenForWork, renewLanesIn } from './pg-lanes.js';
@@ -57,7 +58,7 @@ export async function openPgStore(options: PgStoreOptions | string): Promise<PgS
     else await db.query('SELECT 1'); // fail now, with a clear error, rather than on the first turn
   } catch (err) {
     await db.end();
-    throw err;
+    throw openFailure(err, o.url);
   }
   // Webhook answers wait for their inbound's commit: give them connections of their own, so that an
   // ack never queues behind turns, claims and sends for one of the main pool's.

@@ -187,3 +187,13 @@ export function mergeTranscript(inbox: readonly Row[], outbox: readonly OutboxRe
   inboundUpTo(Number.POSITIVE_INFINITY);
   return out;
 }
+
+/**
+ * Whether an outbox row queued under an Idempotency-Key is the request `m` again: the same agent
+ * and the same fingerprint. A row queued before fingerprints were kept has none: the agent decides.
+ */
+export function sameRequest(row: Row, m: { readonly agent: string; readonly fingerprint?: string | undefined }): boolean {
+  if (row['agent'] !== m.agent) return false;
+  const stored = row['idempotency_fingerprint'];
+  return typeof stored !== 'string' || m.fingerprint === undefined || stored === m.fingerprint;
+}

@@ -19,7 +19,7 @@ import {
   type HandoffStore,
   type HandoffWrite,
 } from './handoff-types.js';
-import { toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { sameRequest, toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
@@ -54,9 +54,9 @@ const SQL = {
   hold: `UPDATE inbox SET state = 'done', conversation_id = ?, attempts = attempts + 1, processed_at = ?,
     outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
   touch: 'UPDATE conversations SET last_activity_at = ?, updated_at = ?, channel = COALESCE(?, channel) WHERE id = ?',
-  outboxByKey: 'SELECT id FROM outbox WHERE conversation_id = ? AND idempotency_key = ?',
-  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key)
-    SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key FROM conversations c WHERE c.id = @conversationId`,
+  outboxByKey: 'SELECT id, agent, idempotency_fingerprint FROM outbox WHERE conversation_id = ? AND idempotency_key = ?',
+  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
+    SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key, @fingerprint FROM conversations c WHERE c.id = @conversationId`,
   insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at)
     VALUES (@eventId, @handoffId, @type, @payload, @now, @now)`,
   claimableEvents: `SELECT e.* FROM handoff_events e
@@ -165,13 +165,14 @@ export class SqliteHandoffs {
   }
 
   addAgentMessage(m: AgentMessage): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal {
-    if (m.idempotencyKey !== undefined) {
-      const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
-      if (known) return { ok: true, outboxId: Number(known['id']), duplicate: true };
-    }
+    // The holder first: a key is never an answer for an agent who may not write here.
     const h = this.openRow(m.conversationId);
     if (!h) return { ok: false, reason: 'none' };
     if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
+    if (m.idempotencyKey !== undefined) {
+      const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
+      if (known) return sameRequest(known, m) ? { ok: true, outboxId: Number(known['id']), duplicate: true } : { ok: false, reason: 'key_reused', handoff: h };
+    }
     const o = m.outbound;
     const r = this.q.insertOutbox.run({
       conversationId: m.conversationId,
@@ -182,6 +183,7 @@ export class SqliteHandoffs {
       now: m.now,
       agent: m.agent,
       key: m.idempotencyKey ?? null,
+      fingerprint: m.idempotencyKey === undefined ? null : (m.fingerprint ?? null),
     });
     return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
   }

@@ -1,12 +1,14 @@
 /**
  * One provider call with its bearer token and bounded retries: backoff with jitter on 408, 429,
- * 5xx and network errors, `Retry-After` honoured, and on a refused token one refresh and one retry.
+ * 5xx and network errors, `Retry-After` honoured. A refused token is dropped and refreshed (one
+ * refresh in flight for every call that saw it refused): the first refusal is retried at once,
+ * a refusal after that (a token revoked again) backs off within the same retry budget.
  */
 import { AuthError, TransportError } from '../errors.js';
 import type { Classifier, Verdict } from './channels.js';
 import { networkReason, type HttpPoster, type HttpResponse, type Target } from './http.js';
-import { emit, redact, redactValue, type ObserverOptions } from './log.js';
-import { nextDelay, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { emit, redact, type ObserverOptions } from './log.js';
+import { backoffDelay, nextDelay, parseRetryAfter, type RetryPolicy } from './retry.js';
 import type { TokenProvider } from './token.js';
 import type { Channel, Clock, SendFailed, SendResult } from './types.js';
 
@@ -38,8 +40,20 @@ interface Tried {
   readonly retryAfterMs?: number | undefined;
 }
 
-/** Makes the call, retrying as the policy allows. Never throws for provider or network failures. */
+/**
+ * Makes the call, retrying as the policy allows. Never throws for provider or network failures.
+ * Whatever it returns has passed through {@link redact}: a provider that echoes the request or the
+ * credentials in any field of its answer leaves none of them in the result.
+ */
 export async function callProvider(ctx: CallContext, call: ProviderCall): Promise<SendResult> {
+  /** What a provider echoing the request could put in its answer: every token this call used, and the secrets. */
+  const secrets: string[] = [...(ctx.secrets ?? []), ...(ctx.tokens.recent?.() ?? [])];
+  const result = await callWithRetries(ctx, call, secrets);
+  return redact(result, [...secrets, ...(ctx.tokens.recent?.() ?? [])]);
+}
+
+/** The attempts of one call; every token it uses is added to `secrets`. */
+async function callWithRetries(ctx: CallContext, call: ProviderCall, secrets: string[]): Promise<SendResult> {
   let attempts = 0;
   let retries = 0;
   let refreshed = false;
@@ -47,18 +61,16 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
   let wantFresh = false;
   let lastToken: string | undefined;
   let lastTried: Tried | undefined;
-  /** What a provider echoing the request could put in its answer: every token this call used, and the secrets. */
-  const secrets: string[] = [...(ctx.secrets ?? []), ...(ctx.tokens.recent?.() ?? [])];
   for (;;) {
-    if (call.signal?.aborted) return aborted(call, attempts, lastTried, secrets);
+    if (call.signal?.aborted) return aborted(call, attempts, lastTried);
     let token: string;
     try {
       token = await ctx.tokens.getToken();
     } catch (err) {
-      return tokenFailure(call, err, attempts, secrets);
+      return tokenFailure(call, err, attempts);
     }
     // Only the attempt right after the refusal needs a new token; later retries reuse the fresh one.
-    if (wantFresh && token === lastToken) return authFailure(call, attempts, lastTried, secrets, 'the token source has no other token');
+    if (wantFresh && token === lastToken) return authFailure(call, attempts, lastTried, 'the token source has no other token');
     wantFresh = false;
     lastToken = token;
     if (!secrets.includes(token)) secrets.push(token);
@@ -66,17 +78,25 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
     const tried = await attempt(ctx, call, token);
     lastTried = tried;
     const v = tried.verdict;
-    if (v.ok) return { ok: true, channel: call.channel, status: tried.status ?? 0, providerId: v.providerId, raw: redactValue(tried.raw, secrets), ...(v.sms && { sms: v.sms }), attempts };
-    if (tried.status === 401 || v.tokenRefused) {
+    if (v.ok) return { ok: true, channel: call.channel, status: tried.status ?? 0, providerId: v.providerId, raw: tried.raw, ...(v.sms && { sms: v.sms }), attempts };
+    let delay: number | undefined;
+    const refused = tried.status === 401 || v.tokenRefused === true;
+    if (refused) {
       ctx.tokens.invalidate(token);
-      if (refreshed) return authFailure(call, attempts, tried, secrets, 'a freshly issued token was refused as well');
-      refreshed = true;
       wantFresh = true;
-      ctx.logger?.debug({ endpoint: call.endpoint, status: tried.status }, 'token refused; refreshing it and retrying once');
-      continue;
+      if (!refreshed) {
+        // The usual case, an expired token: refresh and retry at once, outside the retry budget.
+        refreshed = true;
+        ctx.logger?.debug({ endpoint: call.endpoint, status: tried.status }, 'token refused; refreshing it and retrying');
+        continue;
+      }
+      // Refused again (revoked twice, or a refresh racing a revocation): back off, as for a 503.
+      delay = retries + 1 >= ctx.retry.maxAttempts || call.signal?.aborted ? undefined : backoffDelay(ctx.retry, retries + 1);
+      if (delay === undefined) return refusedAgain(call, tried, attempts);
+    } else {
+      delay = retryDelay(ctx, call, tried, retries + 1);
+      if (delay === undefined) return failure(call, tried, attempts);
     }
-    const delay = retryDelay(ctx, call, tried, retries + 1);
-    if (delay === undefined) return failure(call, tried, attempts, secrets);
     retries++;
     const reason = redact(v.reason, secrets);
     emit(ctx, { type: 'retry', endpoint: call.endpoint, attempt: attempts, delayMs: delay, status: tried.status, reason });
@@ -84,7 +104,7 @@ export async function callProvider(ctx: CallContext, call: ProviderCall): Promis
     try {
       await ctx.clock.sleep(delay, call.signal);
     } catch {
-      return failure(call, tried, attempts, secrets);
+      return refused ? refusedAgain(call, tried, attempts) : failure(call, tried, attempts);
     }
   }
 }
@@ -115,7 +135,7 @@ async function attempt(ctx: CallContext, call: ProviderCall, token: string): Pro
   return { verdict, status: res.status, raw: res.body, retryAfterMs };
 }
 
-function failure(call: ProviderCall, tried: Tried, attempts: number, secrets: readonly string[]): SendFailed {
+function failure(call: ProviderCall, tried: Tried, attempts: number): SendFailed {
   const v = tried.verdict;
   if (v.ok) throw new Error('unreachable: failure() given an accepted verdict');
   return {
@@ -124,35 +144,59 @@ function failure(call: ProviderCall, tried: Tried, attempts: number, secrets: re
     kind: v.kind,
     status: tried.status,
     providerCode: v.providerCode,
-    reason: redact(v.reason, secrets),
-    hint: v.hint === undefined ? undefined : redact(v.hint, secrets),
-    raw: redactValue(tried.raw, secrets),
+    reason: v.reason,
+    hint: v.hint,
+    raw: tried.raw,
     attempts,
     retryAfterMs: tried.retryAfterMs,
   };
 }
 
-function aborted(call: ProviderCall, attempts: number, tried: Tried | undefined, secrets: readonly string[]): SendFailed {
-  return { ok: false, channel: call.channel, kind: 'retryable', status: tried?.status, reason: 'aborted by the caller', raw: redactValue(tried?.raw, secrets), attempts };
+function aborted(call: ProviderCall, attempts: number, tried: Tried | undefined): SendFailed {
+  return { ok: false, channel: call.channel, kind: 'retryable', status: tried?.status, reason: 'aborted by the caller', raw: tried?.raw, attempts };
 }
 
-function authFailure(call: ProviderCall, attempts: number, tried: Tried | undefined, secrets: readonly string[], why: string): SendFailed {
+/**
+ * Fresh tokens kept being refused until the retry budget ran out: a retryable failure, so the
+ * outbox tries again later and the usual fallback rules apply then. Not an auth failure: the
+ * identity provider did issue tokens, so the credentials themselves are good.
+ */
+function refusedAgain(call: ProviderCall, tried: Tried, attempts: number): SendFailed {
+  const code = tried.verdict.ok === false ? tried.verdict.providerCode : undefined;
+  return {
+    ok: false,
+    channel: call.channel,
+    kind: 'retryable',
+    status: tried.status,
+    providerCode: code,
+    reason: `The ${call.endpoint} endpoint refused the access token ${attempts} times, each time after refreshing it${answerOf(tried)}`,
+    raw: tried.raw,
+    attempts,
+  };
+}
+
+function authFailure(call: ProviderCall, attempts: number, tried: Tried | undefined, why: string): SendFailed {
   const code = tried?.verdict.ok === false ? tried.verdict.providerCode : undefined;
-  const answer = tried?.status === undefined ? '' : ` (HTTP ${tried.status}${code !== undefined ? `, code ${code}` : ''})`;
   return {
     ok: false,
     channel: call.channel,
     kind: 'permanent',
     status: tried?.status,
     providerCode: code,
-    reason: redact(`The ${call.endpoint} endpoint refused the access token${answer}, and ${why}: check the credentials and the token source configured for it`, secrets),
-    raw: redactValue(tried?.raw, secrets),
+    reason: `The ${call.endpoint} endpoint refused the access token${answerOf(tried)}, and ${why}: check the credentials and the token source configured for it`,
+    raw: tried?.raw,
     attempts,
     auth: true,
   };
 }
 
-function tokenFailure(call: ProviderCall, err: unknown, attempts: number, secrets: readonly string[]): SendFailed {
+/** ` (HTTP 401, code 190)`, or nothing when no answer came. */
+function answerOf(tried: Tried | undefined): string {
+  const code = tried?.verdict.ok === false ? tried.verdict.providerCode : undefined;
+  return tried?.status === undefined ? '' : ` (HTTP ${tried.status}${code !== undefined ? `, code ${code}` : ''})`;
+}
+
+function tokenFailure(call: ProviderCall, err: unknown, attempts: number): SendFailed {
   const e = err instanceof TransportError ? err : undefined;
   const message = err instanceof Error ? err.message : String(err);
   return {
@@ -161,7 +205,7 @@ function tokenFailure(call: ProviderCall, err: unknown, attempts: number, secret
     kind: e?.retryable ? 'retryable' : 'permanent',
     status: e?.status,
     providerCode: e?.providerCode,
-    reason: redact(`Could not obtain an access token: ${message}`, secrets),
+    reason: `Could not obtain an access token: ${message}`,
     attempts,
     auth: err instanceof AuthError ? true : undefined,
   };

@@ -2,6 +2,7 @@
  * What the provider's answers mean, per channel (provider.md §1.2, §1.3): accepted, a permanent
  * failure, a retryable one, or a refused token.
  */
+import { idProblem } from '../storable.js';
 import { asRecord, type HttpResponse } from './http.js';
 import { isRetryableStatus } from './retry.js';
 import type { SmsOutcome } from './types.js';
@@ -90,8 +91,9 @@ export function providerIdOf(body: Record<string, unknown> | undefined): string 
   return id === undefined ? undefined : String(id);
 }
 
+/** An id as the provider gave it; one no store could keep or look up (a control character, 300 KB) is none. */
 function idOf(v: unknown): string | number | undefined {
-  return (typeof v === 'string' && v !== '') || (typeof v === 'number' && Number.isFinite(v)) ? v : undefined;
+  return (typeof v === 'string' && v !== '' && idProblem(v) === undefined) || (typeof v === 'number' && Number.isFinite(v)) ? v : undefined;
 }
 
 /** A numeric code, also when sent as numeric text. */
@@ -100,6 +102,7 @@ function codeOf(v: unknown): number | undefined {
   return typeof n === 'number' && Number.isInteger(n) ? n : undefined;
 }
 
+/** A short text from an answer, fit for a column of its own (a NUL, which PostgreSQL's TEXT refuses, shown as U+FFFD). */
 function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v !== '' ? v.slice(0, 300) : undefined;
+  return typeof v === 'string' && v !== '' ? v.slice(0, 300).replaceAll('\u0000', '\ufffd') : undefined;
 }

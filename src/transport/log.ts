@@ -25,25 +25,5 @@ export function emit(o: ObserverOptions, event: TransportEvent): void {
   }
 }
 
-const REDACTED = '[redacted]';
-
-/**
- * Replaces every occurrence of the given secrets in `text`. Reasons are built partly from what the
- * provider answered, and a provider that echoes the request would otherwise leak the token.
- */
-export function redact(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text;
-  for (const s of secrets) {
-    if (s !== undefined && s.length >= 4 && out.includes(s)) out = out.split(s).join(REDACTED);
-  }
-  return out;
-}
-
-/** {@link redact} for a parsed answer body: a copy without the secrets, or the value itself when clean. */
-export function redactValue(value: unknown, secrets: readonly (string | undefined)[]): unknown {
-  if (value === undefined) return value;
-  if (typeof value === 'string') return redact(value, secrets);
-  const json = JSON.stringify(value);
-  const clean = redact(json, secrets);
-  return clean === json ? value : (JSON.parse(clean) as unknown);
-}
+// The one redaction of the framework lives in src/redact.ts (the sandbox uses it too).
+export { redact } from '../redact.js';

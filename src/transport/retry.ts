@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 
 /** How a call is retried. */
 export interface RetryPolicy {
-  /** Attempts per call, the first included (default 3). A 401's single token-refresh retry is not counted. */
+  /** Attempts per call, the first included (default 3). The immediate retry after a first 401 (with a refreshed token) is not counted; a later 401 is, like a 503. */
   readonly maxAttempts: number;
   /** The first backoff, before jitter (default 200 ms). */
   readonly baseDelayMs: number;

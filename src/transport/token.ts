@@ -173,7 +173,7 @@ export class OAuthTokenProvider implements TokenProvider {
       const expiresAt = started + lifetime;
       return { ok: true, token: { token, expiresAt, refreshAt: expiresAt - Math.min(60_000, lifetime / 2) } };
     }
-    const error = tokenError(res.status, body, [this.#o.clientSecret]);
+    const error = tokenError(res.status, body, [this.#o.clientSecret, this.#request.headers['authorization']?.slice('Basic '.length)]);
     return { ok: false, error, retryAfterMs: parseRetryAfter(res.headers['retry-after'], this.#clock.now()) };
   }
 }
@@ -199,9 +199,9 @@ function formEncode(s: string): string {
 }
 
 /** An RFC 6749 §5.2 error answer as an error: bad credentials are an {@link AuthError}. */
-function tokenError(status: number, body: Record<string, unknown> | undefined, secrets: readonly string[]): TransportError {
+function tokenError(status: number, body: Record<string, unknown> | undefined, secrets: readonly (string | undefined)[]): TransportError {
   const code = typeof body?.['error'] === 'string' ? body['error'] : undefined;
-  const described = typeof body?.['error_description'] === 'string' ? `: ${redact(body['error_description'].slice(0, 200), secrets)}` : '';
+  const described = typeof body?.['error_description'] === 'string' ? `: ${redact(body['error_description'].slice(0, 200).replaceAll('\u0000', '\ufffd'), secrets)}` : '';
   if ((code !== undefined && CONFIG_ERRORS.has(code)) || (code === undefined && status === 401)) {
     const message = `The identity provider refused the client credentials (HTTP ${status}${code ? `, ${code}` : ''}${described}); check clientId, clientSecret and authMethod`;
     return new AuthError(message, { status, providerCode: code });

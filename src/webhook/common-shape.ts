@@ -6,6 +6,7 @@
  * not, is left to the schema, so every refusal keeps its reasons and paths. Zod's walk cost a tenth
  * of a webhook's time.
  */
+import { idProblem, MAX_STATUS_LENGTH } from '../storable.js';
 import type { Envelope } from './schema.js';
 
 type Obj = Record<string, unknown>;
@@ -17,7 +18,7 @@ const SECONDS = /^[0-9]{1,15}$/;
 export function commonEnvelope(json: unknown): Envelope | undefined {
   if (!isObj(json) || json['object'] !== 'whatsapp_business_account' || !Array.isArray(json['entry'])) return undefined;
   for (const entry of json['entry'] as unknown[]) {
-    if (!isObj(entry) || typeof entry['id'] !== 'string' || !Array.isArray(entry['changes'])) return undefined;
+    if (!isObj(entry) || !idOrEmpty(entry['id']) || !Array.isArray(entry['changes'])) return undefined;
     for (const change of entry['changes'] as unknown[]) {
       if (!isObj(change) || !nonEmpty(change['field'])) return undefined;
       if (change['field'] === 'messages' && !messagesValue(change['value'])) return undefined;
@@ -30,18 +31,18 @@ function messagesValue(v: unknown): boolean {
   if (!isObj(v)) return false;
   if (!optional(v['messaging_product'], isString)) return false;
   const meta = v['metadata'];
-  if (!isObj(meta) || !nonEmpty(meta['display_phone_number']) || !optional(meta['phone_number_id'], isString)) return false;
+  if (!isObj(meta) || !nonEmpty(meta['display_phone_number']) || !optional(meta['phone_number_id'], idOrEmpty)) return false;
   return optional(v['contacts'], (c) => every(c, contact)) && optional(v['messages'], (m) => every(m, message)) && optional(v['statuses'], (s) => every(s, status));
 }
 
 function contact(c: unknown): boolean {
-  return isObj(c) && optional(c['wa_id'], isString);
+  return isObj(c) && optional(c['wa_id'], idOrEmpty);
 }
 
 function message(m: unknown): boolean {
-  if (!isObj(m) || !isString(m['from']) || !PHONE.test(m['from']) || !nonEmpty(m['id']) || !timestamp(m['timestamp'])) return false;
+  if (!isObj(m) || !isString(m['from']) || !PHONE.test(m['from']) || !id(m['id']) || !timestamp(m['timestamp'])) return false;
   const context = m['context'];
-  if (context !== undefined && !(isObj(context) && optional(context['from'], isString) && optional(context['id'], isString))) return false;
+  if (context !== undefined && !(isObj(context) && optional(context['from'], idOrEmpty) && optional(context['id'], idOrEmpty))) return false;
   if (m['type'] === 'text') return isObj(m['text']) && isString(m['text']['body']);
   if (m['type'] === 'interactive') return reply(m['interactive']);
   return false; // other types (and a missing one) are the schema's to judge
@@ -49,14 +50,14 @@ function message(m: unknown): boolean {
 
 function reply(i: unknown): boolean {
   if (!isObj(i)) return false;
-  if (i['type'] === 'button_reply') return isObj(i['button_reply']) && nonEmpty(i['button_reply']['id']) && isString(i['button_reply']['title']);
+  if (i['type'] === 'button_reply') return isObj(i['button_reply']) && id(i['button_reply']['id']) && isString(i['button_reply']['title']);
   if (i['type'] !== 'list_reply') return false;
   const r = i['list_reply'];
-  return isObj(r) && nonEmpty(r['id']) && isString(r['title']) && optional(r['description'], isString);
+  return isObj(r) && id(r['id']) && isString(r['title']) && optional(r['description'], isString);
 }
 
 function status(s: unknown): boolean {
-  return isObj(s) && nonEmpty(s['id']) && nonEmpty(s['status']) && timestamp(s['timestamp']) && isString(s['recipient_id']) && s['errors'] === undefined;
+  return isObj(s) && id(s['id']) && id(s['status'], MAX_STATUS_LENGTH) && timestamp(s['timestamp']) && idOrEmpty(s['recipient_id']) && s['errors'] === undefined;
 }
 
 function timestamp(t: unknown): boolean {
@@ -79,6 +80,15 @@ function isObj(v: unknown): v is Obj {
 
 function isString(v: unknown): v is string {
   return typeof v === 'string';
+}
+
+/** An id the schema accepts: not empty, within `max`, no control character or unpaired surrogate. */
+function id(v: unknown, max?: number): v is string {
+  return nonEmpty(v) && idProblem(v, max) === undefined;
+}
+
+function idOrEmpty(v: unknown): v is string {
+  return isString(v) && idProblem(v) === undefined;
 }
 
 function nonEmpty(v: unknown): v is string {

@@ -5,7 +5,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { Runtime } from '../conversation/runtime.js';
-import { ColloquyError, ConfigError, isStoreUnavailable } from '../errors.js';
+import { ColloquyError, ConfigError, isStoreUnavailable, isUnstorable } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson, requireSignature } from './body.js';
@@ -111,6 +111,11 @@ function storeError(err: unknown): WebhookError {
   if (isStoreUnavailable(err)) {
     return new WebhookError(503, 'store_unavailable', 'The database is busy right now; deliver again later', undefined, { cause: err });
   }
+  if (isUnstorable(err)) {
+    // The same payload would fail the same way on every delivery: refuse it for good, and say why.
+    const why = err instanceof Error ? err.message : String(err);
+    return new WebhookError(422, 'unstorable', `The payload holds a value the database cannot store (${why}); it is refused, not retried`, undefined, { cause: err });
+  }
   return new WebhookError(500, 'internal', 'The inbound could not be stored; deliver again later', undefined, { cause: err });
 }
 
@@ -136,6 +141,6 @@ function report(ctx: Context, route: Route, e: WebhookError): void {
   const { logger } = ctx.runtime;
   if (e.status === 503)
     logger.warn({ route, code: e.code, reason: errorInfo(e.cause ?? e).message }, e.message); // a later delivery gets through
-  else if (e.status >= 500) logger.error({ route, code: e.code, err: errorInfo(e.cause ?? e) }, e.message);
+  else if (e.status >= 500 || e.code === 'unstorable') logger.error({ route, status: e.status, code: e.code, err: errorInfo(e.cause ?? e) }, e.message);
   else logger.warn({ route, status: e.status, code: e.code, reason: e.message }, 'webhook request refused');
 }

@@ -5,6 +5,7 @@
  * know is accepted as it is, so it reaches the bot as `unsupported` instead of being refused.
  */
 import { z } from 'zod';
+import { idProblem, MAX_ID_LENGTH, MAX_STATUS_LENGTH } from '../storable.js';
 
 /** A phone number: digits, optionally after a `+`. */
 const phone = z.string().regex(/^\+?[0-9]{5,20}$/, 'must be a phone number: digits only, with the country code');
@@ -14,20 +15,32 @@ const timestamp = z.union([z.string().regex(/^[0-9]{1,15}$/, 'must be whole seco
 
 const nonEmpty = z.string().min(1, 'must not be empty');
 
+/** An id the stores keep in a column of its own (and look rows up by): see storable.ts. */
+const id = (max = MAX_ID_LENGTH) =>
+  z.string().superRefine((value, ctx) => {
+    const problem = value === '' ? 'must not be empty' : idProblem(value, max);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+/** Like {@link id}, but empty is allowed (fields the schema always let be empty). */
+const idOrEmpty = z.string().superRefine((value, ctx) => {
+  const problem = idProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 const messageBase = z.looseObject({
   from: phone,
-  id: nonEmpty,
+  id: id(),
   timestamp,
   type: nonEmpty,
-  context: z.looseObject({ from: z.string().optional(), id: z.string().optional() }).optional(),
+  context: z.looseObject({ from: idOrEmpty.optional(), id: idOrEmpty.optional() }).optional(),
 });
 
 const textMessage = messageBase.extend({ type: z.literal('text'), text: z.looseObject({ body: z.string() }) });
 
-const buttonReply = z.looseObject({ type: z.literal('button_reply'), button_reply: z.looseObject({ id: nonEmpty, title: z.string() }) });
+const buttonReply = z.looseObject({ type: z.literal('button_reply'), button_reply: z.looseObject({ id: id(), title: z.string() }) });
 const listReply = z.looseObject({
   type: z.literal('list_reply'),
-  list_reply: z.looseObject({ id: nonEmpty, title: z.string(), description: z.string().optional() }),
+  list_reply: z.looseObject({ id: id(), title: z.string(), description: z.string().optional() }),
 });
 
 /** `response_json` must be a JSON object holding the flow's `flow_token`. */
@@ -49,18 +62,18 @@ export const messageSchema = messageBase.superRefine(byType({ text: textMessage,
 
 /** A delivery status of a message we sent. */
 export const statusSchema = z.looseObject({
-  id: nonEmpty,
-  status: nonEmpty,
+  id: id(),
+  status: id(MAX_STATUS_LENGTH),
   timestamp,
-  recipient_id: z.string(),
+  recipient_id: idOrEmpty,
   errors: z.array(z.looseObject({ code: z.union([z.number(), z.string()]).optional(), title: z.string().optional() })).optional(),
 });
 
 /** The `value` of a `messages` change. */
 export const messagesValueSchema = z.looseObject({
   messaging_product: z.string().optional(),
-  metadata: z.looseObject({ display_phone_number: nonEmpty, phone_number_id: z.string().optional() }),
-  contacts: z.array(z.looseObject({ wa_id: z.string().optional() })).optional(),
+  metadata: z.looseObject({ display_phone_number: nonEmpty, phone_number_id: idOrEmpty.optional() }),
+  contacts: z.array(z.looseObject({ wa_id: idOrEmpty.optional() })).optional(),
   messages: z.array(messageSchema).optional(),
   statuses: z.array(statusSchema).optional(),
 });
@@ -71,11 +84,11 @@ const changeSchema = z.looseObject({ field: nonEmpty, value: z.unknown() }).supe
 /** The Cloud API webhook envelope. */
 export const envelopeSchema = z.looseObject({
   object: z.literal('whatsapp_business_account'),
-  entry: z.array(z.looseObject({ id: z.string(), changes: z.array(changeSchema) })),
+  entry: z.array(z.looseObject({ id: idOrEmpty, changes: z.array(changeSchema) })),
 });
 
 /** Our inbound SMS (provider.md §2). */
-export const smsSchema = z.looseObject({ id: nonEmpty, from: phone, to: phone, text: z.string(), timestamp: timestamp.optional() });
+export const smsSchema = z.looseObject({ id: id(), from: phone, to: phone, text: z.string(), timestamp: timestamp.optional() });
 
 export type CloudMessage = z.infer<typeof messageSchema>;
 export type TextMessage = z.infer<typeof textMessage>;
@@ -105,6 +118,9 @@ export function parseResponseJson(text: string): FlowAnswer | string {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'response_json must hold a JSON object';
   const { flow_token: token, ...data } = parsed as Record<string, unknown>;
   if (typeof token !== 'string' || token === '') return 'response_json has no flow_token';
+  // The token finds the conversation (a lookup by a column of its own): the same rules as an id.
+  const problem = idProblem(token);
+  if (problem !== undefined) return `response_json's flow_token ${problem}`;
   return { token, data };
 }
 

@@ -14,7 +14,7 @@ function desk(opts: { reason?: unknown; timeoutMs?: number } = {}, expireAfterMs
       start: { on: { text: 'human' } },
       human: {
         entry: [say(text('Connecting you to a person.')), handoff(opts as never)],
-        after: { 120_000: { actions: [assign({ n: ({ context }) => context.n + 1 }), say(({ context }) => text(`Still looking for someone (${context.n}).`))], reenter: false } },
+        after: { 120000: { actions: [assign({ n: ({ context }) => context.n + 1 }), say(({ context }) => text(`Still looking for someone (${context.n}).`))], reenter: false } },
         on: { 'handoff.ended': 'back', 'handoff.timeout': 'back' },
       },
       back: { entry: say(({ event }) => text(`Back with the bot (${event.type}).`)), on: { text: 'human' } },

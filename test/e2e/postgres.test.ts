@@ -103,7 +103,7 @@ describe('colloquy on PostgreSQL', () => {
   it('says plainly when PostgreSQL cannot be reached, without a stack trace or the password', async () => {
     const r = await run(['serve', 'bots'], { COLLOQUY_DATABASE_URL: `postgres://app:${PASSWORD}@127.0.0.1:1/colloquy` });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('colloquy serve: PostgreSQL is unavailable: connect ECONNREFUSED 127.0.0.1:1');
+    expect(r.stderr).toContain('colloquy serve: postgres://app:***@127.0.0.1:1/colloquy: nothing accepts connections at 127.0.0.1:1 (connection refused)');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stderr + r.stdout).not.toContain(PASSWORD);
   });

@@ -80,6 +80,18 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await s.addAgentMessage({ conversationId: other.conversationId, agent: 'ana', outbound: text('hi'), idempotencyKey: 'k', now: T0 })).toMatchObject({ ok: true, duplicate: false });
     });
 
+    it("an idempotency key is bound to its request's fingerprint, and the holder is checked before it", async () => {
+      const { s, id } = await handedOff();
+      await s.claimHandoff(id, 'ana', W());
+      const msg = (agent: string, fingerprint: string) => s.addAgentMessage({ conversationId: id, agent, outbound: text('hello'), idempotencyKey: 'k', fingerprint, now: T0 });
+      const first = await msg('ana', 'fp-1');
+      expect(first).toMatchObject({ ok: true, duplicate: false });
+      expect(await msg('ana', 'fp-1')).toEqual({ ok: true, outboxId: (first as { outboxId: number }).outboxId, duplicate: true });
+      expect(await msg('ana', 'fp-2')).toMatchObject({ ok: false, reason: 'key_reused' });
+      expect(await msg('bob', 'fp-1')).toMatchObject({ ok: false, reason: 'taken' }); // not the holder: never the holder's row
+      expect(await allOutbound(s)).toHaveLength(1);
+    });
+
     it("holds a user's inbound once: done for the conversation, activity counted, handoff.message queued", async () => {
       const { s, id } = await handedOff();
       const h = (await s.openHandoff(id))!;

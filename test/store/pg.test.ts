@@ -19,7 +19,10 @@ describe('PostgreSQL store', () => {
     expect(err).toBeInstanceOf(StoreError);
     expect(err).not.toBeInstanceOf(VersionConflictError);
     expect((err as StoreUnavailableError).code).toBe('store_unavailable');
-    expect((err as Error).message).toMatch(/^PostgreSQL is unavailable: .*ECONNREFUSED/);
+    expect((err as StoreUnavailableError).reason).toBe('ECONNREFUSED');
+    expect((err as Error).message).toBe(
+      'postgres://colloquy@127.0.0.1:1/nowhere: nothing accepts connections at 127.0.0.1:1 (connection refused): is PostgreSQL running there, and are the host and port right?',
+    );
   });
 
   it('turns a statement cut off by the server into StoreUnavailableError, and carries on with a new connection', async () => {

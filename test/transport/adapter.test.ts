@@ -99,14 +99,26 @@ describe('createHttpAdapter: interactive', () => {
     expect(clock.sleeps).toHaveLength(1);
   });
 
-  it('a second 401 is a clear auth failure, and the token is nowhere in it', async () => {
+  it('a 401 that persists is retried with a fresh token and backoff within the retry budget, then fails as retryable; the token is nowhere in it', async () => {
     provider.handlers[MESSAGING] = (req) => ({ status: 401, body: { error: { code: 190, message: `token ${String(req.headers['authorization']).slice(7)} is invalid` } } });
     const f = failed(await make().send(interactive));
-    expect(f).toMatchObject({ kind: 'permanent', auth: true, status: 401, attempts: 2 });
-    expect(f.reason).toMatch(/refused the access token/);
-    expect(provider.count(TOKEN)).toBe(2);
-    expect(provider.count(MESSAGING)).toBe(2);
+    // The first refusal is retried at once (not counted); the next ones back off like a 503, within maxAttempts (3).
+    expect(f).toMatchObject({ kind: 'retryable', status: 401, attempts: 4 });
+    expect(f.auth).toBeUndefined();
+    expect(f.reason).toMatch(/refused the access token 4 times/);
+    expect(provider.count(TOKEN)).toBe(4);
+    expect(provider.count(MESSAGING)).toBe(4);
+    expect(clock.sleeps).toHaveLength(2);
+    expect(new Set(bearerOf(MESSAGING)).size).toBe(4);
     for (const bearer of bearerOf(MESSAGING)) expect(JSON.stringify(f)).not.toContain(String(bearer).slice(7));
+  });
+
+  it('a token refused twice (revoked again) gets through on the third, with one backoff', async () => {
+    provider.handlers[MESSAGING] = (_r, n) => (n <= 2 ? { status: 401 } : { body: { id: 'third' } });
+    const r = await make().send(interactive);
+    expect(r).toMatchObject({ ok: true, providerId: 'third', attempts: 3 });
+    expect(provider.count(TOKEN)).toBe(3);
+    expect(clock.sleeps).toHaveLength(1);
   });
 
   it('with a static messaging token, a 401 fails at once as an auth failure', async () => {
@@ -243,11 +255,11 @@ describe('createHttpAdapter: SMS', () => {
     expect(failed(await make().send(sms))).toMatchObject({ kind: 'retryable', providerCode: 19, attempts: 3 });
   });
 
-  it('code 1 (unauthorized) refreshes the token once, like a 401', async () => {
+  it('code 1 (unauthorized) refreshes the token, like a 401', async () => {
     provider.handlers[SMS] = () => ({ body: { code: 1, message: 'Unauthorized' } });
     const f = failed(await make().send(sms));
-    expect(f).toMatchObject({ kind: 'permanent', auth: true, providerCode: 1, attempts: 2 });
-    expect(provider.count(TOKEN)).toBe(2);
+    expect(f).toMatchObject({ kind: 'retryable', providerCode: 1, attempts: 4 });
+    expect(provider.count(TOKEN)).toBe(4);
   });
 
   it('the token never appears in a failure reason, even when the provider echoes it', async () => {
@@ -293,6 +305,14 @@ describe('createHttpAdapter: what is kept of an answer', () => {
     const f = failed(await adapter!.send(interactive));
     for (const t of [first, second, 's3cr3t-value']) expect(JSON.stringify(f)).not.toContain(t);
   });
+  it('keeps no NUL and no unkeepable id from an answer in what goes to columns of their own', async () => {
+    provider.handlers[SMS] = () => ({ body: { code: 0, mailingId: `m\u0000${'x'.repeat(5_000)}`, result: 'Applied\u0000' } });
+    const r = await make().send(sms);
+    expect(r).toMatchObject({ ok: true, providerId: undefined, sms: { mailingId: null, result: 'Applied\ufffd' } });
+    provider.handlers[MESSAGING] = () => ({ status: 400, body: { error: { code: 'bad\u0000code', message: 'no\u0000pe' } } });
+    const f = failed(await adapter!.send(interactive));
+    expect(`${f.reason} ${String(f.providerCode)}`).not.toContain('\u0000');
+  });
 });
 
 describe('createHttpAdapter: options', () => {
@@ -322,7 +342,7 @@ describe('createHttpAdapter: options', () => {
     provider.handlers[MESSAGING] = (req, n) =>
       n === 1 ? { status: 500, body: String(req.headers['authorization']) } : { status: 401, body: { error: { message: String(req.headers['authorization']) } } };
     const f = failed(await make({ logger: { debug: log, info: log, warn: log, error: log } }).send(interactive));
-    expect(f.auth).toBe(true);
+    expect(f.status).toBe(401);
     expect(lines.some((l) => l.includes('retrying'))).toBe(true);
     expect(lines.some((l) => l.includes('send failed'))).toBe(true);
     const all = lines.join('\n');
