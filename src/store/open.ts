@@ -11,7 +11,7 @@ import { migrate, type MigrationReport } from './migrate.js';
 import { migratePg } from './migrate-pg.js';
 import { openPgStore } from './pg.js';
 import { isPostgresUrl, PgDb, redactUrl } from './pg-db.js';
-import { openSqliteStore } from './sqlite.js';
+import { openSqliteStore, type SqliteSynchronous } from './sqlite.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
@@ -24,6 +24,8 @@ export interface OpenStoreOptions extends BusyOptions {
   readonly poolSize?: number;
   /** PostgreSQL only: how long a statement waits for a row lock before StoreUnavailableError (default 3 s). */
   readonly lockTimeoutMs?: number;
+  /** SQLite only: `full` (default) fsyncs every commit; `normal` may lose the last commits to a dead machine. */
+  readonly synchronous?: SqliteSynchronous | undefined;
 }
 
 /** Which kind of database a location names. */

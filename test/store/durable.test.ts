@@ -5,7 +5,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { openStore } from '../../src/store/open.js';
 import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.js';
 import { inbound, tempDir } from './helpers.js';
 
@@ -41,5 +43,25 @@ describe('the SQLite store’s durability', () => {
     const bad = { synchronous: 'off' } as unknown as Partial<SqliteStoreOptions>;
     expect(() => store(bad)).toThrow(ConfigError);
     expect(() => store(bad)).toThrow('synchronous: must be "full" or "normal", got "off"');
+  });
+});
+
+describe('COLLOQUY_SQLITE_SYNCHRONOUS', () => {
+  it('is full unless set to normal, and reaches the store opened from the configuration', async () => {
+    expect(loadConfig({}).sqliteSynchronous).toBeUndefined();
+    for (const [value, pragma] of [
+      [undefined, 2],
+      ['full', 2],
+      ['normal', 1],
+    ] as const) {
+      const config = loadConfig({ COLLOQUY_DB: join(tempDir(), 'env.db'), ...(value !== undefined && { COLLOQUY_SQLITE_SYNCHRONOUS: value }) });
+      const s = (await openStore({ url: config.db, synchronous: config.sqliteSynchronous })) as SqliteStore;
+      open.push(s);
+      expect(synchronous(s)).toBe(pragma);
+    }
+  });
+
+  it('stops the start on any other value, naming the variable', () => {
+    expect(() => loadConfig({ COLLOQUY_SQLITE_SYNCHRONOUS: 'off' })).toThrow('COLLOQUY_SQLITE_SYNCHRONOUS: must be one of full, normal, got "off"');
   });
 });
