@@ -53,6 +53,8 @@ export interface Config {
    * percent (undefined: 100; 0: V8's own heuristics, which grow it up to 4×).
    */
   readonly heapGrowthPercent?: number | undefined;
+  /** SQLite's `synchronous` (`COLLOQUY_SQLITE_SYNCHRONOUS`; undefined: `full`, every commit fsynced; `normal` trades durability against a dead machine for speed). */
+  readonly sqliteSynchronous?: 'full' | 'normal' | undefined;
   /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
   readonly agentToken?: string | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
@@ -110,6 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
     sendRate: int(get, 'COLLOQUY_SEND_RATE'),
     sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? defaultOf('COLLOQUY_SANDBOX_PUBLIC', false),
     heapGrowthPercent: int(get, 'COLLOQUY_HEAP_GROWTH_PERCENT'),
+    sqliteSynchronous: (oneOf(get, 'COLLOQUY_SQLITE_SYNCHRONOUS') ?? defaultOf('COLLOQUY_SQLITE_SYNCHRONOUS', '')) as 'full' | 'normal',
     sendLeaseMs,
     sendHeartbeatMs,
     ...lanes,

@@ -222,6 +222,14 @@ const VARS = [
     meaning: 'How far `colloquy serve` lets V8\u2019s old generation grow past what a full GC left live (0: V8\u2019s own heuristics).',
   },
   {
+    name: 'COLLOQUY_SQLITE_SYNCHRONOUS',
+    type: { kind: 'choice', values: ['full', 'normal'] },
+    default: 'full',
+    group: 'tuning',
+    meaning:
+      'SQLite\u2019s `synchronous` on the store\u2019s write connection. `full`: every commit fsyncs the WAL before the webhook answers 200, so an acknowledged message survives a power cut. `normal`: faster, safe against a crashed process but not against a dead machine.',
+  },
+  {
     name: 'COLLOQUY_UPDATE_TRANSCRIPTS',
     type: { kind: 'flag' },
     default: false,

@@ -68,7 +68,7 @@ export interface RunningServer {
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const logger = o.logger ?? silentLogger;
   const metrics = new Metrics({ processMetrics: o.processMetrics });
-  const store = o.store ?? (await openStore({ url: o.config.db, onBusy: (e) => countBusy(metrics, e) }));
+  const store = o.store ?? (await openStore({ url: o.config.db, synchronous: o.config.sqliteSynchronous, onBusy: (e) => countBusy(metrics, e) }));
   try {
     return await start(o, store, logger, metrics);
   } catch (err) {

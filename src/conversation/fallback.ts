@@ -7,6 +7,7 @@
 import type { Message } from '../messages/message.js';
 import { isInteractive } from '../messages/message.js';
 import type { FailureFollowUp, NewInbound, OutboxRecord } from '../store/types.js';
+import { deliveryRaw } from '../store/inbound-facts.js';
 import type { SendFailed } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import type { FallbackInfo, FallbackTrigger } from './fallback-info.js';
@@ -51,7 +52,7 @@ export function followUp(
     source: 'delivery',
     receivedAt: ctx.now,
     event: { type: 'delivery.failed', channel: row.channel, reason, code: failure.providerCode, hint: failure.hint, messageId: row.fallbackOf ?? row.id },
-    raw: { conversationId: row.conversationId, outbox: row.id },
+    raw: deliveryRaw({ conversationId: row.conversationId, outboxId: row.id }),
   };
   return { follow: { inbound }, fellBack: false };
 }

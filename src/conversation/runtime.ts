@@ -9,18 +9,17 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import { HANDOFF_TIMER_KEY } from '../store/handoff-types.js';
-import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, HandoffRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
 import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
-import { isUserEvent, replyEvent } from './events.js';
+import { replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
-import { commit, isExpired, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
+import { commit, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
 import { closeIncompatible, reportIncompatible, reportMigrated } from './incompatible.js';
 import { ServedBots } from './served.js';
-import { renameDelayKey } from './versions.js';
+import { decideTurn, factsToRead, firedEvent, isStaleFlow, SKIP_MESSAGES, type FactsToRead, type RunTurn, type TurnDecision, type TurnFacts, type TurnInputs } from './turn-policy.js';
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
@@ -377,41 +376,27 @@ export class Runtime {
 
   private async turn(newest: Bot, row: InboxRecord): Promise<void> {
     const key = { botId: row.botId, user: row.user };
-    const userEvent = isUserEvent(row.event);
-    let conv = await this.store.activeConversation(key);
-    let bot = conv ? (this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot ?? newest) : newest;
-    let expire: number | undefined;
-    if (conv && userEvent && isExpired(bot, conv, this.clock.now())) {
-      this.logger.info({ bot: bot.id, user: key.user, conversation: conv.id }, 'conversation expired after idling; starting a new one');
-      expire = conv.id;
-      conv = undefined;
-      bot = newest;
-    }
-    if (conv && userEvent && (await this.holdForAgent(bot, row, conv))) return;
-    const owner = (row.raw as { conversationId?: number } | null)?.conversationId;
-    // Your backend (source 'api') may start a conversation; a timer or delivery report may not.
-    if (!userEvent && row.source !== 'api' && (!conv || (owner !== undefined && owner !== conv.id))) {
-      // A timer or delivery report of a conversation that has ended: nothing to run.
-      await this.store.skipInbound(row.id, 'its conversation has ended', this.clock.now());
-      return;
-    }
-    const timerKey = row.source === 'timer' ? (row.raw as { key?: string } | null)?.key : undefined;
-    if (timerKey !== undefined && conv && (await this.store.timers(conv.id)).some((t) => t.key === timerKey)) {
-      // Its state was left and entered again after it fired: the new entry's own delay stands.
-      await this.store.skipInbound(row.id, 'its state was entered again after it fired', this.clock.now());
-      return;
-    }
-    let handoff: HandoffChange | undefined;
-    let timedOut: HandoffRecord | undefined;
-    if (timerKey === HANDOFF_TIMER_KEY && conv) {
-      const open = await this.store.openHandoff(conv.id);
-      if (!open || open.state !== 'waiting' || open.timeoutAt !== (row.raw as { fireAt?: number } | null)?.fireAt) {
-        await this.store.skipInbound(row.id, 'its handoff was claimed or ended before it timed out', this.clock.now());
-        return;
-      }
-      handoff = { timeout: { id: open.id } };
-      timedOut = open;
-    }
+    const conversation = await this.store.activeConversation(key);
+    const chosen = conversation && this.bots.choose(key.botId, conversation.botVersion, storedValue(conversation))?.bot;
+    const inputs: TurnInputs = { inbound: row, newest, conversation, chosen, now: this.clock.now() };
+    const d = decideTurn({ ...inputs, ...(await this.readFacts(row.id, factsToRead(inputs))) });
+    if (d.kind === 'skip') await this.store.skipInbound(row.id, SKIP_MESSAGES[d.reason], this.clock.now());
+    else if (d.kind === 'hold') await this.holdForAgent(row.id, d);
+    else await this.runTurn(key, row, d);
+  }
+
+  /** Reads what the turn's policy asked for. */
+  private async readFacts(inboxId: number, reads: FactsToRead | undefined): Promise<Pick<TurnFacts, 'handoff' | 'timerKeys'>> {
+    if (!reads) return {};
+    const timerKeys = reads.timers ? (await this.store.timers(reads.conversationId)).map((t) => t.key) : undefined;
+    const handoff = reads.handoff === undefined ? undefined : await this.store.openHandoff(reads.conversationId, reads.handoff === 'as-of-inbound' ? inboxId : undefined);
+    return { handoff, timerKeys };
+  }
+
+  /** Runs an inbound's event on its conversation's actor and commits what it did. */
+  private async runTurn(key: ConversationKey, row: InboxRecord, d: RunTurn): Promise<void> {
+    const { bot, conversation: conv, expire, channel, timerKey } = d;
+    if (expire !== undefined) this.logger.info({ bot: bot.id, user: key.user, conversation: expire }, 'conversation expired after idling; starting a new one');
     const existing = this.live.get(laneKey(key));
     const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
     const opened: Opened = reuse ? { live: existing, fresh: false } : await openActor(this.deps, bot, key, conv);
@@ -427,37 +412,26 @@ export class Runtime {
     if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
     // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
     if (conv) live.channel = conv.channel; // a fallback may have moved it since a live actor opened
-    const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
     if (channel) live.channel = channel;
-    const renameId = live.renameId;
-    // A delay that fired before a migration renamed its state is known by the state's new id now.
-    const fired = row.source === 'timer' && renameId ? { ...row.event, type: renameDelayKey(row.event.type, renameId) } : row.event;
+    const fired = firedEvent(row, live.renameId);
     const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, fired) : fired;
     let extra: readonly Message[] | undefined;
-    const staleFlow = event.type === 'flow' && conv !== undefined && event['token'] !== live.flowToken;
-    const handled = !staleFlow && live.handle.offer(event);
+    const handled = !isStaleFlow(event, conv, live.flowToken) && live.handle.offer(event);
     throwIfFailed(bot, live.handle);
-    if (!handled && userEvent && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
+    if (!handled && d.userActivity && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
     if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
-    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: userEvent, expire, extra, channel, handoff });
+    const handoff: HandoffChange | undefined = d.handoffTimeout && { timeout: { id: d.handoffTimeout.id } };
+    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: d.userActivity, expire, extra, channel, handoff });
     this.afterCommit(bot, key, live, result);
-    if (timedOut) this.handoffs.waited(timedOut, this.clock.now());
+    if (d.handoffTimeout) this.handoffs.waited(d.handoffTimeout, this.clock.now());
     this.afterHandoff(bot, result.handoff, expire);
   }
 
-  /**
-   * During a handoff the user's message is the agents', not the machine's: it is stored for the
-   * conversation (and sent to the connector) without a turn. Returns whether it was held.
-   */
-  private async holdForAgent(bot: Bot, row: InboxRecord, conv: ConversationRecord): Promise<boolean> {
-    // Also when the agent released it after this message arrived: the user wrote it to the agent.
-    const open = await this.store.openHandoff(conv.id, row.id);
-    if (!open) return false;
-    const channel = row.source === 'whatsapp' ? 'interactive' : row.source === 'sms' ? 'sms' : undefined;
-    await this.store.holdInbound(row.id, open, channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });
-    this.metrics.inc('colloquy_handoff_messages_total', { bot: bot.id, from: 'user' });
+  /** During a handoff the user's message is the agents', not the machine's: stored for the conversation (and sent to the connector) without a turn. */
+  private async holdForAgent(inboxId: number, d: Extract<TurnDecision, { kind: 'hold' }>): Promise<void> {
+    await this.store.holdInbound(inboxId, d.handoff, d.channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });
+    this.metrics.inc('colloquy_handoff_messages_total', { bot: d.bot.id, from: 'user' });
     this.handoffs.changed();
-    return true;
   }
 
   private afterHandoff(bot: Bot, change: HandoffChange | undefined, expired: number | undefined): void {

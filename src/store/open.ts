@@ -9,6 +9,7 @@ import type { BusyOptions } from './busy.js';
 import { isPostgresUrl, redactUrl } from './location.js';
 import type { MigrationReport } from './migration-types.js';
 import { openFailure } from './pg-failure.js';
+import type { SqliteSynchronous } from './sqlite.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
@@ -27,6 +28,8 @@ export interface OpenStoreOptions extends BusyOptions {
   readonly poolSize?: number;
   /** PostgreSQL only: how long a statement waits for a row lock before StoreUnavailableError (default 3 s). */
   readonly lockTimeoutMs?: number;
+  /** SQLite only: `full` (default) fsyncs every commit; `normal` may lose the last commits to a dead machine. */
+  readonly synchronous?: SqliteSynchronous | undefined;
 }
 
 /** Which kind of database a location names. */

@@ -12,6 +12,7 @@ import type {
   TimerSpec,
   TranscriptEntry,
 } from './types.js';
+import { decodeFacts, timerRaw } from './inbound-facts.js';
 
 type Row = Record<string, unknown>;
 
@@ -46,14 +47,17 @@ export function toConversation(r: Row): ConversationRecord {
 }
 
 export function toInbox(r: Row): InboxRecord {
+  const source = r['source'] as InboxRecord['source'];
+  const raw = json(r['raw']);
   return {
     id: Number(r['id']),
     providerId: String(r['provider_id']),
     botId: String(r['bot_id']),
     user: String(r['user_number']),
-    source: r['source'] as InboxRecord['source'],
+    source,
     event: json(r['event']) as InboxRecord['event'],
-    raw: json(r['raw']),
+    raw,
+    ...decodeFacts(source, raw),
     state: r['state'] as InboxRecord['state'],
     conversationId: num(r['conversation_id']),
     attempts: Number(r['attempts']),
@@ -128,7 +132,7 @@ export function toTimerInbound(t: Row, now: number): NewInbound {
     user: String(t['user_number']),
     source: 'timer',
     event: JSON.parse(String(t['event'])) as NewInbound['event'],
-    raw: { key: t['key'], fireAt: t['fire_at'], conversationId: t['conversation_id'] },
+    raw: timerRaw({ key: String(t['key']), fireAt: Number(t['fire_at']), conversationId: Number(t['conversation_id']) }),
     receivedAt: now,
   };
 }

@@ -1,12 +1,14 @@
 /**
  * The SQLite store (better-sqlite3, WAL). Reads answer at once; writes are queued and committed in
  * groups, one transaction per turn of the event loop (sqlite-batch.ts), each write in its own
- * savepoint; WAL checkpoints run in a worker thread (sqlite-checkpoint.ts). The async signatures
+ * savepoint; each COMMIT fsyncs the WAL (`synchronous = FULL`) before the writes' promises settle;
+ * WAL checkpoints run in a worker thread (sqlite-checkpoint.ts). The async signatures
  * are the port's, so a networked database implements the same interface.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
+import { ConfigError } from '../errors.js';
 import { sqliteDriver } from './drivers.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
@@ -53,7 +55,17 @@ export interface SqliteStoreOptions extends BusyOptions {
   readonly groupCommit?: GroupCommitOptions | undefined;
   /** When the worker thread checkpoints the WAL; `false` leaves it to SQLite, on commit. */
   readonly checkpoint?: CheckpointOptions | false | undefined;
+  /**
+   * How far a COMMIT reaches before a write's promise settles (default `full`). `full`: the WAL is
+   * fsynced at every (group) commit, so a write the caller was told about (a webhook answered 200)
+   * survives a power cut or an OS crash. `normal`: the WAL is fsynced only at checkpoints; faster,
+   * and still safe against a crashed process, but a dead machine can lose the last commits.
+   */
+  readonly synchronous?: SqliteSynchronous | undefined;
 }
+
+/** SQLite's `synchronous` setting for the store's connection (see {@link SqliteStoreOptions.synchronous}). */
+export type SqliteSynchronous = 'full' | 'normal';
 
 /** What the SQLite store's writes and checkpoints have done (for metrics). */
 export interface SqliteStoreStats extends WriteStats {
@@ -64,9 +76,13 @@ export interface SqliteStoreStats extends WriteStats {
 export function openSqliteStore(options: SqliteStoreOptions | string): SqliteStore {
   const o = typeof options === 'string' ? { path: options } : options;
   if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
+  if (o.synchronous !== undefined && o.synchronous !== 'full' && o.synchronous !== 'normal') {
+    throw new ConfigError('synchronous', `must be "full" or "normal", got ${JSON.stringify(o.synchronous)}`);
+  }
   const db = new (sqliteDriver())(o.path);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  // FULL: the write connection fsyncs the WAL in each COMMIT, before any promise of it settles.
+  db.pragma(`synchronous = ${o.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`); // opening may wait: nothing else runs yet
   db.pragma('foreign_keys = ON');
   if (o.migrate !== false) migrate(db, readMigrations(o.migrationsDir));

@@ -7,6 +7,8 @@ import type { HandoffChange, HandoffStore } from './handoff-types.js';
 export type * from './handoff-types.js';
 export type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
+import type { InboundFacts } from './inbound-facts.js';
+export type { DeliveryFailed, HandoffReleased, InboundFacts, TimerFired } from './inbound-facts.js';
 
 export type ConversationStatus = 'active' | 'done' | 'expired' | 'failed';
 
@@ -47,8 +49,11 @@ export interface NewInbound extends ConversationKey {
   readonly receivedAt: number;
 }
 
-/** A stored inbound. */
-export interface InboxRecord extends NewInbound {
+/**
+ * A stored inbound. Colloquy's own inbounds carry typed facts decoded from `raw` when the row is
+ * read: `timer` (source `timer`), `delivery` (source `delivery`), `release` (a handoff's end).
+ */
+export interface InboxRecord extends NewInbound, InboundFacts {
   readonly id: number;
   readonly state: 'pending' | 'done' | 'failed';
   readonly conversationId: number | null;

@@ -116,6 +116,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
         state: 'pending',
         event: { type: 'handoff.ended', by: 'ana', note: 'done' },
         raw: { conversationId: id },
+        release: { conversationId: id, handoffId: r.ok ? r.handoff.id : -1 },
       });
       expect(await s.releaseHandoff(id, 'ana', 'done', W())).toEqual({ ok: false, reason: 'none' });
       expect(await s.openHandoff(id)).toBeUndefined();

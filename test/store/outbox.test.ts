@@ -152,7 +152,7 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       const note = inbound({ providerId: 'delivery:1', source: 'delivery', event: { type: 'delivery.failed', channel: 'interactive', reason: 'x' }, raw: { conversationId: 1 } });
       const follow = { fallback: text('a', { kind: 'sms', channel: 'sms' }), inbound: note };
       expect(await store.failOutbound(1, undefined, T0 + 1, follow)).toBe(true);
-      expect(await store.nextInbound(ALICE)).toMatchObject({ providerId: 'delivery:1', source: 'delivery', state: 'pending' });
+      expect(await store.nextInbound(ALICE)).toMatchObject({ providerId: 'delivery:1', source: 'delivery', state: 'pending', delivery: { conversationId: 1 } });
       expect(await store.failOutbound(1, undefined, T0 + 2, follow)).toBe(true);
       expect((await allInbound(store)).map((r) => r.providerId)).toEqual(['delivery:1']);
       expect((await allOutbound(store)).filter((r) => r.fallbackOf === 1)).toHaveLength(1);

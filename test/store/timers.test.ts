@@ -90,6 +90,7 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
         source: 'timer',
         event: { type: 'xstate.after.due', payload: { x: 1 } },
         raw: { key: 'due', fireAt: T0 + 100, conversationId: 1 },
+        timer: { key: 'due', fireAt: T0 + 100, conversationId: 1 },
         state: 'pending',
         conversationId: null,
         attempts: 0,
