@@ -53,7 +53,7 @@ export interface Config {
    * percent (undefined: 100; 0: V8's own heuristics, which grow it up to 4×).
    */
   readonly heapGrowthPercent?: number | undefined;
-  /** SQLite's `synchronous` (`COLLOQUY_SQLITE_SYNCHRONOUS`; undefined: `full`, every commit fsynced; `normal` trades durability against a dead machine for speed). */
+  /** SQLite's `synchronous` (`COLLOQUY_SQLITE_SYNCHRONOUS`, default `full`, every commit fsynced; `normal` trades durability against a dead machine for speed). */
   readonly sqliteSynchronous?: 'full' | 'normal' | undefined;
   /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
   readonly agentToken?: string | undefined;

@@ -36,7 +36,7 @@ export { buttons, flow, list, sms, text, FLOW_TOKEN_PLACEHOLDER, type ButtonInit
 export type { ButtonsMessage, Choice, FlowMessage, InteractiveMessage, ListMessage, Message, SmsMessage, SmsOptions, TextMessage } from './messages/message.js';
 
 // A bot's own fallback policy: what it is told about a failed interactive send.
-export { UNREACHABLE_CODES } from './conversation/fallback.js';
+export { UNREACHABLE_CODES } from './conversation/fallback-info.js';
 export type { FallbackInfo, FallbackTrigger } from './conversation/fallback-info.js';
 
 // Handing a conversation to a person: the bot's action and the events it gets back.

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       maxBodyBytes: 1_048_576,
       sendRate: undefined,
+      sqliteSynchronous: 'full',
       sandboxPublic: false,
       sendLeaseMs: undefined,
       sendHeartbeatMs: undefined,

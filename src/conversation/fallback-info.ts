@@ -4,6 +4,9 @@
  */
 import type { Message } from '../messages/message.js';
 
+/** The Meta codes that mean the interactive channel cannot reach this user now. */
+export const UNREACHABLE_CODES: readonly number[] = [131047, 131026];
+
 /** Why a message is falling back. */
 export type FallbackTrigger = 'permanent' | 'retries-exhausted' | 'failed-status';
 

@@ -13,10 +13,7 @@ import type { Bot } from './bot.js';
 import type { FallbackInfo, FallbackTrigger } from './fallback-info.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
 
-export type { FallbackInfo, FallbackTrigger } from './fallback-info.js';
-
-/** The Meta codes that mean the interactive channel cannot reach this user now. */
-export const UNREACHABLE_CODES: readonly number[] = [131047, 131026];
+export { UNREACHABLE_CODES, type FallbackInfo, type FallbackTrigger } from './fallback-info.js';
 
 /** Whether the bot's policy sends this failure by SMS. */
 export function shouldFallBack(bot: Bot, row: OutboxRecord, info: FallbackInfo): boolean {

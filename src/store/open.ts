@@ -9,7 +9,7 @@ import type { BusyOptions } from './busy.js';
 import { isPostgresUrl, redactUrl } from './location.js';
 import type { MigrationReport } from './migration-types.js';
 import { openFailure } from './pg-failure.js';
-import type { SqliteSynchronous } from './sqlite.js';
+import type { SqliteSynchronous } from './sqlite-synchronous.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */

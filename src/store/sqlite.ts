@@ -8,8 +8,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { ConfigError } from '../errors.js';
 import { sqliteDriver } from './drivers.js';
+import { synchronousPragma, type SqliteSynchronous } from './sqlite-synchronous.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
 import { GroupCommit, type GroupCommitOptions, type WriteStats } from './sqlite-batch.js';
@@ -64,8 +64,7 @@ export interface SqliteStoreOptions extends BusyOptions {
   readonly synchronous?: SqliteSynchronous | undefined;
 }
 
-/** SQLite's `synchronous` setting for the store's connection (see {@link SqliteStoreOptions.synchronous}). */
-export type SqliteSynchronous = 'full' | 'normal';
+export type { SqliteSynchronous } from './sqlite-synchronous.js';
 
 /** What the SQLite store's writes and checkpoints have done (for metrics). */
 export interface SqliteStoreStats extends WriteStats {
@@ -76,13 +75,11 @@ export interface SqliteStoreStats extends WriteStats {
 export function openSqliteStore(options: SqliteStoreOptions | string): SqliteStore {
   const o = typeof options === 'string' ? { path: options } : options;
   if (o.path !== ':memory:') mkdirSync(dirname(o.path), { recursive: true });
-  if (o.synchronous !== undefined && o.synchronous !== 'full' && o.synchronous !== 'normal') {
-    throw new ConfigError('synchronous', `must be "full" or "normal", got ${JSON.stringify(o.synchronous)}`);
-  }
+  const synchronous = synchronousPragma(o.synchronous);
   const db = new (sqliteDriver())(o.path);
   db.pragma('journal_mode = WAL');
   // FULL: the write connection fsyncs the WAL in each COMMIT, before any promise of it settles.
-  db.pragma(`synchronous = ${o.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`); // opening may wait: nothing else runs yet
   db.pragma('foreign_keys = ON');
   if (o.migrate !== false) migrate(db, readMigrations(o.migrationsDir));

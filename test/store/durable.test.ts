@@ -48,7 +48,7 @@ describe('the SQLite store’s durability', () => {
 
 describe('COLLOQUY_SQLITE_SYNCHRONOUS', () => {
   it('is full unless set to normal, and reaches the store opened from the configuration', async () => {
-    expect(loadConfig({}).sqliteSynchronous).toBeUndefined();
+    expect(loadConfig({}).sqliteSynchronous).toBe('full');
     for (const [value, pragma] of [
       [undefined, 2],
       ['full', 2],
