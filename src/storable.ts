@@ -16,9 +16,14 @@ export const MAX_STATUS_LENGTH = 64;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** Why `value` cannot be an id (of at most `max` characters), or undefined when it can. Empty is the caller's to judge. */
+/**
+ * Why `value` cannot be an id (of at most `max` characters, counted as code points like the
+ * provider's limits, so an id a bot may send always comes back), or undefined when it can. Empty is
+ * the caller's to judge.
+ */
 export function idProblem(value: string, max = MAX_ID_LENGTH): string | undefined {
-  if (value.length > max) return `must be at most ${max} characters (got ${value.length})`;
+  const length = value.length > max ? codePoints(value) : value.length;
+  if (length > max) return `must be at most ${max} characters (got ${length})`;
   if (hasControl(value)) return 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)';
   if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (it has an unpaired surrogate)';
   return undefined;
@@ -29,6 +34,16 @@ export function bareTextProblem(value: string): string | undefined {
   if (value.includes('\u0000')) return 'must not contain NUL (U+0000)';
   if (LONE_SURROGATE.test(value)) return 'must be well-formed Unicode (it has an unpaired surrogate)';
   return undefined;
+}
+
+/** How many code points `value` has (an unpaired surrogate counts as one). */
+function codePoints(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0xdc00 || c > 0xdfff || i === 0 || (value.charCodeAt(i - 1) & 0xfc00) !== 0xd800) n++;
+  }
+  return n;
 }
 
 /** Whether `value` holds a C0 control (NUL included), DEL or a C1 control: never part of an id. */

@@ -3,6 +3,7 @@
  * (seed §2.1–2.4) and the limits of provider.md §3. The TypeScript types come from these.
  */
 import { z } from 'zod';
+import { idProblem } from '../storable.js';
 import { LIMITS, MEDIA_EXTENSIONS, charLength } from './limits.js';
 
 const digits = z.string().regex(/^[0-9]{6,20}$/, 'must be digits only (country code and number, no "+"), 6 to 20 of them');
@@ -13,6 +14,18 @@ function text(max: number, opts: { min?: number } = {}) {
     const n = charLength(s);
     if (n < min) ctx.addIssue({ code: 'custom', message: min === 1 ? 'must not be empty' : `must be at least ${min} characters` });
     if (n > max) ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters (has ${n})` });
+  });
+}
+
+/**
+ * An id the user's tap sends back (a button's, a list row's) or a flow token: {@link text}'s limits,
+ * and nothing the webhook would refuse when it comes back (a control character, an unpaired
+ * surrogate), so a bot can never offer a choice whose tap is lost.
+ */
+function idText(max: number) {
+  return text(max).superRefine((s, ctx) => {
+    const problem = idProblem(s, Number.POSITIVE_INFINITY);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
   });
 }
 
@@ -58,7 +71,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 const always = { when: (payload: { value: unknown }) => isObject(payload.value) };
 
 export const RowSchema = z.strictObject({
-  id: text(LIMITS.list.rowId),
+  id: idText(LIMITS.list.rowId),
   title: text(LIMITS.list.rowTitle),
   description: text(LIMITS.list.rowDescription).optional(),
 });
@@ -108,7 +121,7 @@ export const ListMessagesSchema = z
   }, always);
 
 export const ButtonSchema = z.strictObject({
-  id: text(LIMITS.buttons.id),
+  id: idText(LIMITS.buttons.id),
   title: text(LIMITS.buttons.title),
 });
 
@@ -167,7 +180,7 @@ export const FlowParametersSchema = z
     mode: z.enum(['draft', 'published']),
     flow_message_version: z.literal('3'),
     flow_id: text(200),
-    flow_token: text(512),
+    flow_token: idText(512),
     flow_cta: text(LIMITS.flow.cta).refine((s) => !emoji.test(s), 'must not contain emoji'),
     flow_action: z.enum(['navigate', 'data_exchange']),
     flow_action_payload: FlowActionPayloadSchema.optional(),

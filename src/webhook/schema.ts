@@ -118,8 +118,9 @@ export function parseResponseJson(text: string): FlowAnswer | string {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'response_json must hold a JSON object';
   const { flow_token: token, ...data } = parsed as Record<string, unknown>;
   if (typeof token !== 'string' || token === '') return 'response_json has no flow_token';
-  // The token finds the conversation (a lookup by a column of its own): the same rules as an id.
-  const problem = idProblem(token);
+  // The token finds the conversation (a lookup by a column of its own): what a column cannot hold is
+  // refused like an id's, but not its length: a lookup takes any, and a bot may send up to 512.
+  const problem = idProblem(token, Number.POSITIVE_INFINITY);
   if (problem !== undefined) return `response_json's flow_token ${problem}`;
   return { token, data };
 }

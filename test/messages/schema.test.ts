@@ -562,3 +562,27 @@ describe('every problem is reported', () => {
     expect(paths(b)).toEqual(['replyButtons.buttons[0]', 'replyButtons.buttons[1].title', 'replyButtons.buttons[2].title', 'replyButtons.buttons[2].id']);
   });
 });
+
+describe('ids a tap sends back', () => {
+  const astral = '\u{1F355}'; // one code point, two UTF-16 units
+
+  it('refuses a button id, a row id or a flow token the webhook could not take back, naming the field', () => {
+    const b = seed(SEED_BUTTONS_IMAGE_JSON);
+    b.replyButtons.buttons[0].id = 'small\tcrust';
+    expect(paths(b)).toEqual(['replyButtons.buttons[0].id']);
+    const l = seed(SEED_LIST_JSON);
+    l.listMessages.sections[0].messages[1].id = 'row\u0000';
+    expect(paths(l)).toEqual(['listMessages.sections[0].messages[1].id']);
+    const f = seed(SEED_FLOW_JSON);
+    f.flow.action.parameters.flow_token = 'tok\ud800';
+    expect(paths(f)).toEqual(['flow.action.parameters.flow_token']);
+  });
+
+  it('counts an id by code points, as the provider does: 256 pizzas make a valid button id', () => {
+    const b = seed(SEED_BUTTONS_IMAGE_JSON);
+    b.replyButtons.buttons[0].id = astral.repeat(LIMITS.buttons.id);
+    expect(issues(b)).toEqual([]);
+    b.replyButtons.buttons[0].id = astral.repeat(LIMITS.buttons.id + 1);
+    expect(paths(b)).toEqual(['replyButtons.buttons[0].id']);
+  });
+});
