@@ -5,7 +5,7 @@
  * repository's files in a temporary folder, with node_modules linked in minus what the case lacks.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,34 @@ describe('the colloquy command in a clone that was never built', () => {
     expect(r.stderr).toContain('this copy of Colloquy has not been built (no dist/), and tsx');
     expect(r.stderr).toContain('run `npm install` first');
     expect(r.stderr).not.toMatch(NO_TRACE);
+  });
+});
+
+describe('the colloquy command in a checkout whose dist/ is older than src/', () => {
+  /** A clone with a `.git` and a built command that only says it ran, dated a day before the sources. */
+  function staleClone(without: readonly string[] = []): string {
+    const dir = clone(without);
+    mkdirSync(join(dir, '.git'));
+    mkdirSync(join(dir, 'dist', 'cli'), { recursive: true });
+    const built = join(dir, 'dist', 'cli', 'main.js');
+    writeFileSync(built, "export async function main() { console.log('the old build ran'); return 0; }\n");
+    const dayAgo = new Date(Date.now() - 86_400_000);
+    utimesSync(built, dayAgo, dayAgo);
+    return dir;
+  }
+
+  it('runs from the sources, and says so, rather than the old build', async () => {
+    const r = await colloquy(staleClone(), ['--help']);
+    expect(r.code, explain(r)).toBe(0);
+    expect(r.stdout).toContain('Usage: colloquy <command>');
+    expect(r.stdout).not.toContain('the old build ran');
+    expect(r.stderr).toContain('dist/ is older than src/ in this checkout; running from the sources');
+  });
+
+  it('warns when tsx is not there to run the sources', async () => {
+    const r = await colloquy(staleClone(['tsx']), ['--help']);
+    expect(r.stdout).toContain('the old build ran');
+    expect(r.stderr).toContain('warning: dist/ is older than src/ in this checkout and tsx is not installed');
   });
 });
 
