@@ -7,5 +7,6 @@
 export type { DriverMissingError } from '../errors.js';
 export { openPgStore, PgStore, type PgStoreOptions } from '../store/pg.js';
 export { migratePg, readPgMigrations } from '../store/migrate-pg.js';
-export { PG_MIGRATIONS_DIR, type MigrationFile, type MigrationReport } from '../store/migrate.js';
+export { PG_MIGRATIONS_DIR } from '../store/migration-files.js';
+export type { MigrationFile, MigrationReport } from '../store/migration-types.js';
 export { copySqliteToPostgres, type CopyReport, type CopyOptions } from '../store/copy.js';

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 import { sqliteDriver } from './drivers.js';
-import { readMigrations } from './migrate.js';
+import { readMigrations } from './migration-files.js';
 import { migratePg } from './migrate-pg.js';
 import { PgDb, redactUrl, type Queryable } from './pg-db.js';
 import { openFailure } from './pg-failure.js';

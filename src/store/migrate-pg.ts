@@ -4,7 +4,8 @@
  * that several processes starting at once apply each file exactly once.
  */
 import { StoreError } from '../errors.js';
-import { checkApplied, readMigrations, PG_MIGRATIONS_DIR, type AppliedMigration, type MigrationFile, type MigrationReport } from './migrate.js';
+import { checkApplied, readMigrations, PG_MIGRATIONS_DIR, type AppliedMigration } from './migration-files.js';
+import type { MigrationFile, MigrationReport } from './migration-types.js';
 import { mapError, type PgDb } from './pg-db.js';
 
 /** The advisory lock key of migration runs (any constant; this one spells "colloquy"). */

@@ -2,35 +2,16 @@
  * The migration runner: ordered `NNNN_description.sql` files, each recorded with its checksum.
  * Refuses to run when an applied file has changed; applies each pending file in a transaction.
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 import { sqliteDriver } from './drivers.js';
+import { changed, checkApplied, readMigrations, type AppliedMigration } from './migration-files.js';
 import type { MigrationFile, MigrationReport } from './migration-types.js';
 
 export type { MigrationFile, MigrationReport } from './migration-types.js';
-
-/** The package's own SQLite migrations folder. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
-/** The package's own PostgreSQL migrations folder: the same file names as {@link MIGRATIONS_DIR}. */
-export const PG_MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/postgres/', import.meta.url));
-
-const NAME = /^(\d{4})_[a-z0-9_]+\.sql$/;
-
-/** Reads the migration files of a folder, in order. */
-export function readMigrations(dir: string = MIGRATIONS_DIR): MigrationFile[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.sql'))
-    .map((name) => {
-      if (!NAME.test(name)) throw new StoreError('migration_name', `Migration ${name} is not named NNNN_description.sql`);
-      const sql = readFileSync(`${dir}/${name}`, 'utf8');
-      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
-    })
-    .sort((a, b) => a.name.localeCompare(b.name));
-}
+export { changed, checkApplied, MIGRATIONS_DIR, PG_MIGRATIONS_DIR, readMigrations, type AppliedMigration } from './migration-files.js';
 
 /** Applies pending migrations; throws when an applied file changed or went missing. */
 export function migrate(db: Database.Database, files: readonly MigrationFile[] = readMigrations()): MigrationReport {
@@ -67,28 +48,6 @@ export function migrate(db: Database.Database, files: readonly MigrationFile[] =
     else done.add(file.name);
   }
   return { applied, alreadyApplied: [...done] };
-}
-
-/** A migration recorded as applied. */
-export interface AppliedMigration {
-  readonly name: string;
-  readonly checksum: string;
-}
-
-/** Checks that every applied migration's file is there unchanged; returns the applied names. */
-export function checkApplied(rows: readonly AppliedMigration[], files: readonly MigrationFile[]): Set<string> {
-  const byName = new Map(files.map((f) => [f.name, f]));
-  for (const row of rows) {
-    const file = byName.get(row.name);
-    if (!file) throw new StoreError('migration_missing', `Migration ${row.name} was applied but its file is gone`);
-    if (file.checksum !== row.checksum) throw changed(row.name, row.checksum, file.checksum);
-  }
-  return new Set(rows.map((r) => r.name));
-}
-
-/** The error for an applied migration whose file changed since. */
-export function changed(name: string, was: string, now: string): StoreError {
-  return new StoreError('migration_changed', `Migration ${name} changed after it was applied (checksum ${was.slice(0, 12)}… is now ${now.slice(0, 12)}…); add a new migration instead`);
 }
 
 /** Applies pending migrations to the SQLite file at `path` (created when missing), without opening a store. */
