@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
-import { api, serve, USER, walkToHandoff } from './helpers.js';
+import { api, serve, USER, user, walkToHandoff } from './helpers.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -91,6 +91,21 @@ describe.each(STORES)('Idempotency-Key on $name', ({ db }) => {
     expect(fresh.status).toBe(409); // no open handoff, and nothing under this key
     await s.runtime.idle();
     expect(await agentTexts(s, id)).toEqual(['Refund on its way.']);
+  });
+
+  it('a retry after the conversation ended is still the first message; a new message there is refused', async () => {
+    const { s, id, send } = await claimed();
+    const first = await send({ text: 'All sorted.' }, 'ana', 'k-end');
+    expect(first.status).toBe(202);
+    expect((await api(s, 'POST', `/agent/handoffs/${id}/release`, { agent: 'ana' })).status).toBe(200);
+    await s.runtime.idle();
+    await user(s, { type: 'reply.done', id: 'done', title: 'No, thank you', via: 'button' });
+    expect((await s.store.conversation(id))?.status).not.toBe('active');
+    expect(await send({ text: 'All sorted.' }, 'ana', 'k-end')).toMatchObject({ status: 200, json: { duplicate: true, outboxId: first.json.outboxId } });
+    const fresh = await send({ text: 'One more thing.' }, 'ana', 'k-late');
+    expect(fresh.status).toBe(409);
+    expect(fresh.json.error.message).toMatch(/has ended/);
+    expect((await send({ text: 'All sorted.' }, 'bob', 'k-end')).status).toBe(409);
   });
 
   it('the key is per conversation: the same key on another conversation is a new message', async () => {
