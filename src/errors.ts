@@ -193,21 +193,43 @@ export function isStoreUnavailable(err: unknown): err is StoreUnavailableError {
   return err instanceof StoreUnavailableError;
 }
 
-/** PostgreSQL's SQLSTATEs of a value that can never be stored: class 22 (data exception) and 54 (program limit). */
-const UNSTORABLE_STATE = /^(22[0-9A-Z]{3}|54[0-9A-Z]{3})$/;
-const UNSTORABLE_SQLITE = new Set(['SQLITE_TOOBIG', 'SQLITE_MISMATCH']);
+/**
+ * The store failures a payload's values can cause, so that writing them again fails the same way,
+ * each with what it means (never the value itself). PostgreSQL's SQLSTATEs, then SQLite's codes.
+ * Any other failure, in class 22 or not, is the server's and stays a 5xx.
+ */
+const UNSTORABLE = new Map([
+  ['22001', 'a string too long for its column'],
+  ['22003', 'a number out of range'],
+  ['22021', 'a byte sequence invalid in the encoding'],
+  ['22P02', 'a value of invalid syntax for its type'],
+  ['22P05', 'a character the encoding cannot hold'],
+  ['54000', 'a value over a program limit (such as an index row too large)'],
+  ['SQLITE_TOOBIG', 'a string or blob too big'],
+  ['SQLITE_MISMATCH', 'a value of the wrong type for its column'],
+]);
+
+/**
+ * Why a store failure is about the values written (see {@link isUnstorable}): its code and what it
+ * means, without the value; undefined for any other failure. Looks through `cause`s.
+ */
+export function unstorableReason(err: unknown): string | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof StoreUnavailableError) return undefined;
+    const code = (e as { code?: unknown }).code;
+    const meaning = typeof code === 'string' ? UNSTORABLE.get(code) : undefined;
+    if (meaning !== undefined) return `${code}: ${meaning}`;
+  }
+  return undefined;
+}
 
 /**
  * Whether a store failure is about the values written, so that writing them again fails the same
- * way (PostgreSQL: 22021 invalid byte sequence, 22P05 untranslatable character, 22001 string too
- * long, 54000 an index row too large…; SQLite: a string or blob too big). Such input is refused
- * with a 4xx, never answered "try again later". Looks through `cause`s.
+ * way (PostgreSQL: 22001 string too long, 22003 number out of range, 22021 invalid byte sequence,
+ * 22P02 invalid text representation, 22P05 untranslatable character, 54000 program limit such as
+ * an index row too large; SQLite: TOOBIG, MISMATCH). Such input is refused with a 4xx, never
+ * answered "try again later". Looks through `cause`s.
  */
 export function isUnstorable(err: unknown): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof StoreUnavailableError) return false;
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && (UNSTORABLE_STATE.test(code) || UNSTORABLE_SQLITE.has(code))) return true;
-  }
-  return false;
+  return unstorableReason(err) !== undefined;
 }

@@ -9,11 +9,25 @@
  * replaced by `censor` (default `[redacted]`), in strings at any depth and in object keys. The
  * value itself comes back when it holds none. A provider that echoes the request (its `Authorization` header, a token,
  * the client secret) in any field of its answer would otherwise put them in the database and logs.
- * Secrets shorter than 4 characters are ignored (they would blank out ordinary text).
+ * Each secret is also redacted in the forms a request carries it in, URL-encoded
+ * (`encodeURIComponent`) and form-encoded (`URLSearchParams`, `+` for a space), since an answer
+ * may echo the request's form body. Secrets shorter than 4 characters are ignored (they would
+ * blank out ordinary text).
  */
 export function redact<T>(value: T, secrets: readonly (string | undefined)[], censor = '[redacted]'): T {
   const live = secrets.filter((s): s is string => s !== undefined && s.length >= 4);
-  return live.length === 0 ? value : (scrub(value, { secrets: live, censor }, 0) as T);
+  return live.length === 0 ? value : (scrub(value, { secrets: withEncodings(live), censor }, 0) as T);
+}
+
+/** Every secret as is, URL-encoded and form-encoded; the longest first, so none leaves a piece of another. */
+function withEncodings(secrets: readonly string[]): string[] {
+  const all = new Set<string>();
+  for (const s of secrets) {
+    all.add(s);
+    all.add(encodeURIComponent(s));
+    all.add(new URLSearchParams({ s }).toString().slice('s='.length));
+  }
+  return [...all].sort((a, b) => b.length - a.length);
 }
 
 interface Scrub {

@@ -17,7 +17,8 @@ import { summarize, type TranscriptLine } from './handoff-lines.js';
 
 /**
  * Why an agent's request was refused: `not_found` (404), `conflict` (409), `invalid` (400), or
- * `idempotency_key_reused` (422: the key came before with another request).
+ * `idempotency_key_reused` (422: the key came before with another body from the same agent; the
+ * same key from another agent is a 409 `conflict`).
  */
 export class HandoffError extends ColloquyError {
   override name = 'HandoffError';
@@ -130,7 +131,9 @@ export class HandoffDesk {
     const conv = await this.conversationOrThrow(conversationId);
     const bot = this.d.bot(conv.botId);
     if (!bot) throw new HandoffError('not_found', `conversation ${conversationId} belongs to bot "${conv.botId}", which this server does not serve`);
-    if (conv.status !== 'active') throw new HandoffError('conflict', `conversation ${conversationId} has ended (${conv.status}); nothing is sent`);
+    const ended = new HandoffError('conflict', `conversation ${conversationId} has ended (${conv.status}); nothing is sent`);
+    // With a key, an ended conversation may still answer a retry of a message queued before it ended.
+    if (conv.status !== 'active' && idempotencyKey === undefined) throw ended;
     let outbound;
     try {
       outbound = toOutbound(message, { bot, user: conv.user, sender: bot.options.sender ?? this.d.sender, flowToken: conv.flowToken, channel: conv.channel, sms: this.d.sms }, `agent ${agent}`);
@@ -140,7 +143,7 @@ export class HandoffDesk {
     }
     const fingerprint = idempotencyKey === undefined ? undefined : requestFingerprint(conversationId, agent, request);
     const r = await this.d.store.addAgentMessage({ conversationId, agent: checkAgent(agent), outbound, idempotencyKey, fingerprint, now: this.d.clock.now() });
-    if (!r.ok) throw refusal(r, conv, 'message', idempotencyKey);
+    if (!r.ok) throw conv.status !== 'active' && r.reason === 'none' ? ended : refusal(r, conv, 'message', idempotencyKey);
     if (!r.duplicate) {
       this.d.metrics.inc('colloquy_handoff_messages_total', { bot: conv.botId, from: 'agent' });
       this.d.wakeDispatcher();
@@ -222,11 +225,19 @@ function checkAgent(agent: string): string {
 }
 
 function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release', key?: string): HandoffError {
-  const keyed = key === undefined ? '' : ` (Idempotency-Key ${JSON.stringify(key)}: nothing was queued)`;
+  // The key was looked up first: a refusal past it means no message was queued under this key.
+  const keyed = key === undefined ? '' : ` (Idempotency-Key ${JSON.stringify(key)}: no message is queued under it)`;
   if (r.reason === 'key_reused') {
     return new HandoffError(
       'idempotency_key_reused',
-      `Idempotency-Key ${JSON.stringify(key)} was already used on conversation ${conv.id} for another body (or another agent): nothing was queued; send a new message with a new key`,
+      `Idempotency-Key ${JSON.stringify(key)} was already used on conversation ${conv.id} for another body: this request queued nothing; send a new message with a new key`,
+      'Idempotency-Key',
+    );
+  }
+  if (r.reason === 'key_taken') {
+    return new HandoffError(
+      'conflict',
+      `Idempotency-Key ${JSON.stringify(key)} was already used on conversation ${conv.id} by another agent: this request queued nothing; send with a key of your own`,
       'Idempotency-Key',
     );
   }

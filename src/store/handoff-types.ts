@@ -70,7 +70,7 @@ export type HandoffEventOutcome = { readonly sent: true } | { readonly sent: fal
  * Why an agent's action was refused: no open handoff, another agent holds it, or (a message) its
  * Idempotency-Key was used before for another request.
  */
-export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken' | 'key_reused'; readonly handoff?: HandoffRecord | undefined };
+export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken' | 'key_reused' | 'key_taken'; readonly handoff?: HandoffRecord | undefined };
 
 /** An agent's message, to queue in the outbox. */
 export interface AgentMessage {
@@ -118,7 +118,11 @@ export interface HandoffStore {
    * False when the inbound was not pending (another process took it).
    */
   holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean>;
-  /** Queues an agent's message, if the handoff is claimed by that agent; a known key returns its row. */
+  /**
+   * Queues an agent's message, if the handoff is claimed by that agent. A key already used on the
+   * conversation is looked up first: the same agent and body return its row whatever the handoff
+   * is now; another body is `key_reused`, another agent `key_taken`.
+   */
   addAgentMessage(m: AgentMessage): Promise<{ ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal>;
   /** Closes open handoffs whose conversation is no longer active (expired); returns how many. */
   closeOrphanHandoffs(w: HandoffWrite): Promise<number>;

@@ -20,7 +20,7 @@ import {
 } from './handoff-types.js';
 import { prepared, type PgDb, type Queryable } from './pg-db.js';
 import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
-import { sameRequest, toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
@@ -205,19 +205,18 @@ export class PgHandoffs implements HandoffStore {
 
   async addAgentMessage(m: AgentMessage): Promise<Queued> {
     return this.db.tx(async (q): Promise<Queued> => {
-      // The holder first: a key is never an answer for an agent who may not write here.
+      // The key first: a retry of a message that was queued is that message, whatever the handoff is now.
       const h = await lockOpen(q, m.conversationId);
-      if (!h) return { ok: false, reason: 'none' };
-      if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
       const known = async (): Promise<Queued | undefined> => {
         const k = (await q.query<Row>(PGH.outboxByKey, [m.conversationId, m.idempotencyKey])).rows[0];
-        if (!k) return undefined;
-        return sameRequest(k, m) ? { ok: true, outboxId: Number(k['id']), duplicate: true } : { ok: false, reason: 'key_reused', handoff: h };
+        return k && keyAnswer(k, m, h);
       };
       if (m.idempotencyKey !== undefined) {
         const k = await known();
         if (k) return k;
       }
+      if (!h) return { ok: false, reason: 'none' };
+      if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
       const o = m.outbound;
       const fingerprint = m.idempotencyKey === undefined ? null : (m.fingerprint ?? null);
       const r = await q.query<{ id: number }>(PGH.insertOutbox, [

@@ -12,6 +12,7 @@ import type {
   TimerSpec,
   TranscriptEntry,
 } from './types.js';
+import type { HandoffRefusal } from './handoff-types.js';
 import { decodeFacts, timerRaw } from './inbound-facts.js';
 
 type Row = Record<string, unknown>;
@@ -193,11 +194,18 @@ export function mergeTranscript(inbox: readonly Row[], outbox: readonly OutboxRe
 }
 
 /**
- * Whether an outbox row queued under an Idempotency-Key is the request `m` again: the same agent
- * and the same fingerprint. A row queued before fingerprints were kept has none: the agent decides.
+ * The answer to an agent's message whose Idempotency-Key is already on `row`, whatever the handoff
+ * is now: the same agent with the same fingerprint is that message again; the same agent with
+ * another body is `key_reused`; another agent is `key_taken`, and learns nothing of the row. A row
+ * queued before fingerprints were kept has none: the agent decides.
  */
-export function sameRequest(row: Row, m: { readonly agent: string; readonly fingerprint?: string | undefined }): boolean {
-  if (row['agent'] !== m.agent) return false;
+export function keyAnswer(
+  row: Row,
+  m: { readonly agent: string; readonly fingerprint?: string | undefined },
+  handoff: HandoffRecord | undefined,
+): { ok: true; outboxId: number; duplicate: true } | HandoffRefusal {
+  if (row['agent'] !== m.agent) return { ok: false, reason: 'key_taken', handoff };
   const stored = row['idempotency_fingerprint'];
-  return typeof stored !== 'string' || m.fingerprint === undefined || stored === m.fingerprint;
+  const same = typeof stored !== 'string' || m.fingerprint === undefined || stored === m.fingerprint;
+  return same ? { ok: true, outboxId: Number(row['id']), duplicate: true } : { ok: false, reason: 'key_reused', handoff };
 }

@@ -19,7 +19,7 @@ import {
   type HandoffStore,
   type HandoffWrite,
 } from './handoff-types.js';
-import { sameRequest, toHandoff, toHandoffEvent, toInbox } from './rows.js';
+import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from './rows.js';
 import { OPEN_HANDOFF } from './sql.js';
 import type { ChannelName, TurnCommit } from './types.js';
 
@@ -165,14 +165,14 @@ export class SqliteHandoffs {
   }
 
   addAgentMessage(m: AgentMessage): { ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal {
-    // The holder first: a key is never an answer for an agent who may not write here.
+    // The key first: a retry of a message that was queued is that message, whatever the handoff is now.
     const h = this.openRow(m.conversationId);
-    if (!h) return { ok: false, reason: 'none' };
-    if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
     if (m.idempotencyKey !== undefined) {
       const known = this.q.outboxByKey.get(m.conversationId, m.idempotencyKey) as Row | undefined;
-      if (known) return sameRequest(known, m) ? { ok: true, outboxId: Number(known['id']), duplicate: true } : { ok: false, reason: 'key_reused', handoff: h };
+      if (known) return keyAnswer(known, m, h);
     }
+    if (!h) return { ok: false, reason: 'none' };
+    if (h.state !== 'claimed' || h.agent !== m.agent) return { ok: false, reason: 'taken', handoff: h };
     const o = m.outbound;
     const r = this.q.insertOutbox.run({
       conversationId: m.conversationId,

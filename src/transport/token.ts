@@ -201,7 +201,7 @@ function formEncode(s: string): string {
 /** An RFC 6749 §5.2 error answer as an error: bad credentials are an {@link AuthError}. */
 function tokenError(status: number, body: Record<string, unknown> | undefined, secrets: readonly (string | undefined)[]): TransportError {
   const code = typeof body?.['error'] === 'string' ? body['error'] : undefined;
-  const described = typeof body?.['error_description'] === 'string' ? `: ${redact(body['error_description'].slice(0, 200).replaceAll('\u0000', '\ufffd'), secrets)}` : '';
+  const described = typeof body?.['error_description'] === 'string' ? `: ${redact(body['error_description'], secrets).slice(0, 200).replaceAll('\u0000', '\ufffd')}` : '';
   if ((code !== undefined && CONFIG_ERRORS.has(code)) || (code === undefined && status === 401)) {
     const message = `The identity provider refused the client credentials (HTTP ${status}${code ? `, ${code}` : ''}${described}); check clientId, clientSecret and authMethod`;
     return new AuthError(message, { status, providerCode: code });

@@ -1,7 +1,8 @@
 /**
  * From a parsed POST body to what the runtime commits: the inbounds (routed to their bots) and the
  * statuses. Everything is validated and routed before anything is stored, so a bad payload stores
- * nothing.
+ * nothing. The one exception is a value the database refuses though it passed validation: that item
+ * alone is refused (422 `unstorable`, naming it), and the delivery's other items are stored.
  *
  * Routing is by number only. A message to a number no bot serves refuses the whole request (422,
  * nothing stored). A status about a number no bot serves is acknowledged and dropped: it carries
@@ -9,6 +10,8 @@
  * only make the provider deliver it again and again.
  */
 import type { Inbound, Runtime } from '../conversation/runtime.js';
+import { formatPath, type Issue, unstorableReason } from '../errors.js';
+import { errorInfo } from '../log.js';
 import { WebhookError, schemaError } from './errors.js';
 import { eventOf, smsEventOf } from './events.js';
 import { digitsOf, type BotNumbers } from './numbers.js';
@@ -22,6 +25,8 @@ export type StatusInput = Parameters<Runtime['receiveStatus']>[0];
 export interface Batch {
   readonly inbounds: readonly Inbound[];
   readonly statuses: readonly StatusInput[];
+  /** Where each inbound, then each status, is in the payload: `entry[0].changes[0].value.messages[1]`. */
+  readonly paths: readonly (readonly (string | number)[])[];
   /** Statuses about numbers no bot serves: acknowledged, not stored. */
   readonly ignoredStatuses: number;
 }
@@ -31,18 +36,25 @@ export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
   const envelope = commonEnvelope(json) ?? parsedEnvelope(json);
   const inbounds: Inbound[] = [];
   const statuses: StatusInput[] = [];
+  const inboundPaths: (string | number)[][] = [];
+  const statusPaths: (string | number)[][] = [];
   let ignoredStatuses = 0;
   envelope.entry.forEach((entry, e) => {
     entry.changes.forEach((change, c) => {
       if (change.field !== 'messages') return; // other subscriptions are acknowledged and ignored
       const value = change.value as MessagesValue;
-      inbounds.push(...messagesOf(value, numbers, `entry[${e}].changes[${c}].value`));
+      const at = ['entry', e, 'changes', c, 'value'];
+      const messages = messagesOf(value, numbers, `entry[${e}].changes[${c}].value`);
+      inbounds.push(...messages);
+      inboundPaths.push(...messages.map((_, m) => [...at, 'messages', m]));
       const about = value.statuses ?? [];
-      if (numbers.serves(value.metadata.display_phone_number)) statuses.push(...about.map(statusOf));
-      else ignoredStatuses += about.length;
+      if (numbers.serves(value.metadata.display_phone_number)) {
+        statuses.push(...about.map(statusOf));
+        statusPaths.push(...about.map((_, i) => [...at, 'statuses', i]));
+      } else ignoredStatuses += about.length;
     });
   });
-  return { inbounds, statuses, ignoredStatuses };
+  return { inbounds, statuses, paths: [...inboundPaths, ...statusPaths], ignoredStatuses };
 }
 
 function parsedEnvelope(json: unknown): Envelope {
@@ -78,7 +90,7 @@ export function smsBatch(json: unknown, numbers: BotNumbers): Batch {
   const botId = routeTo(numbers, sms.to, 'to');
   // SMS ids live in their own namespace, apart from WhatsApp ids and our own (`timer:`, `delivery:`).
   const inbound: Inbound = { botId, user: digitsOf(sms.from), providerId: `sms:${sms.id}`, source: 'sms', event: smsEventOf(sms), raw: sms };
-  return { inbounds: [inbound], statuses: [], ignoredStatuses: 0 };
+  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0 };
 }
 
 function routeTo(numbers: BotNumbers, number: string, field: string): string {
@@ -98,12 +110,52 @@ export interface BatchResult {
   readonly ignoredStatuses?: number;
 }
 
-/** Commits a batch: every inbound in the inbox (in order), then every status. */
+/**
+ * Commits a batch: every inbound in the inbox (in order), then every status, each on its own. An
+ * item the database refuses for its values is logged and skipped, and the others are stored; then
+ * the request is refused, 422 `unstorable`, naming those items (a redelivery dedupes the others).
+ * Any other failure stops there and is thrown.
+ */
 export async function commitBatch(runtime: Runtime, batch: Batch): Promise<BatchResult> {
   let duplicates = 0;
-  for (const inbound of batch.inbounds) {
-    if ((await runtime.receive(inbound)).duplicate) duplicates++;
+  const refused: Refused[] = [];
+  const each = async (n: number, store: () => Promise<unknown>): Promise<void> => {
+    try {
+      await store();
+    } catch (err) {
+      const reason = unstorableReason(err);
+      if (reason === undefined) throw err;
+      const path = batch.paths[n] ?? [];
+      // The reason by its code only: a driver's message may quote the value, and logs never hold the payload.
+      runtime.logger.error({ path: formatPath(path), reason }, 'webhook item refused: the database cannot store a value in it');
+      refused.push({ path, reason, detail: errorInfo(err).message });
+    }
+  };
+  for (const [n, inbound] of batch.inbounds.entries()) {
+    await each(n, async () => {
+      if ((await runtime.receive(inbound)).duplicate) duplicates++;
+    });
   }
-  for (const status of batch.statuses) await runtime.receiveStatus(status);
+  for (const [n, status] of batch.statuses.entries()) await each(batch.inbounds.length + n, () => runtime.receiveStatus(status));
+  if (refused.length > 0) throw unstorableError(refused, batch.inbounds.length + batch.statuses.length);
   return { received: batch.inbounds.length, duplicates, statuses: batch.statuses.length, ...(batch.ignoredStatuses > 0 && { ignoredStatuses: batch.ignoredStatuses }) };
+}
+
+/** An item the database refused: where, why (by code), and the driver's own words. */
+interface Refused {
+  readonly path: readonly (string | number)[];
+  readonly reason: string;
+  readonly detail: string;
+}
+
+/**
+ * The answer when items were refused: which and why. The message (which is logged) names codes
+ * only; each issue adds the driver's words, for the sender of the payload.
+ */
+function unstorableError(refused: readonly Refused[], items: number): WebhookError {
+  const which = refused.map((r) => `${formatPath(r.path)} (${r.reason})`).join('; ');
+  const others = items - refused.length;
+  const rest = others === 0 ? 'nothing else was in the request' : `the other ${others} ${others === 1 ? 'item was' : 'items were'} stored`;
+  const issues: Issue[] = refused.map((r) => ({ path: r.path, message: `${r.reason} (${r.detail})` }));
+  return new WebhookError(422, 'unstorable', `${refused.length} of ${items} items hold a value the database cannot store, refused for good (not retried): ${which}; ${rest}`, issues);
 }

@@ -5,7 +5,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { Runtime } from '../conversation/runtime.js';
-import { ColloquyError, ConfigError, isStoreUnavailable, isUnstorable } from '../errors.js';
+import { ColloquyError, ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson, requireSignature } from './body.js';
@@ -80,7 +80,7 @@ async function receive(ctx: Context, route: Route, req: Request, res: Response, 
   if (ctx.secret !== undefined) requireSignature(req, raw, ctx.secret);
   const batch = toBatch(parseJson(raw), ctx.numbers);
   const result = await commitBatch(ctx.runtime, batch).catch((err: unknown) => {
-    throw storeError(err);
+    throw err instanceof WebhookError ? err : storeError(err);
   });
   ctx.runtime.logger.debug({ route, ...result }, 'webhook committed');
   answerOk(res, { ok: true, ...result });
@@ -110,11 +110,6 @@ function storeError(err: unknown): WebhookError {
   }
   if (isStoreUnavailable(err)) {
     return new WebhookError(503, 'store_unavailable', 'The database is busy right now; deliver again later', undefined, { cause: err });
-  }
-  if (isUnstorable(err)) {
-    // The same payload would fail the same way on every delivery: refuse it for good, and say why.
-    const why = err instanceof Error ? err.message : String(err);
-    return new WebhookError(422, 'unstorable', `The payload holds a value the database cannot store (${why}); it is refused, not retried`, undefined, { cause: err });
   }
   return new WebhookError(500, 'internal', 'The inbound could not be stored; deliver again later', undefined, { cause: err });
 }

@@ -80,7 +80,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await s.addAgentMessage({ conversationId: other.conversationId, agent: 'ana', outbound: text('hi'), idempotencyKey: 'k', now: T0 })).toMatchObject({ ok: true, duplicate: false });
     });
 
-    it("an idempotency key is bound to its request's fingerprint, and the holder is checked before it", async () => {
+    it("an idempotency key is bound to its request's fingerprint and agent, and looked up before the holder", async () => {
       const { s, id } = await handedOff();
       await s.claimHandoff(id, 'ana', W());
       const msg = (agent: string, fingerprint: string) => s.addAgentMessage({ conversationId: id, agent, outbound: text('hello'), idempotencyKey: 'k', fingerprint, now: T0 });
@@ -88,7 +88,30 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(first).toMatchObject({ ok: true, duplicate: false });
       expect(await msg('ana', 'fp-1')).toEqual({ ok: true, outboxId: (first as { outboxId: number }).outboxId, duplicate: true });
       expect(await msg('ana', 'fp-2')).toMatchObject({ ok: false, reason: 'key_reused' });
-      expect(await msg('bob', 'fp-1')).toMatchObject({ ok: false, reason: 'taken' }); // not the holder: never the holder's row
+      const bob = await msg('bob', 'fp-1'); // another agent: refused, never the holder's row
+      expect(bob).toMatchObject({ ok: false, reason: 'key_taken' });
+      expect(bob).not.toHaveProperty('outboxId');
+      expect(await allOutbound(s)).toHaveLength(1);
+    });
+
+    it('a retry with a known key after the handoff was released is the first message; another agent or body is still refused', async () => {
+      const { s, id } = await handedOff();
+      await s.claimHandoff(id, 'ana', W());
+      const msg = (agent: string, fingerprint: string, key = 'k') => s.addAgentMessage({ conversationId: id, agent, outbound: text('hello'), idempotencyKey: key, fingerprint, now: T0 });
+      const first = await msg('ana', 'fp-1');
+      expect(first).toMatchObject({ ok: true, duplicate: false });
+      expect(await s.releaseHandoff(id, 'ana', undefined, W())).toMatchObject({ ok: true });
+      expect(await msg('ana', 'fp-1')).toEqual({ ok: true, outboxId: (first as { outboxId: number }).outboxId, duplicate: true });
+      expect(await msg('ana', 'fp-2')).toMatchObject({ ok: false, reason: 'key_reused' });
+      const bob = await msg('bob', 'fp-1');
+      expect(bob).toMatchObject({ ok: false, reason: 'key_taken' });
+      expect(bob).not.toHaveProperty('outboxId');
+      expect(await msg('ana', 'fp-1', 'k-new')).toEqual({ ok: false, reason: 'none' }); // a new key: the holder check, as always
+      // Claimed again by another agent: the key still answers only its own agent.
+      await s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: OPEN }));
+      await s.claimHandoff(id, 'bob', W());
+      expect(await msg('bob', 'fp-1')).toMatchObject({ ok: false, reason: 'key_taken' });
+      expect(await msg('ana', 'fp-1')).toEqual({ ok: true, outboxId: (first as { outboxId: number }).outboxId, duplicate: true });
       expect(await allOutbound(s)).toHaveLength(1);
     });
 

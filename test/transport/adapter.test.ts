@@ -275,6 +275,19 @@ describe('createHttpAdapter: SMS', () => {
 describe('createHttpAdapter: what is kept of an answer', () => {
   const tokensSeen = () => bearerOf(MESSAGING).map((b) => String(b).slice(7));
 
+  it('an identity provider echoing the form body keeps no form of the client secret in the failure', async () => {
+    const secret = 'p+ss/w=rd with space';
+    provider.handlers[TOKEN] = (req) => ({ status: 401, body: { error: 'invalid_client', error_description: `rejected ${req.body}` } });
+    const f = failed(await make({ clientSecret: secret }).send(interactive));
+    expect(f.auth).toBe(true);
+    const kept = JSON.stringify(f); // what the outbox stores as the last error comes from this
+    expect(kept).toContain('[redacted]');
+    for (const form of [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)]) {
+      expect(kept).not.toContain(form);
+      expect(kept).not.toContain(JSON.stringify(form).slice(1, -1));
+    }
+  });
+
   it('an accepted answer echoing the token and the client secret keeps neither', async () => {
     provider.handlers[MESSAGING] = (req) => ({ body: { id: 'ok', echo: { auth: String(req.headers['authorization']), secret: 's3cr3t-value' } } });
     const r = await make().send(interactive);

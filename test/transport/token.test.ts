@@ -93,6 +93,24 @@ describe('OAuthTokenProvider', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
+  it('a secret echoed in the form body, URL-encoded or form-encoded, never reaches the error', async () => {
+    const secret = 'p+ss/w=rd with space';
+    const forms = [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)];
+    expect(new Set(forms).size).toBe(3); // the three differ: + / = escaped, and a space as %20 or +
+    provider.handlers[TOKEN] = (req) => ({ status: 401, body: { error: 'invalid_client', error_description: `bad request: ${req.body}` } });
+    const auth = await tokens({ clientSecret: secret })
+      .getToken()
+      .catch((e: unknown) => e);
+    expect(auth).toBeInstanceOf(AuthError);
+    expect((auth as AuthError).message).toContain('client_secret=[redacted]');
+    provider.handlers[TOKEN] = (req) => ({ status: 400, body: { error: 'invalid_request', error_description: `${encodeURIComponent(secret)} ${req.body}` } });
+    const other = await tokens({ clientSecret: secret })
+      .getToken()
+      .catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(TransportError);
+    for (const err of [auth, other]) for (const form of forms) expect((err as Error).message).not.toContain(form);
+  });
+
   it('unauthorized_client with 400 is an AuthError too', async () => {
     provider.handlers[TOKEN] = () => ({ status: 400, body: { error: 'unauthorized_client' } });
     await expect(tokens().getToken()).rejects.toBeInstanceOf(AuthError);

@@ -31,15 +31,25 @@ async function failInserts(table: string, column: string, word: string, state: s
   };
 }
 
-const text = (id: string, body: string) =>
+/** One delivery of text messages, each `[id, body]`, in one change. */
+const texts = (...messages: readonly (readonly [string, string])[]) =>
   Buffer.from(
     JSON.stringify({
       object: 'whatsapp_business_account',
       entry: [
-        { id: 'W', changes: [{ field: 'messages', value: { metadata: { display_phone_number: BOT_NUMBER }, messages: [{ from: USER, id, timestamp: '1700000000', type: 'text', text: { body } }] } }] },
+        {
+          id: 'W',
+          changes: [
+            {
+              field: 'messages',
+              value: { metadata: { display_phone_number: BOT_NUMBER }, messages: messages.map(([id, body]) => ({ from: USER, id, timestamp: '1700000000', type: 'text', text: { body } })) },
+            },
+          ],
+        },
       ],
     }),
   );
+const text = (id: string, body: string) => texts([id, body]);
 
 describe('a store error that is permanent for the input', () => {
   it.each([
@@ -52,7 +62,51 @@ describe('a store error that is permanent for the input', () => {
     try {
       const a = await postSigned(s, '/webhook', text(`wamid.poison-${state}`, `poison-${state}`));
       expect(a.status).toBe(422);
-      expect(JSON.parse(a.text).error).toMatchObject({ code: 'unstorable', message: expect.stringContaining('refused by the test') });
+      expect(JSON.parse(a.text).error).toMatchObject({
+        code: 'unstorable',
+        message: expect.stringContaining(state),
+        issues: [{ path: 'entry[0].changes[0].value.messages[0]', message: expect.stringContaining('refused by the test') }],
+      });
+    } finally {
+      await undo();
+    }
+  });
+
+  it('an unstorable item refuses only itself: the valid items around it in the delivery are stored and run', async () => {
+    const undo = await failInserts('inbox', 'event', 'poison-middle', '22021');
+    const delivery = texts(['wamid.before', 'hello before'], ['wamid.middle', 'poison-middle'], ['wamid.after', 'hello after']);
+    try {
+      const a = await postSigned(s, '/webhook', delivery);
+      expect(a.status).toBe(422);
+      const error = JSON.parse(a.text).error;
+      expect(error.code).toBe('unstorable');
+      expect(error.message).toContain('entry[0].changes[0].value.messages[1] (22021');
+      expect(error.message).not.toContain('poison-middle'); // the message is logged: codes, never the payload
+      expect(error.issues).toEqual([{ path: 'entry[0].changes[0].value.messages[1]', message: expect.stringContaining('refused by the test') }]);
+      await s.runtime.idle();
+      const rows = await db().query<{ provider_id: string; state: string }>("SELECT provider_id, state FROM inbox WHERE provider_id LIKE 'wamid.%' ORDER BY id");
+      expect(rows.rows.filter((r) => ['wamid.before', 'wamid.middle', 'wamid.after'].includes(r.provider_id))).toEqual([
+        { provider_id: 'wamid.before', state: 'done' },
+        { provider_id: 'wamid.after', state: 'done' },
+      ]);
+      // The provider delivers it again: the stored items are duplicates, the middle one is refused again.
+      const again = await postSigned(s, '/webhook', delivery);
+      expect(again.status).toBe(422);
+      expect(JSON.parse(again.text).error.issues).toHaveLength(1);
+      expect((await db().query("SELECT count(*)::int AS n FROM inbox WHERE provider_id IN ('wamid.before', 'wamid.after')")).rows[0]).toEqual({ n: 2 });
+    } finally {
+      await undo();
+    }
+  });
+
+  it.each([
+    ['22012', 'a division by zero'],
+    ['22023', 'an invalid parameter value'],
+    ['54001', 'a statement too complex'],
+  ])("SQLSTATE %s (%s), the server's fault rather than the payload's, stays a 500", async (state) => {
+    const undo = await failInserts('inbox', 'event', `server-${state}`, state);
+    try {
+      expect((await postSigned(s, '/webhook', text(`wamid.server-${state}`, `server-${state}`))).status).toBe(500);
     } finally {
       await undo();
     }
