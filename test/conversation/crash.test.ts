@@ -8,7 +8,9 @@ import { Runtime, createHttpAdapter } from '../../src/entries/server.js';
 import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { holdingSandbox, killHard, startCrashChild, tempDir, type CrashChild } from './helpers.js';
+import { holdingSandbox, killHard, startCrashChild, type CrashChild } from './helpers.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp.js';
 
 const tmp = tempDir();
 let sb: RunningSandbox;
@@ -46,8 +48,7 @@ async function recover(db: string, until: () => boolean): Promise<Runtime> {
   const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
   const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, clock: systemClock });
   await runtime.start();
-  const deadline = Date.now() + 15_000;
-  while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  await eventually(until, { timeoutMs: 15_000, intervalMs: 25, what: 'the restarted process finished the work' });
   await runtime.idle();
   return runtime;
 }
@@ -86,8 +87,7 @@ describe('crash safety', () => {
     await c.waitFor('ready');
     c.send({ id: 'wamid.d1', user, text: 'hello' });
     await c.waitFor('committed wamid.d1');
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && rows(db, `SELECT state FROM outbox`)[0]?.['state'] !== 'sending') await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => expect(rows(db, `SELECT state FROM outbox`)[0]?.['state']).toBe('sending'), { timeoutMs: 10_000 });
     await killHard(c.proc);
     expect(rows(db, `SELECT state, attempts FROM outbox`)).toEqual([{ state: 'sending', attempts: 1 }]);
     expect(texts(user)).toEqual([]); // the held request never got its answer

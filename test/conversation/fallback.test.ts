@@ -6,7 +6,8 @@ import { renderSms } from '../../src/messages/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import orderBot from '../fixtures/order-bot.js';
 import variantsBot from '../fixtures/variants-bot.js';
-import { reply, sandbox, tempDir, textEvent, world, type World } from './helpers.js';
+import { reply, sandbox, textEvent, world, type World } from './helpers.js';
+import { tempDir } from '../support/temp.js';
 
 let sb: RunningSandbox;
 const tmp = tempDir();

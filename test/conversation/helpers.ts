@@ -1,7 +1,5 @@
 /** A runtime on the real sandbox, over real HTTP on 127.0.0.1, with a manual clock. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { ManualClock } from '../../src/conversation/clock.js';
@@ -14,12 +12,6 @@ import type { CommitResult, ConversationKey, Store } from '../../src/store/types
 import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
 
 export const USER = '5215512345678';
-
-/** A temporary folder, removed by the returned function. */
-export function tempDir(): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-test-'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 export async function sandbox(): Promise<RunningSandbox> {
   return startSandbox({ port: 0 });

@@ -5,7 +5,8 @@ import { ManualClock } from '../../src/conversation/clock.js';
 import { defineBot, say, text, type Message } from '../../src/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import orderBot, { holdLookups, lookups, releaseLookup, machine as orderMachine } from '../fixtures/order-bot.js';
-import { reply, sandbox, tempDir, textEvent, world } from './helpers.js';
+import { reply, sandbox, textEvent, world } from './helpers.js';
+import { tempDir } from '../support/temp.js';
 
 let sb: RunningSandbox;
 const tmp = tempDir();

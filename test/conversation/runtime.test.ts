@@ -243,7 +243,7 @@ describe('bad messages', () => {
 
 describe('two processes on one database', () => {
   it('lose no update: every turn runs once, the versions line up', async () => {
-    const { tempDir } = await import('./helpers.js');
+    const { tempDir } = await import('../support/temp.js');
     const tmp = tempDir();
     const path = `${tmp.dir}/shared.db`;
     w = await world([counterBot], { path });

@@ -13,7 +13,9 @@ import { fromPromise, setup } from 'xstate';
 import { defineBot, say, text, type TextEvent } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { holdingSandbox, killHard, startCrashChild, tempDir, type CrashChild } from './helpers.js';
+import { holdingSandbox, killHard, startCrashChild, type CrashChild } from './helpers.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp.js';
 
 const tmp = tempDir();
 let sb: RunningSandbox;
@@ -56,11 +58,6 @@ async function survivor(db: string): Promise<Runtime> {
   return runtime;
 }
 
-async function eventually(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-}
-
 const texts = (user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'sms' ? m.text : '?'));
 
 describe('takeover by a live process', () => {
@@ -78,7 +75,7 @@ describe('takeover by a live process', () => {
     // The peer gets the next message and a redelivery of one the dead process acknowledged.
     expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t2', source: 'whatsapp', event: { type: 'text', text: 'hang' } })).duplicate).toBe(true);
     expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t3', source: 'whatsapp', event: { type: 'text', text: 'third' } })).duplicate).toBe(false);
-    await eventually(() => texts(user).length >= 3, 15_000);
+    await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(3), { timeoutMs: 15_000, intervalMs: 50 });
     await peer.idle();
     expect(texts(user)).toEqual(['#1', '#2', '#3']);
     const conv = (await peer.store.conversations())[0]!;
@@ -94,7 +91,7 @@ describe('takeover by a live process', () => {
     c.send({ id: 'wamid.u1', user, text: 'hang' });
     await c.waitFor('hanging');
     await killHard(c.proc);
-    await eventually(() => texts(user).length >= 1, 15_000);
+    await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 15_000, intervalMs: 50 });
     expect(texts(user)).toEqual(['#1']);
     expect((await peer.store.inbound(1))?.state).toBe('done');
   });
@@ -108,9 +105,9 @@ describe('takeover by a live process', () => {
     sb.sandbox.faults.latency(60_000, { endpoint: 'sms', times: 1 });
     c.send({ id: 'wamid.v1', user, text: 'hello' });
     await c.waitFor('committed wamid.v1');
-    await eventually(() => sb.sandbox.requestsTo('sms').length >= 1, 10_000); // the send is held by the provider
+    await eventually(() => expect(sb.sandbox.requestsTo('sms').length).toBeGreaterThanOrEqual(1), { timeoutMs: 10_000, intervalMs: 50 }); // the send is held by the provider
     await killHard(c.proc);
-    await eventually(() => texts(user).length >= 1, 15_000);
+    await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 15_000, intervalMs: 50 });
     expect(texts(user)).toEqual(['#1']);
     expect((await peer.store.outbound(1))?.state).toBe('sent');
   });
@@ -148,7 +145,7 @@ describe('takeover by a live process', () => {
     await peer.start();
     await armer.receive({ botId: 'remind', user, providerId: 'wamid.w1', source: 'whatsapp', event: { type: 'text', text: 'hi' } });
     await armer.idle();
-    await eventually(() => texts(user).length >= 2, 15_000);
+    await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(2), { timeoutMs: 15_000, intervalMs: 50 });
     expect(texts(user)).toEqual(['ok', 'reminder']);
   });
 
@@ -156,6 +153,7 @@ describe('takeover by a live process', () => {
     const db = join(tmp.dir, 'takeover-5.db');
     const user = '5215500002005';
     let open: () => void = () => {};
+    let lookedUp = false;
     const gate = new Promise<void>((r) => {
       open = r;
     });
@@ -166,6 +164,7 @@ describe('takeover by a live process', () => {
         actors: {
           lookup: fromPromise(async () => {
             await gate;
+            lookedUp = true;
             return 'found';
           }),
         },
@@ -179,21 +178,26 @@ describe('takeover by a live process', () => {
       }),
     });
     const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-    const a = new Runtime({ store: openSqliteStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200 });
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+    const a = new Runtime({ store: openSqliteStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200, logger });
     runtimes.push(a);
     await a.start();
     await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
-    await eventually(() => texts(user).length >= 1, 10_000);
+    await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 10_000, intervalMs: 50 });
     // As if this process had stalled past its lease: another owner takes the conversation over.
     const raw = new Database(db);
     raw.prepare('UPDATE lanes SET lease_until = 0').run();
     raw.close();
     const thief = openSqliteStore(db);
     expect((await thief.claimLanes('thief', { leaseMs: 60_000 })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
-    await new Promise((r) => setTimeout(r, 500)); // a few of a's heartbeats: it learns the lane is gone
+    // One of a's heartbeats tells it the lane is gone.
+    await eventually(() => expect(warnings).toContain('another process took over this conversation (our lease ran out); it runs there now'), { what: 'a learning that its lane was taken' });
     const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;
     open();
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually(() => lookedUp, { what: 'the invocation to finish' });
+    // What a live actor would do with the result (the done event, the lane's sync) is queued in microtasks by now.
+    await new Promise((r) => setImmediate(r));
     await a.idle();
     expect(texts(user)).toEqual(['looking']);
     expect((await thief.activeConversation({ botId: 'slow', user }))!.version).toBe(version);

@@ -8,10 +8,10 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { ALICE, BOB, T0, inbound, postgres } from './helpers.js';
+import { sleep } from '../support/eventually.js';
 
 const A = { owner: 'process-a', leaseMs: 60_000 };
 const B = { owner: 'process-b', leaseMs: 60_000 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nextOf = (store: Store, owner: string, fence: number, seen: number) => store.nextOrReleaseLane!(owner, ALICE, fence, seen);
 
 describe('an inbound that claims its lane (postgres)', () => {

@@ -7,11 +7,11 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { ALICE, BOB, T0, inbound, postgres } from './helpers.js';
+import { sleep } from '../support/eventually.js';
 
 const A = 'process-a';
 const B = 'process-b';
 const LONG = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The store's combined call (a test failure, not a TypeError, when the store lacks it). */
 function nextOrRelease(store: Store): NonNullable<Store['nextOrReleaseLane']> {
