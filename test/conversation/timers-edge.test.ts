@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { defineBot, say, text } from '../../src/index.js';
 import { USER, manualLookup, world, type World } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -35,7 +36,7 @@ describe('durable timers at the edges', () => {
     w.clock.advance(5000);
     await w.runtime.idle();
     finish('ok');
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => expect(await texts(w!, 'slow')).toEqual(['looking up your order', 'still looking...', 'found it']));
     await w.runtime.idle();
     expect(await texts(w, 'slow')).toEqual(['looking up your order', 'still looking...', 'found it']);
     const inbound = w.store.db.prepare(`SELECT source FROM inbox ORDER BY id`).all();
