@@ -9,6 +9,8 @@ import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import type { SqliteStore, SqliteStoreOptions } from '../../src/store/sqlite.js';
 import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
+import { openStore } from '../../src/store/open.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
 import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
 
 export const USER = '5215512345678';
@@ -21,9 +23,22 @@ export function adapterFor(sb: RunningSandbox): SendAdapter {
   return createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
 }
 
-export interface World {
+/** The database engines the runtime's tests run on (PostgreSQL: the server of the test run's global setup). */
+export type Engine = 'sqlite' | 'postgres';
+/** Every engine, for `describe.each(ENGINES)`. */
+export const ENGINES: readonly Engine[] = ['sqlite', 'postgres'];
+
+/**
+ * A new, empty database on `engine` that several worlds can open: a file in `dir` for SQLite, a
+ * database of its own (copied from the migrated template) for PostgreSQL.
+ */
+export async function freshDatabase(engine: Engine, dir: string, name: string): Promise<string> {
+  return engine === 'postgres' ? freshDatabaseUrl() : join(dir, name);
+}
+
+export interface World<S extends Store = SqliteStore> {
   readonly sb: RunningSandbox;
-  readonly store: SqliteStore;
+  readonly store: S;
   readonly runtime: Runtime;
   readonly clock: ManualClock;
   readonly adapter: SendAdapter;
@@ -36,13 +51,24 @@ export interface World {
 
 let seq = 0;
 
-export async function world(
-  bots: readonly Bot[],
-  o: { path?: string; sb?: RunningSandbox; clock?: ManualClock; dispatcher?: DispatcherOptions; store?: Partial<SqliteStoreOptions> } = {},
-): Promise<World> {
+interface WorldOptions {
+  /** Where the store is: a SQLite path (default `:memory:`) or, with `engine: 'postgres'`, a database URL (default: a fresh database). */
+  path?: string;
+  sb?: RunningSandbox;
+  clock?: ManualClock;
+  dispatcher?: DispatcherOptions;
+  store?: Partial<SqliteStoreOptions>;
+}
+
+/** A started runtime on a SQLite store (`:memory:` unless a path is given). */
+export async function world(bots: readonly Bot[], o?: WorldOptions & { engine?: 'sqlite' }): Promise<World>;
+/** A started runtime on `engine`'s store: the test reads it through the port only. */
+export async function world(bots: readonly Bot[], o: WorldOptions & { engine: Engine }): Promise<World<Store>>;
+export async function world(bots: readonly Bot[], o: WorldOptions & { engine?: Engine } = {}): Promise<World<Store>> {
+  if (o.engine === 'postgres' && o.store) throw new Error('world: SQLite store options on PostgreSQL');
+  const store = o.engine === 'postgres' ? await openStore(o.path ?? (await freshDatabaseUrl())) : openSqliteStore({ ...o.store, path: o.path ?? ':memory:' });
   const sb = o.sb ?? (await sandbox());
   const adapter = adapterFor(sb);
-  const store = openSqliteStore({ ...o.store, path: o.path ?? ':memory:' });
   const clock = o.clock ?? new ManualClock();
   const runtime = new Runtime({ store, adapter, bots, sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000, ...o.dispatcher } });
   await runtime.start();
