@@ -1,0 +1,29 @@
+/** Reading a test database's tables directly, on either engine, for what the store's port does not show. */
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { storeDialect } from '../../src/store/open.js';
+
+const INT8 = 20;
+
+/**
+ * The rows `sql` selects from the database at `location` (a SQLite path or a PostgreSQL URL), read
+ * on a connection of its own. BIGINT columns come back as numbers on both engines.
+ */
+export async function rowsAt(location: string, sql: string): Promise<Record<string, unknown>[]> {
+  if (storeDialect(location) === 'sqlite') {
+    const d = new Database(location, { readonly: true });
+    try {
+      return d.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      d.close();
+    }
+  }
+  const types = { getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) };
+  const c = new pg.Client({ connectionString: location, types: types as pg.CustomTypesConfig });
+  await c.connect();
+  try {
+    return (await c.query(sql)).rows as Record<string, unknown>[];
+  } finally {
+    await c.end();
+  }
+}
