@@ -27,3 +27,23 @@ export async function rowsAt(location: string, sql: string): Promise<Record<stri
     await c.end();
   }
 }
+
+/** Runs a statement that returns no rows (an UPDATE that stages a test) on the database at `location`. */
+export async function execAt(location: string, sql: string): Promise<void> {
+  if (storeDialect(location) === 'sqlite') {
+    const d = new Database(location);
+    try {
+      d.exec(sql);
+    } finally {
+      d.close();
+    }
+    return;
+  }
+  const c = new pg.Client({ connectionString: location });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
