@@ -7,7 +7,8 @@ import type { Bot } from '../../src/index.js';
 import { Runtime, createHttpAdapter, type SendAdapter } from '../../src/entries/server.js';
 import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import type { SqliteStore, SqliteStoreOptions } from '../../src/store/sqlite.js';
+import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.js';
+import type { PgStore } from '../../src/store/pg.js';
 import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
 import { openStore } from '../../src/store/open.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
@@ -42,6 +43,8 @@ export interface World<S extends Store = SqliteStore> {
   readonly runtime: Runtime;
   readonly clock: ManualClock;
   readonly adapter: SendAdapter;
+  /** The rows `sql` selects, straight from the store's database on either engine (BIGINT as numbers). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
   /** Delivers an inbound from a user and waits for its turn and sends. */
   send(event: { type: string; [k: string]: unknown }, user?: string, bot?: string): Promise<void>;
   /** Stops the runtime and closes the store (the sandbox stays). */
@@ -85,6 +88,7 @@ export async function world(bots: readonly Bot[], o: WorldOptions & { engine?: E
     clock,
     adapter,
     stop,
+    rows: (sql) => rowsOf(store, sql),
     async send(event, user = USER, bot = bots[0]!.id) {
       await runtime.receive({ botId: bot, user, providerId: `wamid.test${++seq}`, source: 'whatsapp', event });
       await runtime.idle();
@@ -94,6 +98,11 @@ export async function world(bots: readonly Bot[], o: WorldOptions & { engine?: E
       if (!o.sb) await sb.close();
     },
   };
+}
+
+async function rowsOf(store: Store, sql: string): Promise<Record<string, unknown>[]> {
+  if (store instanceof SqliteStore) return store.db.prepare(sql).all() as Record<string, unknown>[];
+  return (await (store as PgStore).db.query(sql)).rows;
 }
 
 export const reply = (id: string, title = id, via: 'button' | 'list' = 'button') => ({ type: `reply.${id}`, id, title, via });
