@@ -70,6 +70,8 @@ describe.each(ENGINES)('on %s', (engine) => {
       const peer = await survivor(db);
       c.send({ id: 'wamid.t1', user, text: 'first' });
       await c.waitFor('committed wamid.t1');
+      // The first reply is out before the turn that hangs: a send still in flight at the kill would go again.
+      await eventually(() => expect(texts(user)).toEqual(['#1']));
       c.send({ id: 'wamid.t2', user, text: 'hang' });
       await c.waitFor('hanging');
       await killHard(c.proc);
