@@ -88,7 +88,7 @@ describe.each(ENGINES)('crash safety on %s', (engine) => {
     await killHard(c.proc);
     expect(await rows(db, `SELECT state, attempts FROM outbox`)).toEqual([{ state: 'sending', attempts: 1 }]);
     expect(texts(user)).toEqual([]); // the held request never got its answer
-    const runtime = await recover(db, () => texts(user).length >= 1);
+    await recover(db, () => texts(user).length >= 1);
     expect(texts(user)).toEqual(['#1']);
     expect(await rows(db, `SELECT state, attempts FROM outbox`)).toEqual([{ state: 'sent', attempts: 2 }]);
     expect(await rows(db, `SELECT version FROM conversations`)).toEqual([{ version: 1 }]);
