@@ -7,7 +7,8 @@ import { main } from '../src/cli/main.js';
 import type { Io } from '../src/cli/io.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { shop } from './fixtures/shop-versions.js';
-import { reply, sandbox, tempDir, textEvent, world } from './conversation/helpers.js';
+import { tempDir } from './support/temp.js';
+import { reply, sandbox, textEvent, world } from './conversation/helpers.js';
 
 const fixture = (f: string) => join(import.meta.dirname, 'fixtures', 'versions', f);
 

@@ -298,7 +298,8 @@ export class Dispatcher {
   private backoff(attempt: number, retryAfterMs: number | undefined): number {
     const exp = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** (attempt - 1));
     const jittered = exp / 2 + Math.random() * (exp / 2);
-    return Math.max(jittered, retryAfterMs ?? 0);
+    // Whole milliseconds: the next try is stored as an integer (a BIGINT on PostgreSQL refuses a fraction).
+    return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
   }
 }
 

@@ -1,16 +1,17 @@
 /**
- * A server process for the crash tests: a runtime on a SQLite file and the sandbox at argv[3].
+ * A server process for the crash tests: a runtime on the database at argv[2] (a SQLite path or a
+ * PostgreSQL URL) and the sandbox at argv[3].
  * Reads inbounds as JSON lines on stdin and acknowledges each, synchronously, once committed.
  */
 import { writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Runtime, createHttpAdapter } from '../../src/entries/server.js';
-import { openSqliteStore } from '../../src/entries/sqlite.js';
+import { openStore } from '../../src/store/open.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER } from '../../src/sandbox/index.js';
 import counterBot from '../fixtures/counter-bot.js';
 
 const [, , dbPath, sandboxUrl] = process.argv;
-const store = openSqliteStore(dbPath!);
+const store = await openStore(dbPath!);
 const adapter = createHttpAdapter({ baseUrl: sandboxUrl!, authUrl: sandboxUrl!, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
 const runtime = new Runtime({
   store,

@@ -1,7 +1,5 @@
 /** A runtime on the real sandbox, over real HTTP on 127.0.0.1, with a manual clock. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromPromise } from 'xstate';
 import { ManualClock } from '../../src/conversation/clock.js';
@@ -9,17 +7,14 @@ import type { Bot } from '../../src/index.js';
 import { Runtime, createHttpAdapter, type SendAdapter } from '../../src/entries/server.js';
 import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import type { SqliteStore, SqliteStoreOptions } from '../../src/store/sqlite.js';
+import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.js';
+import type { PgStore } from '../../src/store/pg.js';
 import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
+import { openStore } from '../../src/store/open.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
 import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
 
 export const USER = '5215512345678';
-
-/** A temporary folder, removed by the returned function. */
-export function tempDir(): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-test-'));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 export async function sandbox(): Promise<RunningSandbox> {
   return startSandbox({ port: 0 });
@@ -29,12 +24,27 @@ export function adapterFor(sb: RunningSandbox): SendAdapter {
   return createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
 }
 
-export interface World {
+/** The database engines the runtime's tests run on (PostgreSQL: the server of the test run's global setup). */
+export type Engine = 'sqlite' | 'postgres';
+/** Every engine, for `describe.each(ENGINES)`. */
+export const ENGINES: readonly Engine[] = ['sqlite', 'postgres'];
+
+/**
+ * A new, empty database on `engine` that several worlds can open: a file in `dir` for SQLite, a
+ * database of its own (copied from the migrated template) for PostgreSQL.
+ */
+export async function freshDatabase(engine: Engine, dir: string, name: string): Promise<string> {
+  return engine === 'postgres' ? freshDatabaseUrl() : join(dir, name);
+}
+
+export interface World<S extends Store = SqliteStore> {
   readonly sb: RunningSandbox;
-  readonly store: SqliteStore;
+  readonly store: S;
   readonly runtime: Runtime;
   readonly clock: ManualClock;
   readonly adapter: SendAdapter;
+  /** The rows `sql` selects, straight from the store's database on either engine (BIGINT as numbers). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
   /** Delivers an inbound from a user and waits for its turn and sends. */
   send(event: { type: string; [k: string]: unknown }, user?: string, bot?: string): Promise<void>;
   /** Stops the runtime and closes the store (the sandbox stays). */
@@ -44,13 +54,24 @@ export interface World {
 
 let seq = 0;
 
-export async function world(
-  bots: readonly Bot[],
-  o: { path?: string; sb?: RunningSandbox; clock?: ManualClock; dispatcher?: DispatcherOptions; store?: Partial<SqliteStoreOptions> } = {},
-): Promise<World> {
+interface WorldOptions {
+  /** Where the store is: a SQLite path (default `:memory:`) or, with `engine: 'postgres'`, a database URL (default: a fresh database). */
+  path?: string;
+  sb?: RunningSandbox;
+  clock?: ManualClock;
+  dispatcher?: DispatcherOptions;
+  store?: Partial<SqliteStoreOptions>;
+}
+
+/** A started runtime on a SQLite store (`:memory:` unless a path is given). */
+export async function world(bots: readonly Bot[], o?: WorldOptions & { engine?: 'sqlite' }): Promise<World>;
+/** A started runtime on `engine`'s store: the test reads it through the port only. */
+export async function world(bots: readonly Bot[], o: WorldOptions & { engine: Engine }): Promise<World<Store>>;
+export async function world(bots: readonly Bot[], o: WorldOptions & { engine?: Engine } = {}): Promise<World<Store>> {
+  if (o.engine === 'postgres' && o.store) throw new Error('world: SQLite store options on PostgreSQL');
+  const store = o.engine === 'postgres' ? await openStore(o.path ?? (await freshDatabaseUrl())) : openSqliteStore({ ...o.store, path: o.path ?? ':memory:' });
   const sb = o.sb ?? (await sandbox());
   const adapter = adapterFor(sb);
-  const store = openSqliteStore({ ...o.store, path: o.path ?? ':memory:' });
   const clock = o.clock ?? new ManualClock();
   const runtime = new Runtime({ store, adapter, bots, sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000, ...o.dispatcher } });
   await runtime.start();
@@ -67,6 +88,7 @@ export async function world(
     clock,
     adapter,
     stop,
+    rows: (sql) => rowsOf(store, sql),
     async send(event, user = USER, bot = bots[0]!.id) {
       await runtime.receive({ botId: bot, user, providerId: `wamid.test${++seq}`, source: 'whatsapp', event });
       await runtime.idle();
@@ -76,6 +98,11 @@ export async function world(
       if (!o.sb) await sb.close();
     },
   };
+}
+
+async function rowsOf(store: Store, sql: string): Promise<Record<string, unknown>[]> {
+  if (store instanceof SqliteStore) return store.db.prepare(sql).all() as Record<string, unknown>[];
+  return (await (store as PgStore).db.query(sql)).rows;
 }
 
 export const reply = (id: string, title = id, via: 'button' | 'list' = 'button') => ({ type: `reply.${id}`, id, title, via });

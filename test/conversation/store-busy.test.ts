@@ -14,7 +14,10 @@ import { ManualClock } from '../../src/conversation/clock.js';
 import { SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
 import type { SqliteStore } from '../../src/store/sqlite.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { USER, adapterFor, manualLookup, queueSms, sandbox, tempDir, world, type World } from './helpers.js';
+import { USER, adapterFor, manualLookup, queueSms, sandbox, world, type World } from './helpers.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 
 /** The store gives up at once on a locked database, so the runtime's own retries are what is tested. */
 const impatient = { busyTimeoutMs: 1, busyRetryMs: 0 };
@@ -55,7 +58,35 @@ async function startCounter(store: SqliteStore, clock: ManualClock): Promise<{ s
   return { sb, runtime };
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 20));
+/**
+ * Records the store calls that failed with StoreUnavailableError: the positive sign that the
+ * runtime met the lock, after which what it must not have done can be checked.
+ */
+function unavailableCalls(store: SqliteStore): string[] {
+  const failed: string[] = [];
+  const names = new Set<string>();
+  for (let o: object | null = store; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) for (const n of Object.getOwnPropertyNames(o)) names.add(n);
+  const target = store as unknown as Record<string, unknown>;
+  for (const name of names) {
+    const method = target[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    target[name] = (...args: unknown[]) => {
+      const r = (method as (...a: unknown[]) => unknown).apply(store, args);
+      if (r instanceof Promise)
+        return r.catch((err: unknown) => {
+          if (err instanceof StoreUnavailableError) failed.push(name);
+          throw err;
+        });
+      return r;
+    };
+  }
+  return failed;
+}
+
+/** Waits until the runtime's call of `method` has met the locked database and given up. */
+async function metTheLock(failed: readonly string[], method: string): Promise<void> {
+  await eventually(() => expect(failed).toContain(method), { what: `a ${method} that met the lock` });
+}
 let n = 0;
 const dbPath = () => join(tmp.dir, `busy-${++n}.db`);
 const textsTo = (sb: RunningSandbox, user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'interactive' ? (m.request as { text?: { body?: string } }).text?.body : m.text));
@@ -76,13 +107,14 @@ describe('a locked database', () => {
     w = await world([defineBot({ id: 'slow', machine, options: { onUnhandled: 'ignore' } })], { path, store: impatient });
     await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'slow');
     const held = lock(path);
+    const failed = unavailableCalls(w.store);
     finish('ok');
-    await tick();
+    await metTheLock(failed, 'commitTurn');
     const during = await w.store.activeConversation({ botId: 'slow', user: USER });
     expect(during?.status).toBe('active');
     held.release();
     w.clock.advance(10_000);
-    await tick();
+    await eventually(() => expect(textsTo(w!.sb, USER)).toEqual(['looking', 'found it']));
     await w.runtime.idle();
     const conv = (await w.store.conversations({ botId: 'slow', user: USER }))[0]!;
     expect(conv).toMatchObject({ status: 'active', state: 'found' });
@@ -103,13 +135,14 @@ describe('a locked database', () => {
     w = await world([defineBot({ id: 'remind', machine, options: { onUnhandled: 'ignore' } })], { path, store: impatient });
     await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'remind');
     const held = lock(path);
+    const failed = unavailableCalls(w.store);
     w.clock.advance(1_000);
-    await tick();
+    await metTheLock(failed, 'fireDueTimers');
     await w.runtime.idle();
     expect(await w.store.timers((await w.store.activeConversation({ botId: 'remind', user: USER }))!.id)).toHaveLength(1);
     held.release();
     w.clock.advance(10_000);
-    await tick();
+    await eventually(() => expect(textsTo(w!.sb, USER)).toEqual(['question', 'reminder']));
     await w.runtime.idle();
     expect(textsTo(w.sb, USER)).toEqual(['question', 'reminder']);
   });
@@ -119,13 +152,14 @@ describe('a locked database', () => {
     const store = openSqliteStore({ path, ...impatient });
     await store.addInbound({ providerId: 'wamid.busy1', botId: 'counter', user: USER, source: 'whatsapp', event: { type: 'text', text: 'hi' }, receivedAt: 1 });
     const held = lock(path);
+    const failed = unavailableCalls(store);
     const clock = new ManualClock();
     const { sb, runtime } = await startCounter(store, clock);
-    await tick();
+    await metTheLock(failed, 'claimLanes');
     expect((await store.inbound(1))?.state).toBe('pending');
     held.release();
     clock.advance(10_000);
-    await tick();
+    await eventually(() => expect(textsTo(sb, USER)).toEqual(['#1']));
     await runtime.idle();
     expect(await store.inbound(1)).toMatchObject({ state: 'done', error: null });
     expect(textsTo(sb, USER)).toEqual(['#1']);
@@ -138,12 +172,13 @@ describe('a locked database', () => {
     const key = { botId: 'counter', user: USER };
     await queueSms(store, key, 'queued', 'ft_busy', clock.now());
     const held = lock(path);
+    const failed = unavailableCalls(store);
     const { sb, runtime } = await startCounter(store, clock);
-    await tick();
+    await metTheLock(failed, 'claimOutbound');
     expect(textsTo(sb, USER)).toEqual([]);
     held.release();
     clock.advance(10_000);
-    await tick();
+    await eventually(() => expect(textsTo(sb, USER)).toEqual(['queued']));
     await runtime.idle();
     expect(textsTo(sb, USER)).toEqual(['queued']);
   });
@@ -170,9 +205,9 @@ describe('the dispatcher wakes for the earliest due row', () => {
       return rows;
     };
     const { sb, runtime } = await startCounter(store, clock);
-    await tick();
+    await eventually(() => expect(clock.drift).toBeGreaterThan(0), { what: 'a first claim' });
     clock.advance(60_000);
-    await tick();
+    await eventually(() => expect(textsTo(sb, USER)).toEqual(['due soon']));
     await runtime.idle();
     expect(textsTo(sb, USER)).toEqual(['due soon']);
   });

@@ -1,202 +1,208 @@
 /**
  * A live process takes over a dead one's conversations, with no new message and no restart: the
- * dead process's lane leases run out and the survivor's poll claims them (SQLite, two processes).
+ * dead process's lane leases run out and the survivor's poll claims them (two processes, on each engine).
  */
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Runtime, createHttpAdapter } from '../../src/entries/server.js';
-import { openSqliteStore } from '../../src/entries/sqlite.js';
+import { openStore } from '../../src/store/open.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
-import Database from 'better-sqlite3';
 import { fromPromise, setup } from 'xstate';
 import { defineBot, say, text, type TextEvent } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { holdingSandbox, killHard, startCrashChild, tempDir, type CrashChild } from './helpers.js';
+import { ENGINES, freshDatabase, holdingSandbox, killHard, startCrashChild, type CrashChild } from './helpers.js';
+import { execAt } from '../support/rows.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp.js';
 
 const tmp = tempDir();
-let sb: RunningSandbox;
-let child: ChildProcess | undefined;
-const runtimes: Runtime[] = [];
+afterAll(() => tmp.remove());
 
-let releaseAll: () => void = () => {};
+describe.each(ENGINES)('on %s', (engine) => {
+  let sb: RunningSandbox;
+  let child: ChildProcess | undefined;
+  const runtimes: Runtime[] = [];
 
-beforeAll(async () => {
-  // Latency faults sleep until released, so the test can let a held request go when it is done.
-  ({ sb, releaseAll } = await holdingSandbox());
-});
-afterEach(async () => {
-  child?.kill('SIGKILL');
-  await Promise.all(
-    runtimes.splice(0).map(async (r) => {
-      await r.stop();
-      await r.store.close();
-    }),
-  );
-});
-afterAll(async () => {
-  releaseAll();
-  await sb.close();
-  tmp.remove();
-});
+  let releaseAll: () => void = () => {};
 
-function startChild(db: string, env: Record<string, string>): CrashChild {
-  const c = startCrashChild(db, sb.url, env);
-  child = c.proc;
-  return c;
-}
-
-async function survivor(db: string): Promise<Runtime> {
-  const store = openSqliteStore(db);
-  const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-  const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
-  runtimes.push(runtime);
-  await runtime.start();
-  return runtime;
-}
-
-async function eventually(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-}
-
-const texts = (user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'sms' ? m.text : '?'));
-
-describe('takeover by a live process', () => {
-  it('a process killed mid-turn: a live peer runs its acknowledged inbounds and what arrived meanwhile, once, in order', async () => {
-    const db = join(tmp.dir, 'takeover-1.db');
-    const user = '5215500002001';
-    const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
-    await c.waitFor('ready');
-    const peer = await survivor(db);
-    c.send({ id: 'wamid.t1', user, text: 'first' });
-    await c.waitFor('committed wamid.t1');
-    c.send({ id: 'wamid.t2', user, text: 'hang' });
-    await c.waitFor('hanging');
-    await killHard(c.proc);
-    // The peer gets the next message and a redelivery of one the dead process acknowledged.
-    expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t2', source: 'whatsapp', event: { type: 'text', text: 'hang' } })).duplicate).toBe(true);
-    expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t3', source: 'whatsapp', event: { type: 'text', text: 'third' } })).duplicate).toBe(false);
-    await eventually(() => texts(user).length >= 3, 15_000);
-    await peer.idle();
-    expect(texts(user)).toEqual(['#1', '#2', '#3']);
-    const conv = (await peer.store.conversations())[0]!;
-    expect((conv.snapshot as { context: { seen: string[] } }).context.seen).toEqual(['first', 'hang', 'third']);
+  beforeAll(async () => {
+    // Latency faults sleep until released, so the test can let a held request go when it is done.
+    ({ sb, releaseAll } = await holdingSandbox());
   });
-
-  it("with no new message at all: the dead process's pending inbound is run by the peer", async () => {
-    const db = join(tmp.dir, 'takeover-2.db');
-    const user = '5215500002002';
-    const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
-    await c.waitFor('ready');
-    const peer = await survivor(db);
-    c.send({ id: 'wamid.u1', user, text: 'hang' });
-    await c.waitFor('hanging');
-    await killHard(c.proc);
-    await eventually(() => texts(user).length >= 1, 15_000);
-    expect(texts(user)).toEqual(['#1']);
-    expect((await peer.store.inbound(1))?.state).toBe('done');
-  });
-
-  it('a send in flight when its process died is sent again by an idle peer, once its lease runs out', async () => {
-    const db = join(tmp.dir, 'takeover-3.db');
-    const user = '5215500002003';
-    const c = startChild(db, { LEASE_MS: '1000' });
-    await c.waitFor('ready');
-    const peer = await survivor(db); // idle from here on: no message reaches it
-    sb.sandbox.faults.latency(60_000, { endpoint: 'sms', times: 1 });
-    c.send({ id: 'wamid.v1', user, text: 'hello' });
-    await c.waitFor('committed wamid.v1');
-    await eventually(() => sb.sandbox.requestsTo('sms').length >= 1, 10_000); // the send is held by the provider
-    await killHard(c.proc);
-    await eventually(() => texts(user).length >= 1, 15_000);
-    expect(texts(user)).toEqual(['#1']);
-    expect((await peer.store.outbound(1))?.state).toBe('sent');
-  });
-
-  it('a timer armed by another process fires on a live one that never heard of it', async () => {
-    const db = join(tmp.dir, 'takeover-4.db');
-    const user = '5215500002004';
-    const remindBot = defineBot({
-      id: 'remind',
-      machine: setup({ types: { events: {} as TextEvent } }).createMachine({
-        id: 'remind',
-        initial: 'asked',
-        states: { asked: { on: { text: 'waiting' } }, waiting: { entry: say(() => text('ok')), after: { 300: { target: 'asked', actions: say(() => text('reminder')) } } } },
+  afterEach(async () => {
+    child?.kill('SIGKILL');
+    await Promise.all(
+      runtimes.splice(0).map(async (r) => {
+        await r.stop();
+        await r.store.close();
       }),
-    });
-    // The process that arms the timer runs on a clock that never moves: it will never fire it itself.
-    const armer = new Runtime({
-      store: openSqliteStore(db),
-      adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }),
-      bots: [remindBot],
-      sender: SANDBOX_SENDER,
-      clock: new ManualClock(Date.now()),
-    });
-    runtimes.push(armer);
-    await armer.start();
-    const store = openSqliteStore(db);
-    const peer = new Runtime({
-      store,
-      adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }),
-      bots: [remindBot],
-      sender: SANDBOX_SENDER,
-      pollMs: 200,
-    });
-    runtimes.push(peer);
-    await peer.start();
-    await armer.receive({ botId: 'remind', user, providerId: 'wamid.w1', source: 'whatsapp', event: { type: 'text', text: 'hi' } });
-    await armer.idle();
-    await eventually(() => texts(user).length >= 2, 15_000);
-    expect(texts(user)).toEqual(['ok', 'reminder']);
+    );
+  });
+  afterAll(async () => {
+    releaseAll();
+    await sb.close();
   });
 
-  it('a process whose lease ran out and was taken over drops its live actor: the invocation commits nothing there', async () => {
-    const db = join(tmp.dir, 'takeover-5.db');
-    const user = '5215500002005';
-    let open: () => void = () => {};
-    const gate = new Promise<void>((r) => {
-      open = r;
-    });
-    const slowBot = defineBot({
-      id: 'slow',
-      machine: setup({
-        types: { events: {} as TextEvent },
-        actors: {
-          lookup: fromPromise(async () => {
-            await gate;
-            return 'found';
-          }),
-        },
-      }).createMachine({
-        id: 'slow',
-        initial: 'idle',
-        states: {
-          idle: { on: { text: 'looking' } },
-          looking: { entry: say(() => text('looking')), invoke: { src: 'lookup', onDone: { target: 'idle', actions: say(() => text('found')) } } },
-        },
-      }),
-    });
+  function startChild(db: string, env: Record<string, string>): CrashChild {
+    const c = startCrashChild(db, sb.url, env);
+    child = c.proc;
+    return c;
+  }
+
+  async function survivor(db: string): Promise<Runtime> {
+    const store = await openStore(db);
     const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-    const a = new Runtime({ store: openSqliteStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200 });
-    runtimes.push(a);
-    await a.start();
-    await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
-    await eventually(() => texts(user).length >= 1, 10_000);
-    // As if this process had stalled past its lease: another owner takes the conversation over.
-    const raw = new Database(db);
-    raw.prepare('UPDATE lanes SET lease_until = 0').run();
-    raw.close();
-    const thief = openSqliteStore(db);
-    expect((await thief.claimLanes('thief', { leaseMs: 60_000 })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
-    await new Promise((r) => setTimeout(r, 500)); // a few of a's heartbeats: it learns the lane is gone
-    const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;
-    open();
-    await new Promise((r) => setTimeout(r, 300));
-    await a.idle();
-    expect(texts(user)).toEqual(['looking']);
-    expect((await thief.activeConversation({ botId: 'slow', user }))!.version).toBe(version);
-    await thief.close();
+    const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
+    runtimes.push(runtime);
+    await runtime.start();
+    return runtime;
+  }
+
+  const texts = (user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'sms' ? m.text : '?'));
+
+  describe('takeover by a live process', () => {
+    it('a process killed mid-turn: a live peer runs its acknowledged inbounds and what arrived meanwhile, once, in order', async () => {
+      const db = await freshDatabase(engine, tmp.dir, 'takeover-1.db');
+      const user = '5215500002001';
+      const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
+      await c.waitFor('ready');
+      const peer = await survivor(db);
+      c.send({ id: 'wamid.t1', user, text: 'first' });
+      await c.waitFor('committed wamid.t1');
+      // The first reply is out before the turn that hangs: a send still in flight at the kill would go again.
+      await eventually(() => expect(texts(user)).toEqual(['#1']));
+      c.send({ id: 'wamid.t2', user, text: 'hang' });
+      await c.waitFor('hanging');
+      await killHard(c.proc);
+      // The peer gets the next message and a redelivery of one the dead process acknowledged.
+      expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t2', source: 'whatsapp', event: { type: 'text', text: 'hang' } })).duplicate).toBe(true);
+      expect((await peer.receive({ botId: 'counter', user, providerId: 'wamid.t3', source: 'whatsapp', event: { type: 'text', text: 'third' } })).duplicate).toBe(false);
+      await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(3), { timeoutMs: 15_000, intervalMs: 50 });
+      await peer.idle();
+      expect(texts(user)).toEqual(['#1', '#2', '#3']);
+      const conv = (await peer.store.conversations())[0]!;
+      expect((conv.snapshot as { context: { seen: string[] } }).context.seen).toEqual(['first', 'hang', 'third']);
+    });
+
+    it("with no new message at all: the dead process's pending inbound is run by the peer", async () => {
+      const db = await freshDatabase(engine, tmp.dir, 'takeover-2.db');
+      const user = '5215500002002';
+      const c = startChild(db, { COLLOQUY_TEST_HANG: '1', LEASE_MS: '1000' });
+      await c.waitFor('ready');
+      const peer = await survivor(db);
+      c.send({ id: 'wamid.u1', user, text: 'hang' });
+      await c.waitFor('hanging');
+      await killHard(c.proc);
+      await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 15_000, intervalMs: 50 });
+      expect(texts(user)).toEqual(['#1']);
+      expect((await peer.store.inbound(1))?.state).toBe('done');
+    });
+
+    it('a send in flight when its process died is sent again by an idle peer, once its lease runs out', async () => {
+      const db = await freshDatabase(engine, tmp.dir, 'takeover-3.db');
+      const user = '5215500002003';
+      const c = startChild(db, { LEASE_MS: '1000' });
+      await c.waitFor('ready');
+      const peer = await survivor(db); // idle from here on: no message reaches it
+      sb.sandbox.faults.latency(60_000, { endpoint: 'sms', times: 1 });
+      c.send({ id: 'wamid.v1', user, text: 'hello' });
+      await c.waitFor('committed wamid.v1');
+      await eventually(() => expect(sb.sandbox.requestsTo('sms').length).toBeGreaterThanOrEqual(1), { timeoutMs: 10_000, intervalMs: 50 }); // the send is held by the provider
+      await killHard(c.proc);
+      await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 15_000, intervalMs: 50 });
+      expect(texts(user)).toEqual(['#1']);
+      expect((await peer.store.outbound(1))?.state).toBe('sent');
+    });
+
+    it('a timer armed by another process fires on a live one that never heard of it', async () => {
+      const db = await freshDatabase(engine, tmp.dir, 'takeover-4.db');
+      const user = '5215500002004';
+      const remindBot = defineBot({
+        id: 'remind',
+        machine: setup({ types: { events: {} as TextEvent } }).createMachine({
+          id: 'remind',
+          initial: 'asked',
+          states: { asked: { on: { text: 'waiting' } }, waiting: { entry: say(() => text('ok')), after: { 300: { target: 'asked', actions: say(() => text('reminder')) } } } },
+        }),
+      });
+      // The process that arms the timer runs on a clock that never moves: it will never fire it itself.
+      const armer = new Runtime({
+        store: await openStore(db),
+        adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }),
+        bots: [remindBot],
+        sender: SANDBOX_SENDER,
+        clock: new ManualClock(Date.now()),
+      });
+      runtimes.push(armer);
+      await armer.start();
+      const store = await openStore(db);
+      const peer = new Runtime({
+        store,
+        adapter: createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET }),
+        bots: [remindBot],
+        sender: SANDBOX_SENDER,
+        pollMs: 200,
+      });
+      runtimes.push(peer);
+      await peer.start();
+      await armer.receive({ botId: 'remind', user, providerId: 'wamid.w1', source: 'whatsapp', event: { type: 'text', text: 'hi' } });
+      await armer.idle();
+      await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(2), { timeoutMs: 15_000, intervalMs: 50 });
+      expect(texts(user)).toEqual(['ok', 'reminder']);
+    });
+
+    it('a process whose lease ran out and was taken over drops its live actor: the invocation commits nothing there', async () => {
+      const db = await freshDatabase(engine, tmp.dir, 'takeover-5.db');
+      const user = '5215500002005';
+      let open: () => void = () => {};
+      let lookedUp = false;
+      const gate = new Promise<void>((r) => {
+        open = r;
+      });
+      const slowBot = defineBot({
+        id: 'slow',
+        machine: setup({
+          types: { events: {} as TextEvent },
+          actors: {
+            lookup: fromPromise(async () => {
+              await gate;
+              lookedUp = true;
+              return 'found';
+            }),
+          },
+        }).createMachine({
+          id: 'slow',
+          initial: 'idle',
+          states: {
+            idle: { on: { text: 'looking' } },
+            looking: { entry: say(() => text('looking')), invoke: { src: 'lookup', onDone: { target: 'idle', actions: say(() => text('found')) } } },
+          },
+        }),
+      });
+      const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
+      const warnings: string[] = [];
+      const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+      const a = new Runtime({ store: await openStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200, logger });
+      runtimes.push(a);
+      await a.start();
+      await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
+      await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 10_000, intervalMs: 50 });
+      // As if this process had stalled past its lease: another owner takes the conversation over.
+      await execAt(db, 'UPDATE lanes SET lease_until = 0');
+      const thief = await openStore(db);
+      expect((await thief.claimLanes('thief', { leaseMs: 60_000 })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+      // One of a's heartbeats tells it the lane is gone.
+      await eventually(() => expect(warnings).toContain('another process took over this conversation (our lease ran out); it runs there now'), { what: 'a learning that its lane was taken' });
+      const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;
+      open();
+      await eventually(() => lookedUp, { what: 'the invocation to finish' });
+      // What a live actor would do with the result (the done event, the lane's sync) is queued in microtasks by now.
+      await new Promise((r) => setImmediate(r));
+      await a.idle();
+      expect(texts(user)).toEqual(['looking']);
+      expect((await thief.activeConversation({ botId: 'slow', user }))!.version).toBe(version);
+      await thief.close();
+    });
   });
 });

@@ -2,17 +2,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { defineBot, say, text } from '../../src/index.js';
-import { USER, manualLookup, world, type World } from './helpers.js';
+import type { Store } from '../../src/store/types.js';
+import { allInbound } from '../store/helpers.js';
+import { ENGINES, USER, manualLookup, world, type World } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
-let w: World | undefined;
+let w: World<Store> | undefined;
 afterEach(async () => {
   await w?.close();
   w = undefined;
 });
 
-const texts = async (w: World, botId: string) => (await w.runtime.transcript({ botId, user: USER })).flatMap((e) => (e.direction === 'out' ? [(e.record.message as { text?: string }).text] : []));
+const texts = async (w: World<Store>, botId: string) =>
+  (await w.runtime.transcript({ botId, user: USER })).flatMap((e) => (e.direction === 'out' ? [(e.record.message as { text?: string }).text] : []));
 
-describe('durable timers at the edges', () => {
+describe.each(ENGINES)('durable timers at the edges, on %s', (engine) => {
   it('a delay with no target fires once while an invocation keeps its state busy', async () => {
     const { lookup, finish } = manualLookup();
     const machine = setup({ actors: { lookup } }).createMachine({
@@ -28,18 +32,17 @@ describe('durable timers at the edges', () => {
         found: { entry: say(text('found it')) },
       },
     });
-    w = await world([defineBot({ id: 'slow', machine, options: { onUnhandled: 'ignore' } })]);
+    w = await world([defineBot({ id: 'slow', machine, options: { onUnhandled: 'ignore' } })], { engine });
     await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'slow');
     w.clock.advance(1000);
     await w.runtime.idle();
     w.clock.advance(5000);
     await w.runtime.idle();
     finish('ok');
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => expect(await texts(w!, 'slow')).toEqual(['looking up your order', 'still looking...', 'found it']));
     await w.runtime.idle();
     expect(await texts(w, 'slow')).toEqual(['looking up your order', 'still looking...', 'found it']);
-    const inbound = w.store.db.prepare(`SELECT source FROM inbox ORDER BY id`).all();
-    expect(inbound).toEqual([{ source: 'whatsapp' }, { source: 'timer' }]);
+    expect((await allInbound(w.store)).map((i) => ({ source: i.source }))).toEqual([{ source: 'whatsapp' }, { source: 'timer' }]);
   });
 
   it('a delay that fell due behind a message re-entering its state does not cut the new delay short', async () => {
@@ -51,7 +54,7 @@ describe('durable timers at the edges', () => {
         reminded: { entry: say(text('reminder')) },
       },
     });
-    w = await world([defineBot({ id: 'remind', machine, options: { onUnhandled: 'ignore' } })]);
+    w = await world([defineBot({ id: 'remind', machine, options: { onUnhandled: 'ignore' } })], { engine });
     await w.send({ type: 'text', text: 'hi', via: 'whatsapp' }, USER, 'remind');
     w.clock.advance(999);
     // The tap is in the inbox (its turn not yet run) when the first delay falls due behind it.

@@ -4,7 +4,8 @@ import { BotError, ConfigError, defineBot, type Bot } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { renameToPickSize, shop, shopMachine } from '../fixtures/shop-versions.js';
-import { USER, reply, sandbox, tempDir, textEvent, world, type World } from './helpers.js';
+import { USER, reply, sandbox, textEvent, world, type World } from './helpers.js';
+import { tempDir } from '../support/temp.js';
 
 let sb: RunningSandbox;
 const dirs: (() => void)[] = [];

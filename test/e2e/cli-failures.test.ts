@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { tempDir } from '../conversation/helpers.js';
+import { tempDir } from '../support/temp.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { run } from './cli.js';
 

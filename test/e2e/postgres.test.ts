@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buttonReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
-import { tempDir } from '../conversation/helpers.js';
+import { tempDir } from '../support/temp.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { run, serve } from './cli.js';
 

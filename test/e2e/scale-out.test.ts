@@ -9,8 +9,9 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from '../conversation/helpers.js';
-import { collapse, eventually, pool, post, referenceRun, startNode, startProviderProcess, type Node, type ProviderProcess } from '../support/cluster.js';
+import { eventually } from '../support/eventually.js';
+import { tempDir } from '../support/temp.js';
+import { collapse, pool, post, referenceRun, startNode, startProviderProcess, type Node, type ProviderProcess } from '../support/cluster.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 
 type Row = Record<string, unknown>;
@@ -93,7 +94,7 @@ async function leftAtKill(db: SharedDb, owner: string): Promise<{ lanes: Row[]; 
 /** Waits until nothing the dead process held is still held by it; returns how long that took. */
 async function takeover(db: SharedDb, owner: string, inflight: readonly Row[], killedAt: number): Promise<number> {
   const ids = inflight.map((r) => Number(r['id']));
-  const ok = await eventually(
+  await eventually(
     async () => {
       const held = await db.rows('SELECT COUNT(*) AS n FROM lanes WHERE owner = ? AND work_seq > done_seq', [owner]);
       if (Number(held[0]!['n']) > 0) return false;
@@ -102,10 +103,8 @@ async function takeover(db: SharedDb, owner: string, inflight: readonly Row[], k
       const before = new Map(inflight.map((r) => [Number(r['id']), Number(r['attempts'])]));
       return rows.every((r) => r['state'] !== 'sending' || Number(r['attempts']) > before.get(Number(r['id']))!);
     },
-    30_000,
-    100,
+    { timeoutMs: 30_000, intervalMs: 100, what: "the dead process's lanes and sends were taken over" },
   );
-  expect(ok, "the dead process's lanes and sends were taken over").toBe(true);
   return Date.now() - killedAt;
 }
 
@@ -118,8 +117,10 @@ async function checkReplies(provider: ProviderProcess, db: SharedDb, inflight: r
       const all = await provider.all();
       return users.every((u) => collapse(all.filter((m) => m.to === u).map((m) => m.text)).texts.length >= ROUNDS.length);
     },
-    40_000,
-    250,
+    { timeoutMs: 40_000, intervalMs: 250 },
+  ).then(
+    () => true,
+    () => false, // the per-user comparison below says what is missing
   );
   const all = await provider.all();
   let repeats = 0;
@@ -188,7 +189,7 @@ describe.each([
     await round('r2', () => victim);
     await round('r3', () => victim);
     // This time the kill comes once replies are on their way: sends in flight as well as invocations running.
-    expect(await eventually(async () => Number((await db.rows(`SELECT COUNT(*) AS n FROM outbox WHERE state = 'sending'`))[0]!['n']) >= 20, 20_000, 20)).toBe(true);
+    await eventually(async () => expect(Number((await db.rows(`SELECT COUNT(*) AS n FROM outbox WHERE state = 'sending'`))[0]!['n'])).toBeGreaterThanOrEqual(20), { timeoutMs: 20_000 });
     await victim.kill();
     const killedAt = Date.now();
     const left = await leftAtKill(db, victim.owner);

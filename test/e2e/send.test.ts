@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
-import { tempDir } from '../conversation/helpers.js';
+import { tempDir } from '../support/temp.js';
 import { run } from './cli.js';
 
 const tmp = tempDir();

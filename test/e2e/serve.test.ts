@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/messages/index.js';
 import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
-import { tempDir } from '../conversation/helpers.js';
+import { tempDir } from '../support/temp.js';
 import { ROOT, run, serve } from './cli.js';
 
 const tmp = tempDir();

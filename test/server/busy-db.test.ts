@@ -3,8 +3,6 @@
  * the database is busy, webhooks get a 503 to deliver again (never a 500), and all is well after.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -12,8 +10,9 @@ import { textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import orderBot from '../fixtures/order-bot.js';
+import { tempDir } from '../support/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'colloquy-busy-server-'));
+const { dir, remove } = tempDir('colloquy-busy-server-');
 let server: RunningServer | undefined;
 let locker: ChildProcess | undefined;
 afterEach(async () => {
@@ -21,7 +20,7 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(remove);
 
 /** A separate process that takes the write lock and holds it until its stdin closes. */
 function holdLock(file: string): Promise<ChildProcess> {

@@ -2,17 +2,16 @@
  * A database locked by another connection: the store keeps the event loop free (short waits,
  * retried asynchronously), reports it in health(), and past its budget throws StoreUnavailableError.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/errors.js';
 import { openSqliteStore } from '../../src/store/sqlite.js';
 import type { NewInbound } from '../../src/store/types.js';
+import { tempDir } from '../support/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'colloquy-busy-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const { dir, remove } = tempDir('colloquy-busy-');
+afterAll(remove);
 let n = 0;
 const path = () => join(dir, `busy-${++n}.db`);
 

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StoreUnavailableError, VersionConflictError } from '../../src/errors.js';
 import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.js';
 import { ALICE, BOB, inbound, tempDir, text, turn } from './helpers.js';
+import { eventually } from '../support/eventually.js';
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -103,8 +104,10 @@ describe('the SQLite group commit', () => {
     const pending = Promise.all(Array.from({ length: 10 }, () => s.addInbound(inbound())));
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    // The flush met the lock and was tried again, with the event loop free between tries.
+    await eventually(() => expect(s.stats().busyRetries).toBeGreaterThanOrEqual(before.busyRetries + 3), { what: 'a flush held by the lock' });
     expect(s.stats().queued).toBe(10);
+    expect(count(other, 'inbox')).toBe(0);
     release();
     const results = await pending;
     clearInterval(ticker);

@@ -3,8 +3,6 @@
  * `:memory:`, a real PostgreSQL database per store), temp folders, and builders of inbounds,
  * outbounds and turns. Everything opened here is closed after each test.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { openStore } from '../../src/store/open.js';
@@ -12,20 +10,21 @@ import type { PgStore } from '../../src/store/pg.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import type { ConversationKey, NewInbound, NewOutbound, Store, TimerChanges, TurnCommit } from '../../src/store/types.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { type TempDir, tempDir as makeTempDir } from '../support/temp.js';
 
 const stores: Store[] = [];
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 
 afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) d.remove();
 });
 
 /** A fresh folder under the system temp folder, removed after the test. */
 export function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'colloquy-store-'));
+  const d = makeTempDir('colloquy-store-');
   dirs.push(d);
-  return d;
+  return d.dir;
 }
 
 /** One database engine the conformance suite runs against. */

@@ -8,10 +8,11 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { ALICE, BOB, T0, inbound, postgres } from './helpers.js';
+import { sleep } from '../support/eventually.js';
+import { blockedOnLock } from '../support/postgres.js';
 
 const A = { owner: 'process-a', leaseMs: 60_000 };
 const B = { owner: 'process-b', leaseMs: 60_000 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const nextOf = (store: Store, owner: string, fence: number, seen: number) => store.nextOrReleaseLane!(owner, ALICE, fence, seen);
 
 describe('an inbound that claims its lane (postgres)', () => {
@@ -57,7 +58,7 @@ describe('an inbound that claims its lane (postgres)', () => {
         T0,
       ]);
       const pending = store.addInbound(inbound({ providerId: 'wamid.2' }), A);
-      await sleep(200); // the statement has its snapshot and waits for the lane's row
+      await blockedOnLock(url); // the statement has its snapshot and waits for the lane's row
       await other.query('COMMIT');
       mine = await pending;
     } finally {

@@ -1,12 +1,12 @@
 /** Lanes in the database: who runs a conversation's work is a lease, claimed, renewed and released. */
 import { describe, expect, it } from 'vitest';
 import { ALICE, BOB, DIALECTS, T0, inbound, text, turn } from './helpers.js';
+import { sleep } from '../support/eventually.js';
 
 const A = 'process-a';
 const B = 'process-b';
 const C = 'process-c';
 const LONG = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
   it('an inbound adds work to its lane; a redelivery adds none', async () => {

@@ -7,11 +7,12 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { ALICE, BOB, T0, inbound, postgres } from './helpers.js';
+import { sleep } from '../support/eventually.js';
+import { blockedOnLock } from '../support/postgres.js';
 
 const A = 'process-a';
 const B = 'process-b';
 const LONG = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The store's combined call (a test failure, not a TypeError, when the store lacks it). */
 function nextOrRelease(store: Store): NonNullable<Store['nextOrReleaseLane']> {
@@ -75,7 +76,7 @@ describe('next inbound or release, in one call (postgres)', () => {
         T0,
       ]);
       const pending = call(A, ALICE, c!.fence, 1);
-      await sleep(200); // the call's statement is now waiting for the row lock
+      await blockedOnLock(url); // the call's statement is now waiting for the row lock
       await other.query('COMMIT');
       expect(await pending).toEqual({ outcome: 'more', workSeq: 2 });
     } finally {

@@ -16,6 +16,7 @@ import echoBot from '../fixtures/order-echo-bot.js';
  */
 const ECHO_THINK_MS = '1000';
 import { ROOT, serve } from '../e2e/cli.js';
+import { sleep } from './eventually.js';
 
 const BIN = join(ROOT, 'bin', 'colloquy.js');
 /** The bot every server of a cluster serves. */
@@ -163,16 +164,4 @@ export function collapse(texts: readonly string[]): { texts: string[]; repeats: 
     else out.push(t);
   }
   return { texts: out, repeats };
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits until `check` is true or `ms` passed; returns whether it became true. */
-export async function eventually(check: () => Promise<boolean>, ms: number, every = 100): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(every);
-  }
 }

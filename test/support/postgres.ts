@@ -3,7 +3,8 @@
  * `postgres-server.ts`, the global setup that starts the server).
  */
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
+import { eventually } from './eventually.js';
 import { withDatabase } from './postgres-server.js';
 
 let n = 0;
@@ -37,4 +38,25 @@ async function createDatabase(migrated: boolean): Promise<string> {
     await c.end();
   }
   return withDatabase(adminUrl, name);
+}
+
+/**
+ * Resolves once a statement on the database at `url` waits for a lock another session holds: the
+ * positive sign that a racing statement is blocked, instead of a sleep that hopes it is.
+ */
+export async function blockedOnLock(url: string): Promise<void> {
+  // A session of its own: pg_stat_activity is read once per transaction, so a session in one would not see the wait begin.
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await eventually(
+      async () => {
+        const { rows } = await c.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        expect(rows[0]!.n).toBeGreaterThan(0);
+      },
+      { what: 'a statement waiting for a lock' },
+    );
+  } finally {
+    await c.end();
+  }
 }

@@ -8,19 +8,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import orderBot from '../fixtures/order-bot.js';
+import { eventually } from '../support/eventually.js';
 import { USER, afterThisTest, stack } from './helpers.js';
-
-/** Waits until `check` holds (bounded), failing with what it last saw. */
-async function until(what: string, check: () => { ok: boolean; saw: unknown }): Promise<void> {
-  let last: unknown;
-  for (let i = 0; i < 500; i++) {
-    const r = check();
-    if (r.ok) return;
-    last = r.saw;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`${what}: never happened; last saw ${JSON.stringify(last)}`);
-}
 
 describe('the webhook’s 200 and the durable commit', () => {
   it('answers only once the inbound’s commit went through, on a connection that fsyncs every commit', async () => {
@@ -38,10 +27,14 @@ describe('the webhook’s 200 and the durable commit', () => {
     });
     // The inbound's group commit met the lock and was tried again and again, with the event loop
     // free between tries: an answer sent before the commit would have reached us by then.
-    await until('a commit held by the lock, tried three times', () => {
-      const st = s.store.stats();
-      return { ok: st.busyRetries >= before + 3 && st.queued > 0, saw: { busyRetries: st.busyRetries, queued: st.queued } };
-    });
+    await eventually(
+      () => {
+        const st = s.store.stats();
+        expect(st.busyRetries, `busy retries (queued: ${st.queued})`).toBeGreaterThanOrEqual(before + 3);
+        expect(st.queued, 'queued commits').toBeGreaterThan(0);
+      },
+      { timeoutMs: 5_000, intervalMs: 10, what: 'a commit held by the lock, tried three times' },
+    );
     expect(answeredWhileLocked).toBeUndefined();
     released = true;
     other.exec('COMMIT');

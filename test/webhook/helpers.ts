@@ -2,11 +2,8 @@
  * A whole stack on 127.0.0.1 for webhook tests: the real sandbox provider, the real HTTP adapter,
  * a SQLite file, the real runtime, and the webhook router on its own port-0 server.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import express, { type Router } from 'express';
 import { afterEach } from 'vitest';
 import { ManualClock, Runtime, type Bot } from '../../src/conversation/index.js';
@@ -15,6 +12,7 @@ import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
 import { createHttpAdapter, type SendAdapter } from '../../src/transport/index.js';
 import { createWebhookRouter, type WebhookRouterOptions } from '../../src/webhook/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
+import { tempDir } from '../support/temp.js';
 
 export const USER = '5215512345678';
 export const SECRET = 'webhook-test-secret';
@@ -66,8 +64,8 @@ afterEach(async () => {
 
 /** Starts a stack; it is closed after the test. */
 export async function stack(o: StackOptions): Promise<Stack> {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-webhook-'));
-  const path = join(dir, 'colloquy.db');
+  const dir = tempDir('colloquy-webhook-');
+  const path = dir.path('colloquy.db');
   const sb = await startSandbox({ port: 0, host: '127.0.0.1' });
   const secret = o.secret === null ? undefined : (o.secret ?? SECRET);
   let router: Router | undefined;
@@ -103,7 +101,7 @@ export async function stack(o: StackOptions): Promise<Stack> {
     await parts.close();
     await closeServer(server);
     await sb.close();
-    rmSync(dir, { recursive: true, force: true });
+    dir.remove();
   });
   return s;
 }
