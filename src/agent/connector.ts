@@ -137,6 +137,7 @@ export class HandoffConnector {
 
   private backoff(attempt: number): number {
     const exp = Math.min(this.o.maxDelayMs ?? 300_000, (this.o.baseDelayMs ?? 2_000) * 2 ** (attempt - 1));
-    return exp / 2 + Math.random() * (exp / 2);
+    // Whole milliseconds: the retry time is a BIGINT on PostgreSQL, which refuses a fraction.
+    return Math.ceil(exp / 2 + Math.random() * (exp / 2));
   }
 }
