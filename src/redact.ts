@@ -19,8 +19,22 @@ export function redact<T>(value: T, secrets: readonly (string | undefined)[], ce
   return live.length === 0 ? value : (scrub(value, { secrets: withEncodings(live), censor }, 0) as T);
 }
 
+/** The last few secret lists' encodings: a send redacts with the same few secrets every time. */
+const encoded = new Map<string, readonly string[]>();
+
 /** Every secret as is, URL-encoded and form-encoded; the longest first, so none leaves a piece of another. */
-function withEncodings(secrets: readonly string[]): string[] {
+function withEncodings(secrets: readonly string[]): readonly string[] {
+  const key = secrets.join('\u0000');
+  let all = encoded.get(key);
+  if (all === undefined) {
+    all = encodings(secrets);
+    if (encoded.size >= 16) encoded.delete(encoded.keys().next().value as string);
+    encoded.set(key, all);
+  }
+  return all;
+}
+
+function encodings(secrets: readonly string[]): string[] {
   const all = new Set<string>();
   for (const s of secrets) {
     all.add(s);
@@ -48,15 +62,21 @@ function scrub(value: unknown, s: Scrub, depth: number): unknown {
     const out = value.map((v) => scrub(v, s, depth + 1));
     return out.some((v, i) => v !== value[i]) ? out : value;
   }
-  let changed = false;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
+  // The copy is made only once something in it changed: most answers hold no secret.
+  let out: Record<string, unknown> | undefined;
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    const v = (value as Record<string, unknown>)[k];
     const key = scrubText(k, s);
     const clean = scrub(v, s, depth + 1);
-    if (key !== k || clean !== v) changed = true;
-    out[key] = clean;
+    if (out === undefined && (key !== k || clean !== v)) {
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j] as string] = (value as Record<string, unknown>)[keys[j] as string];
+    }
+    if (out !== undefined) out[key] = clean;
   }
-  return changed ? out : value;
+  return out ?? value;
 }
 
 function scrubText(text: string, s: Scrub): string {
