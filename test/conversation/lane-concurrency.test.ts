@@ -1,14 +1,17 @@
 /**
  * At most `concurrency` lanes run at once in a process; the others wait in arrival order, their
- * work in the store, not in memory. Lanes run on a real SQLite store; the work they run is a gate
- * the test opens.
+ * work in the store, not in memory. Lanes run on a real store, on both engines; the work they run
+ * is a gate the test opens.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/conversation/clock.js';
 import { Lanes, type LaneWork } from '../../src/conversation/lanes.js';
 import { ConfigError } from '../../src/errors.js';
-import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
-import type { ConversationKey, InboxRecord } from '../../src/store/types.js';
+import { openStore } from '../../src/store/open.js';
+import type { ConversationKey, InboxRecord, Store } from '../../src/store/types.js';
+import { eventually } from '../support/eventually.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
+import { ENGINES, type Engine } from './helpers.js';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -19,7 +22,7 @@ class GatedWork implements LaneWork {
   readonly started: string[] = [];
   private readonly gates: (() => void)[] = [];
 
-  constructor(private readonly store: SqliteStore) {}
+  constructor(private readonly store: Store) {}
 
   async resume(): Promise<void> {}
   async sync(): Promise<void> {}
@@ -46,14 +49,17 @@ class GatedWork implements LaneWork {
     return n;
   }
 
-  /** Waits (a bounded number of event-loop turns) until some turn waits at its gate or `done()` holds. */
+  /** Waits until some turn waits at its gate or `done()` holds. */
   async waitForGate(done: () => boolean): Promise<void> {
-    for (let i = 0; i < 1_000 && this.gates.length === 0 && !done(); i++) await new Promise((r) => setImmediate(r));
+    await eventually(() => this.gates.length > 0 || done(), { what: 'a turn at its gate' });
   }
 }
 
-describe('lane concurrency', () => {
-  let store: SqliteStore | undefined;
+/** An empty store on `engine`: SQLite in memory, or a PostgreSQL database of its own. */
+const emptyStore = async (engine: Engine): Promise<Store> => openStore(engine === 'postgres' ? await freshDatabaseUrl() : ':memory:');
+
+describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
+  let store: Store | undefined;
   afterEach(async () => {
     await store?.close();
     store = undefined;
@@ -66,7 +72,7 @@ describe('lane concurrency', () => {
   }
 
   it('runs at most `concurrency` lanes at once, the waiting ones in arrival order, and loses none', async () => {
-    store = openSqliteStore(':memory:');
+    store = await emptyStore(engine);
     const work = new GatedWork(store);
     const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 2 });
     const users = ['1001', '1002', '1003', '1004', '1005'];
@@ -88,7 +94,7 @@ describe('lane concurrency', () => {
   });
 
   it('stop() never starts the waiting lanes: their work stays in the store, unclaimed, for a poll to take', async () => {
-    store = openSqliteStore(':memory:');
+    store = await emptyStore(engine);
     const work = new GatedWork(store);
     const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
     lanes.kick(await receive('2001'));
@@ -107,8 +113,8 @@ describe('lane concurrency', () => {
     expect(work.started).toEqual(['2001', '2002']);
   });
 
-  it('refuses a concurrency that is not a positive whole number, naming the option', () => {
-    store = openSqliteStore(':memory:');
+  it('refuses a concurrency that is not a positive whole number, naming the option', async () => {
+    store = await emptyStore(engine);
     for (const concurrency of [0, -1, 1.5]) {
       expect(() => new Lanes(new GatedWork(store!), store!, silent, new ManualClock(), { concurrency })).toThrow(ConfigError);
       expect(() => new Lanes(new GatedWork(store!), store!, silent, new ManualClock(), { concurrency })).toThrow(/lanes\.concurrency/);
@@ -116,9 +122,9 @@ describe('lane concurrency', () => {
   });
 });
 
-describe('the heartbeat and a release in flight', () => {
+describe.each(ENGINES)('the heartbeat and a release in flight, on %s', (engine) => {
   it('a lane whose release committed but has not answered yet is not taken for lost', async () => {
-    const store = openSqliteStore(':memory:');
+    const store = await emptyStore(engine);
     try {
       const lost: string[] = [];
       const warnings: string[] = [];
@@ -153,8 +159,7 @@ describe('the heartbeat and a release in flight', () => {
       );
       await store.addInbound({ providerId: 'wamid.r1', botId: 'bot', user: '3001', source: 'whatsapp', event: { type: 'text', text: 'hi' }, raw: null, receivedAt: Date.now() });
       lanes.kick({ botId: 'bot', user: '3001' });
-      for (let i = 0; i < 1_000 && !released; i++) await new Promise((r) => setImmediate(r));
-      expect(released).toBe(true);
+      await eventually(() => released, { what: 'the release reaching the database' });
       await lanes.heartbeat(); // the renewal no longer lists the lane: it was released, not taken
       expect(lost).toEqual([]);
       expect(warnings).toEqual([]);
