@@ -1,8 +1,13 @@
-/** handoff() in the runtime: bad options, timers and expiry during a handoff, a second handoff. */
+/**
+ * handoff() in the runtime: bad options, timers and expiry during a handoff, a second handoff, on
+ * both engines (the harness runs on the database it is given).
+ */
 import { assign, setup } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buttons, defineBot, handoff, say, text, type Bot, type ColloquyEvent } from '../../src/index.js';
 import { createTestBot, recordTranscript, replayTranscript, transcriptLines, type TestConversation } from '../../src/simulator/testing.js';
+import { freshDatabaseUrl } from '../support/postgres.js';
+import { ENGINES } from './helpers.js';
 
 const m = setup({ types: { context: {} as { n: number }, events: {} as ColloquyEvent } });
 
@@ -29,16 +34,19 @@ afterEach(async () => {
   chat = undefined;
 });
 
-describe('handoff() in the runtime', () => {
+describe.each(ENGINES)('handoff() in the runtime, on %s', (engine) => {
+  /** A harness for `bot` on this engine's database: SQLite in memory, or a PostgreSQL database of its own. */
+  const on = async (bot: Bot) => createTestBot(bot, { database: engine === 'postgres' ? await freshDatabaseUrl() : ':memory:' });
+
   it('bad options fail the turn with an error naming bot, state and field; nothing is opened', async () => {
-    chat = await createTestBot(desk({ reason: 'x'.repeat(501) }));
+    chat = await on(desk({ reason: 'x'.repeat(501) }));
     await expect(chat.type('a person please')).rejects.toThrow('Bot "desk", state "human": handoff(): reason must be a string of at most 500 characters');
     chat.expectNoHandoff();
     expect(() => defineBot({ id: 'bad', machine: desk().machine, options: { handoffTimeoutMs: -1 } })).toThrow('Bot "bad": handoffTimeoutMs must be a positive whole number');
   });
 
   it("the machine's own timers keep firing during a handoff; the bot option sets the timeout", async () => {
-    chat = await createTestBot(desk());
+    chat = await on(desk());
     await chat.type('a person please');
     expect(chat.expectHandoff().timeoutAt).toBe(chat.clock.now() + 30 * 60_000);
     await chat.advance('2m');
@@ -54,7 +62,7 @@ describe('handoff() in the runtime', () => {
   });
 
   it('an idle conversation expires during a handoff and closes it; the next message starts over', async () => {
-    chat = await createTestBot(desk({}, 60 * 60_000));
+    chat = await on(desk({}, 60 * 60_000));
     await chat.type('a person please');
     const first = chat.conversation!.id;
     await chat.agent('ana').claim();
@@ -68,7 +76,7 @@ describe('handoff() in the runtime', () => {
   });
 
   it('a user message after the conversation expired (not yet swept) starts a new one and closes the old handoff', async () => {
-    chat = await createTestBot(desk({ timeoutMs: 10 * 3_600_000 }, 60 * 60_000));
+    chat = await on(desk({ timeoutMs: 10 * 3_600_000 }, 60 * 60_000));
     await chat.type('a person please');
     const first = chat.conversation!.id;
     chat.clock.advance(2 * 3_600_000);
@@ -78,7 +86,7 @@ describe('handoff() in the runtime', () => {
   });
 
   it("agents' actions are steps of a transcript, and replay", async () => {
-    chat = await createTestBot(desk());
+    chat = await on(desk());
     await chat.type('a person please');
     await chat.type('hello?');
     await chat.agent('ana').claim();
@@ -99,7 +107,7 @@ describe('handoff() in the runtime', () => {
   });
 
   it("an agent's message that WhatsApp refuses falls back to SMS, still the agent's", async () => {
-    chat = await createTestBot(desk());
+    chat = await on(desk());
     await chat.type('a person please');
     await chat.agent('ana').claim();
     chat.sandbox.faults.refuseInteractive(chat.user);
@@ -122,7 +130,7 @@ describe('handoff() in the runtime', () => {
   });
 
   it("a message the user wrote before the release, but processed after it, is still the agent's", async () => {
-    chat = await createTestBot(desk());
+    chat = await on(desk());
     await chat.type('a person please');
     await chat.agent('ana').claim();
     // Stored, not yet processed (no kick): then the agent releases.
