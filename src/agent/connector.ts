@@ -4,6 +4,7 @@
  * durable event outbox: in order per handoff, retried with backoff, each with an id for dedupe.
  * A crash loses nothing: an event is marked sent only after the receiver answered 2xx.
  */
+import { retryDelay } from '../conversation/backoff.js';
 import { systemClock, type RuntimeClock } from '../conversation/clock.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -136,8 +137,6 @@ export class HandoffConnector {
   }
 
   private backoff(attempt: number): number {
-    const exp = Math.min(this.o.maxDelayMs ?? 300_000, (this.o.baseDelayMs ?? 2_000) * 2 ** (attempt - 1));
-    // Whole milliseconds: the retry time is a BIGINT on PostgreSQL, which refuses a fraction.
-    return Math.ceil(exp / 2 + Math.random() * (exp / 2));
+    return retryDelay(attempt, this.o.baseDelayMs ?? 2_000, this.o.maxDelayMs ?? 300_000);
   }
 }

@@ -15,6 +15,16 @@ export function storeRetryDelay(failures: number, random: () => number = Math.ra
   return Math.round(exp / 2 + random() * (exp / 2));
 }
 
+/**
+ * The wait before try number `attempt + 1` of work whose next try is stored (a send, a helpdesk
+ * event): `first · 2^(attempt−1)` capped at `longest`, half of it jittered, in whole milliseconds,
+ * since the time is kept as an integer (a BIGINT on PostgreSQL refuses a fraction).
+ */
+export function retryDelay(attempt: number, first: number, longest: number, random: () => number = Math.random): number {
+  const exp = Math.min(longest, first * 2 ** (attempt - 1));
+  return Math.ceil(exp / 2 + random() * (exp / 2));
+}
+
 /** Waits `ms` on the runtime's clock; `cancel()` ends the wait at once (on shutdown). */
 export function pause(clock: RuntimeClock, ms: number): { done: Promise<void>; cancel: () => void } {
   let cancel = () => {};

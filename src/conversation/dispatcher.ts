@@ -9,7 +9,7 @@ import { errorInfo, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { OutboxRecord, SendRecord, Store } from '../store/types.js';
 import type { SendAdapter, SendFailed, SendResult } from '../transport/types.js';
-import { pause, storeRetryDelay } from './backoff.js';
+import { pause, retryDelay, storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
 /** How the dispatcher paces and retries. */
@@ -296,10 +296,7 @@ export class Dispatcher {
   }
 
   private backoff(attempt: number, retryAfterMs: number | undefined): number {
-    const exp = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** (attempt - 1));
-    const jittered = exp / 2 + Math.random() * (exp / 2);
-    // Whole milliseconds: the next try is stored as an integer (a BIGINT on PostgreSQL refuses a fraction).
-    return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
+    return Math.max(retryDelay(attempt, this.o.baseDelayMs, this.o.maxDelayMs), Math.ceil(retryAfterMs ?? 0));
   }
 }
 
