@@ -88,7 +88,11 @@ describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
     await Promise.all(lanes.running());
     expect(released).toBe(users.length);
     expect(work.most).toBe(2);
-    expect(work.started).toEqual(users);
+    // Every lane ran once. On SQLite the handlers also start in arrival order; on PostgreSQL a lane's
+    // claim is a round trip of its own, so a lane granted a slot can start its handler after the
+    // next one granted: the order of starts is the database's, not the queue's.
+    if (engine === 'sqlite') expect(work.started).toEqual(users);
+    else expect([...work.started].sort()).toEqual(users);
     expect(lanes.load).toEqual({ running: 0, queued: 0 });
     for (const u of users) expect(await store.nextInbound({ botId: 'bot', user: u })).toBeUndefined();
   });
