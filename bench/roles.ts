@@ -280,7 +280,7 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
   const { loadConfig } = await import('../src/config.js');
   const { startServer } = await import('../src/server.js');
   const { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET } = await import('../src/sandbox/constants.js');
-  const { SqliteStore } = await import('../src/store/sqlite.js');
+  const { SqliteStore } = await import('../src/store/sqlite/store.js');
   const pizza = (await import('../bots/pizza.js')).default;
   const storeEnv: Record<string, string> = {};
   if (arg.store.kind === 'sqlite') storeEnv['COLLOQUY_DB'] = arg.store.db;

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrate, readMigrations } from '../src/store/migrate.js';
+import { migrate, readMigrations } from '../src/store/sqlite/migrate.js';
 import { main } from '../src/cli/main.js';
 import type { Io } from '../src/cli/io.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';

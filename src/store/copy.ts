@@ -8,9 +8,9 @@ import type Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 import { sqliteDriver } from './drivers.js';
 import { readMigrations } from './migration-files.js';
-import { migratePg } from './migrate-pg.js';
-import { PgDb, redactUrl, type Queryable } from './pg-db.js';
-import { openFailure } from './pg-failure.js';
+import { migratePg } from './postgres/migrate.js';
+import { PgDb, redactUrl, type Queryable } from './postgres/db.js';
+import { openFailure } from './postgres/failure.js';
 
 /** What a copy moved, table by table, in the order it copied them. */
 export interface CopyReport {

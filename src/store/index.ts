@@ -7,4 +7,4 @@
 export type * from './types.js';
 export { openStore, storeDialect, migrateDatabase, describeStoreLocation, type OpenStoreOptions } from './open.js';
 export type { MigrationFile, MigrationReport } from './migration-types.js';
-export type { BusyEvent, BusyOptions } from './busy.js';
+export type { BusyEvent, BusyOptions } from './sqlite/busy.js';

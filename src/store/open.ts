@@ -5,11 +5,11 @@
  * is imported when a store of its kind opens, so a PostgreSQL deployment never loads the SQLite
  * store (nor better-sqlite3) and a SQLite one never loads pg.
  */
-import type { BusyOptions } from './busy.js';
+import type { BusyOptions } from './sqlite/busy.js';
 import { isPostgresUrl, redactUrl } from './location.js';
 import type { MigrationReport } from './migration-types.js';
-import { openFailure } from './pg-failure.js';
-import type { SqliteSynchronous } from './sqlite-synchronous.js';
+import { openFailure } from './postgres/failure.js';
+import type { SqliteSynchronous } from './sqlite/synchronous.js';
 import type { Store } from './types.js';
 
 /** Options of {@link openStore}. */
@@ -42,14 +42,14 @@ export async function openStore(options: OpenStoreOptions | string): Promise<Sto
   const o = typeof options === 'string' ? { url: options } : options;
   const migrate = (o.migrate ?? true) && o.readOnly !== true;
   if (storeDialect(o.url) === 'postgres') {
-    const { openPgStore } = await import('./pg.js');
+    const { openPgStore } = await import('./postgres/store.js');
     return openPgStore({ url: o.url, migrate, ...(o.poolSize !== undefined && { max: o.poolSize }), ...(o.lockTimeoutMs !== undefined && { lockTimeoutMs: o.lockTimeoutMs }) });
   }
   if (o.readOnly === true) {
-    const { openSqliteReadOnly } = await import('./sqlite-readonly.js');
+    const { openSqliteReadOnly } = await import('./sqlite/readonly.js');
     return openSqliteReadOnly(o.url);
   }
-  const { openSqliteStore } = await import('./sqlite.js');
+  const { openSqliteStore } = await import('./sqlite/store.js');
   const { url, poolSize: _p, lockTimeoutMs: _l, readOnly: _r, ...sqlite } = o;
   return openSqliteStore({ ...sqlite, path: url, migrate });
 }
@@ -62,7 +62,7 @@ export function describeStoreLocation(location: string): string {
 /** Applies pending migrations to the database a URL or path names, without opening a store. */
 export async function migrateDatabase(location: string): Promise<MigrationReport> {
   if (storeDialect(location) === 'postgres') {
-    const [{ PgDb }, { migratePg }] = await Promise.all([import('./pg-db.js'), import('./migrate-pg.js')]);
+    const [{ PgDb }, { migratePg }] = await Promise.all([import('./postgres/db.js'), import('./postgres/migrate.js')]);
     const db = new PgDb({ url: location, max: 1 });
     try {
       return await migratePg(db);
@@ -72,6 +72,6 @@ export async function migrateDatabase(location: string): Promise<MigrationReport
       await db.end();
     }
   }
-  const { migrateSqliteFile } = await import('./migrate.js');
+  const { migrateSqliteFile } = await import('./sqlite/migrate.js');
   return migrateSqliteFile(location);
 }

@@ -10,8 +10,8 @@ import { setup } from 'xstate';
 import { ManualClock } from '../../src/conversation/clock.js';
 import { createHttpAdapter, Runtime } from '../../src/entries/server.js';
 import { defineBot, say, sms, text, type TextEvent } from '../../src/index.js';
-import type { PgStore } from '../../src/store/pg.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
+import type { PgStore } from '../../src/store/postgres/store.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
 import { DIALECTS } from '../store/helpers.js';
 

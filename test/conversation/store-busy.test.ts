@@ -12,7 +12,7 @@ import { Runtime } from '../../src/entries/server.js';
 import { openSqliteStore } from '../../src/entries/sqlite.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import { SANDBOX_SENDER, type RunningSandbox } from '../../src/sandbox/index.js';
-import type { SqliteStore } from '../../src/store/sqlite.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import counterBot from '../fixtures/counter-bot.js';
 import { USER, adapterFor, manualLookup, queueSms, sandbox, world, type World } from './helpers.js';
 import { eventually } from '../support/eventually.js';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import orderBot from '../fixtures/order-bot.js';
 import { tempDir } from '../support/temp.js';
 

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { simulatorExtension } from '../../src/simulator/web/index.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import orderBot from '../fixtures/order-bot.js';
 import webBot from '../fixtures/web-bot.js';
 import { launchChromium, onlyLoopback, requireChromium, shot } from './browser.js';

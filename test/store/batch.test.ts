@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VersionConflictError } from '../../src/errors.js';
-import type { PgStore } from '../../src/store/pg.js';
+import type { PgStore } from '../../src/store/postgres/store.js';
 import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
 import { DIALECTS, T0, inbound, text, turn } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../src/errors.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { NewInbound } from '../../src/store/types.js';
 import { tempDir } from '../support/temp.js';
 

@@ -8,7 +8,7 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
 import { inbound, tempDir } from './helpers.js';
 
 const open: SqliteStore[] = [];
@@ -90,7 +90,7 @@ describe('WAL checkpoints in a worker thread', () => {
   it('never keeps the process alive: a process that leaves its store open exits', () => {
     const file = join(tempDir(), 'alive.db');
     const script = `
-      import { openSqliteStore } from './src/store/sqlite.ts';
+      import { openSqliteStore } from './src/store/sqlite/store.ts';
       const s = openSqliteStore(${JSON.stringify(file)});
       await s.addInbound({ providerId: 'wamid.alive', botId: 'b', user: '1', source: 'whatsapp', event: { type: 'text', text: 'hi' }, receivedAt: 1 });
       while (s.stats().checkpoints.mode === 'starting') await new Promise((resolve) => setTimeout(resolve, 5));

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
-import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.js';
+import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/store.js';
 import { inbound, tempDir } from './helpers.js';
 
 const open: SqliteStore[] = [];

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreUnavailableError, VersionConflictError } from '../../src/errors.js';
-import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.js';
+import { openSqliteStore, type SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/store.js';
 import { ALICE, BOB, inbound, tempDir, text, turn } from './helpers.js';
 import { eventually } from '../support/eventually.js';
 
@@ -145,7 +145,7 @@ describe('the SQLite group commit', () => {
     const file = join(tempDir(), 'killed.db');
     openSqliteStore(file).db.close(); // migrated before the child starts
     const script = `
-      import { openSqliteStore } from './src/store/sqlite.ts';
+      import { openSqliteStore } from './src/store/sqlite/store.ts';
       const s = openSqliteStore(${JSON.stringify(file)});
       for (let k = 0; ; k++) {
         const batch = Array.from({ length: 50 }, (_, i) => s.addInbound({ providerId: 'wamid.k' + k + '.' + i, botId: 'b', user: '1', source: 'whatsapp', event: { type: 'text', text: 'hi' }, receivedAt: 1 })

@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import type { PgStore } from '../../src/store/pg.js';
-import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import type { PgStore } from '../../src/store/postgres/store.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
 import type { ConversationKey, NewInbound, NewOutbound, Store, TimerChanges, TurnCommit } from '../../src/store/types.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { type TempDir, tempDir as makeTempDir } from '../support/temp.js';

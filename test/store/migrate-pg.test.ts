@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
-import { MIGRATIONS_DIR, PG_MIGRATIONS_DIR, migrate, readMigrations } from '../../src/store/migrate.js';
-import { migratePg, readPgMigrations } from '../../src/store/migrate-pg.js';
-import { PgDb } from '../../src/store/pg-db.js';
+import { MIGRATIONS_DIR, PG_MIGRATIONS_DIR, migrate, readMigrations } from '../../src/store/sqlite/migrate.js';
+import { migratePg, readPgMigrations } from '../../src/store/postgres/migrate.js';
+import { PgDb } from '../../src/store/postgres/db.js';
 import { emptyDatabaseUrl } from '../support/postgres.js';
 import { tempDir } from './helpers.js';
 

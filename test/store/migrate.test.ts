@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
-import { MIGRATIONS_DIR, migrate, readMigrations, type MigrationFile } from '../../src/store/migrate.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { MIGRATIONS_DIR, migrate, readMigrations, type MigrationFile } from '../../src/store/sqlite/migrate.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import { ALICE, inbound, openSqlite as open, T0, tempDir, text, turn } from './helpers.js';
 
 const dbs: Database.Database[] = [];

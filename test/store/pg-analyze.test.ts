@@ -1,7 +1,7 @@
 /** A young PostgreSQL database gets its hot tables analyzed once its first turns are committed. */
 import { describe, expect, it } from 'vitest';
-import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from '../../src/store/pg-analyze.js';
-import type { PgStore } from '../../src/store/pg.js';
+import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from '../../src/store/postgres/analyze.js';
+import type { PgStore } from '../../src/store/postgres/store.js';
 import { ALICE, inbound, postgres, T0, turn } from './helpers.js';
 
 const analyzed = async (store: PgStore): Promise<string[]> =>

@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PG } from '../../src/store/pg-sql.js';
+import { PG } from '../../src/store/postgres/sql.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { postgres, T0, text, turn } from './helpers.js';
 

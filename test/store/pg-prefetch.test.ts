@@ -1,6 +1,6 @@
 /** A lane claim by key reads what the lane's next step reads; the store answers that step from it, once. */
 import { describe, expect, it } from 'vitest';
-import type { PgStore } from '../../src/store/pg.js';
+import type { PgStore } from '../../src/store/postgres/store.js';
 import { ALICE, inbound, postgres, turn } from './helpers.js';
 
 const A = 'process-a';

@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { migratePg } from '../../src/store/migrate-pg.js';
-import { PgDb } from '../../src/store/pg-db.js';
+import { migratePg } from '../../src/store/postgres/migrate.js';
+import { PgDb } from '../../src/store/postgres/db.js';
 
 /** What test files get from `inject('postgres')`. */
 export interface ProvidedPostgres {

@@ -8,7 +8,7 @@ import express, { type Router } from 'express';
 import { afterEach } from 'vitest';
 import { ManualClock, Runtime, type Bot } from '../../src/conversation/index.js';
 import type { Logger } from '../../src/log.js';
-import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
 import { createHttpAdapter, type SendAdapter } from '../../src/transport/index.js';
 import { createWebhookRouter, type WebhookRouterOptions } from '../../src/webhook/index.js';
 import { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, SIGNATURE_HEADER, signBody, startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';

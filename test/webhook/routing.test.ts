@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Runtime, defineBot } from '../../src/conversation/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { SANDBOX_SENDER, inboundSms, statusUpdate, textMessage, webhookPayload } from '../../src/sandbox/index.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { SendAdapter } from '../../src/transport/index.js';
 import { BotNumbers, createWebhookRouter } from '../../src/webhook/index.js';
 import orderBot, { machine } from '../fixtures/order-bot.js';

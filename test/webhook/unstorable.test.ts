@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
-import type { PgStore } from '../../src/store/pg.js';
+import type { PgStore } from '../../src/store/postgres/store.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { BOT_NUMBER, claimedHandoff, postSigned, request, serverOn, USER } from './poison-support.js';
 

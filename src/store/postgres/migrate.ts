@@ -3,10 +3,10 @@
  * (`migrate.ts`), each pending file in its own transaction, the whole run under an advisory lock so
  * that several processes starting at once apply each file exactly once.
  */
-import { StoreError } from '../errors.js';
-import { checkApplied, readMigrations, PG_MIGRATIONS_DIR, type AppliedMigration } from './migration-files.js';
-import type { MigrationFile, MigrationReport } from './migration-types.js';
-import { mapError, type PgDb } from './pg-db.js';
+import { StoreError } from '../../errors.js';
+import { checkApplied, readMigrations, PG_MIGRATIONS_DIR, type AppliedMigration } from '../migration-files.js';
+import type { MigrationFile, MigrationReport } from '../migration-types.js';
+import { mapError, type PgDb } from './db.js';
 
 /** The advisory lock key of migration runs (any constant; this one spells "colloquy"). */
 export const MIGRATION_LOCK_KEY = 0x636f6c6c6f717579n;

@@ -4,11 +4,11 @@
  * atomic on its own and a throw rolls back only what it did.
  */
 import { randomBytes } from 'node:crypto';
-import { VersionConflictError } from '../errors.js';
-import { j, STATUS_RANK, toKey, toOutbox, toTimerInbound } from './rows.js';
-import type { SqliteHandoffs } from './sqlite-handoffs.js';
-import type { Statements } from './sqlite-statements.js';
-import type { CommitResult, ConversationKey, FailureFollowUp, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound, NewOutbound, NewStatus, OutboxRecord, SendRecord, TurnCommit } from './types.js';
+import { VersionConflictError } from '../../errors.js';
+import { j, STATUS_RANK, toKey, toOutbox, toTimerInbound } from '../rows.js';
+import type { SqliteHandoffs } from './handoffs.js';
+import type { Statements } from './statements.js';
+import type { CommitResult, ConversationKey, FailureFollowUp, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound, NewOutbound, NewStatus, OutboxRecord, SendRecord, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
 

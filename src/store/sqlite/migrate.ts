@@ -5,13 +5,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { StoreError } from '../errors.js';
-import { sqliteDriver } from './drivers.js';
-import { changed, checkApplied, readMigrations, type AppliedMigration } from './migration-files.js';
-import type { MigrationFile, MigrationReport } from './migration-types.js';
+import { StoreError } from '../../errors.js';
+import { sqliteDriver } from '../drivers.js';
+import { changed, checkApplied, readMigrations, type AppliedMigration } from '../migration-files.js';
+import type { MigrationFile, MigrationReport } from '../migration-types.js';
 
-export type { MigrationFile, MigrationReport } from './migration-types.js';
-export { changed, checkApplied, MIGRATIONS_DIR, PG_MIGRATIONS_DIR, readMigrations, type AppliedMigration } from './migration-files.js';
+export type { MigrationFile, MigrationReport } from '../migration-types.js';
+export { changed, checkApplied, MIGRATIONS_DIR, PG_MIGRATIONS_DIR, readMigrations, type AppliedMigration } from '../migration-files.js';
 
 /** Applies pending migrations; throws when an applied file changed or went missing. */
 export function migrate(db: Database.Database, files: readonly MigrationFile[] = readMigrations()): MigrationReport {

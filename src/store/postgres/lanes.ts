@@ -5,11 +5,11 @@
  * other processes' polls (a hint: the poll is what makes takeover certain).
  */
 import type pg from 'pg';
-import { pgDriver } from './drivers.js';
-import { prepared, type PgDb, type Queryable } from './pg-db.js';
-import { PREFETCH_COLUMNS } from './pg-prefetch.js';
-import { toInbox, toKey } from './rows.js';
-import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneNext, LaneRelease } from './types.js';
+import { pgDriver } from '../drivers.js';
+import { prepared, type PgDb, type Queryable } from './db.js';
+import { PREFETCH_COLUMNS } from './prefetch.js';
+import { toInbox, toKey } from '../rows.js';
+import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneNext, LaneRelease } from '../types.js';
 
 /** The channel of work notifications. */
 export const WORK_CHANNEL = 'colloquy_work';

@@ -4,7 +4,7 @@
  * asynchronously with backoff, so the process keeps answering; past its budget it gives up with
  * {@link StoreUnavailableError}, for the caller to retry later.
  */
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../../errors.js';
 
 /** SQLite result codes (extended codes included) that a later attempt can get past. */
 const TRANSIENT = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|PROTOCOL)(_|$)/;

@@ -3,9 +3,9 @@
  * (`sqlite-statements.ts`) in PostgreSQL's dialect, with row locks where several processes meet.
  * Those every turn runs are named prepared statements: parsed and planned once per connection.
  */
-import { prepared } from './pg-db.js';
-import { WORK_CHANNEL } from './pg-lanes.js';
-import { outboxRank as RANK, statusRank } from './sql.js';
+import { prepared } from './db.js';
+import { WORK_CHANNEL } from './lanes.js';
+import { outboxRank as RANK, statusRank } from '../sql.js';
 
 const UNSENT = `state IN ('pending', 'sending')`;
 

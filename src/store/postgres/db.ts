@@ -4,10 +4,10 @@
  * connection, a failover, a serialization failure) turned into a {@link StoreUnavailableError}.
  */
 import type pg from 'pg';
-import { StoreError, StoreUnavailableError } from '../errors.js';
-import { pgDriver } from './drivers.js';
+import { StoreError, StoreUnavailableError } from '../../errors.js';
+import { pgDriver } from '../drivers.js';
 
-export { isPostgresUrl, redactUrl } from './location.js';
+export { isPostgresUrl, redactUrl } from '../location.js';
 
 /**
  * A statement the server parses and plans once per connection and then only binds and runs: a hot

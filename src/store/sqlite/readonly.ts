@@ -6,10 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import type Database from 'better-sqlite3';
-import { StoreError } from '../errors.js';
-import { sqliteDriver } from './drivers.js';
+import { StoreError } from '../../errors.js';
+import { sqliteDriver } from '../drivers.js';
 import { migrate, readMigrations } from './migrate.js';
-import { SqliteStore } from './sqlite.js';
+import { SqliteStore } from './store.js';
 
 /** Opens an existing database read-only (or an in-memory copy with the missing migrations applied). */
 export function openSqliteReadOnly(path: string, migrationsDir?: string): SqliteStore {

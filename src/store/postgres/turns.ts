@@ -5,12 +5,12 @@
  * 0009): one round trip, no BEGIN or COMMIT. Any other turn runs the same call inside a transaction
  * with the expiry before it and the handoff and timers after it.
  */
-import { VersionConflictError } from '../errors.js';
-import { prepared, type PgDb, type Queryable } from './pg-db.js';
-import { applyHandoffTurnIn } from './pg-handoffs.js';
-import { PG } from './pg-sql.js';
-import { j } from './rows.js';
-import type { CommitResult, TurnCommit } from './types.js';
+import { VersionConflictError } from '../../errors.js';
+import { prepared, type PgDb, type Queryable } from './db.js';
+import { applyHandoffTurnIn } from './handoffs.js';
+import { PG } from './sql.js';
+import { j } from '../rows.js';
+import type { CommitResult, TurnCommit } from '../types.js';
 
 /** SQLSTATE that `colloquy_commit_turn` raises when another writer was first (see migration 0009). */
 const CONFLICT = 'CQ409';

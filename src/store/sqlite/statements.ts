@@ -1,6 +1,6 @@
 /** The SQLite store's prepared statements: every query it runs, in one place. */
 import type Database from 'better-sqlite3';
-import { outboxRank as RANK, statusRank } from './sql.js';
+import { outboxRank as RANK, statusRank } from '../sql.js';
 
 /**
  * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation

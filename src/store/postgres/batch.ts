@@ -10,7 +10,7 @@
  * another). Calls with the same `key` (one inbound's provider id, one outbox row, one lane) never
  * run at once: the later one waits until the earlier is answered, and then sees what it wrote.
  */
-import { StoreUnavailableError } from '../errors.js';
+import { StoreUnavailableError } from '../../errors.js';
 
 /** A deadlock or serialization failure is the batch's, not each call's: they are tried alone. */
 const LOCK_CONFLICTS = new Set(['40P01', '40001']);

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import { VersionConflictError } from '../errors.js';
-import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
+import { VersionConflictError } from '../../errors.js';
+import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
   handoffTimeoutAt,
@@ -18,10 +18,10 @@ import {
   type HandoffRefusal,
   type HandoffStore,
   type HandoffWrite,
-} from './handoff-types.js';
-import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from './rows.js';
-import { OPEN_HANDOFF } from './sql.js';
-import type { ChannelName, TurnCommit } from './types.js';
+} from '../handoff-types.js';
+import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from '../rows.js';
+import { OPEN_HANDOFF } from '../sql.js';
+import type { ChannelName, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
 

@@ -3,8 +3,8 @@
  * hidden) and what to check: a refused password, a missing database, nothing listening, an unknown
  * host. The operator commands and `serve` print it as it is.
  */
-import { ColloquyError, StoreError, StoreUnavailableError } from '../errors.js';
-import { redactUrl } from './location.js';
+import { ColloquyError, StoreError, StoreUnavailableError } from '../../errors.js';
+import { redactUrl } from '../location.js';
 
 /** The parts of a URL a message names (never its password). */
 interface Place {

@@ -8,17 +8,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { sqliteDriver } from './drivers.js';
-import { synchronousPragma, type SqliteSynchronous } from './sqlite-synchronous.js';
+import { sqliteDriver } from '../drivers.js';
+import { synchronousPragma, type SqliteSynchronous } from './synchronous.js';
 import { BusyRetry, transientCode, type BusyOptions } from './busy.js';
 import { migrate, readMigrations } from './migrate.js';
-import { GroupCommit, type GroupCommitOptions, type WriteStats } from './sqlite-batch.js';
-import { WalCheckpointer, type CheckpointOptions, type CheckpointStats } from './sqlite-checkpoint.js';
-import { prepareStatements, type Statements } from './sqlite-statements.js';
-import { SqliteHandoffs } from './sqlite-handoffs.js';
-import { SqliteWrites } from './sqlite-writes.js';
-import { conversationsQuery } from './sql.js';
-import { mergeTranscript, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from './rows.js';
+import { GroupCommit, type GroupCommitOptions, type WriteStats } from './batch.js';
+import { WalCheckpointer, type CheckpointOptions, type CheckpointStats } from './checkpoint.js';
+import { prepareStatements, type Statements } from './statements.js';
+import { SqliteHandoffs } from './handoffs.js';
+import { SqliteWrites } from './writes.js';
+import { conversationsQuery } from '../sql.js';
+import { mergeTranscript, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from '../rows.js';
 import type {
   CommitResult,
   FailureFollowUp,
@@ -38,7 +38,7 @@ import type {
   TimerSpec,
   TranscriptEntry,
   TurnCommit,
-} from './types.js';
+} from '../types.js';
 
 type Row = Record<string, unknown>;
 
@@ -64,7 +64,7 @@ export interface SqliteStoreOptions extends BusyOptions {
   readonly synchronous?: SqliteSynchronous | undefined;
 }
 
-export type { SqliteSynchronous } from './sqlite-synchronous.js';
+export type { SqliteSynchronous } from './synchronous.js';
 
 /** What the SQLite store's writes and checkpoints have done (for metrics). */
 export interface SqliteStoreStats extends WriteStats {

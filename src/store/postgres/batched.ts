@@ -3,17 +3,17 @@
  * `pg-batch.ts`): the many-call twin of a one-call statement, with the same guards, per call.
  * Arguments travel as arrays (`unnest … WITH ORDINALITY`: `n` is a call's place in the batch).
  */
-import { Batcher } from './pg-batch.js';
-import { addInboundsClaiming, type Ingress, type IngressResult } from './pg-ingress.js';
-import { prepared, type PgDb } from './pg-db.js';
-import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseLaneIn, nextOrReleaseOutcome, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './pg-lanes.js';
-import { addInboundIn, finishFields, finishIn } from './pg-outbox.js';
-import { PG } from './pg-sql.js';
-import { PREFETCH_COLUMNS, Prefetched } from './pg-prefetch.js';
-import { callCommit, commitResult, turnFields } from './pg-turns.js';
-import { j, toConversation, toInbox, toStatus } from './rows.js';
-import { statusRank } from './sql.js';
-import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneNext, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from './types.js';
+import { Batcher } from './batch.js';
+import { addInboundsClaiming, type Ingress, type IngressResult } from './ingress.js';
+import { prepared, type PgDb } from './db.js';
+import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseLaneIn, nextOrReleaseOutcome, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './lanes.js';
+import { addInboundIn, finishFields, finishIn } from './outbox.js';
+import { PG } from './sql.js';
+import { PREFETCH_COLUMNS, Prefetched } from './prefetch.js';
+import { callCommit, commitResult, turnFields } from './turns.js';
+import { j, toConversation, toInbox, toStatus } from '../rows.js';
+import { statusRank } from '../sql.js';
+import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneNext, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
 

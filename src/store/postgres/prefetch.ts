@@ -18,8 +18,8 @@
  *   an inbound failed, skipped or held, an expiry, a handoff, a release); what is left unused goes
  *   when the lane is released, or at the heartbeat that finds the lane lost.
  */
-import { toConversation, toInbox } from './rows.js';
-import type { ConversationKey, ConversationRecord, InboxRecord } from './types.js';
+import { toConversation, toInbox } from '../rows.js';
+import type { ConversationKey, ConversationRecord, InboxRecord } from '../types.js';
 
 type Row = Record<string, unknown>;
 

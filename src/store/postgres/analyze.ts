@@ -7,7 +7,7 @@
  * its first turns, it analyzes the hot tables that were never analyzed (cheap while they are
  * small; cached plans are re-planned after it). A database that has run for a while is not touched.
  */
-import type { PgDb } from './pg-db.js';
+import type { PgDb } from './db.js';
 
 /** The tables every turn reads by key. */
 const HOT_TABLES = ['conversations', 'inbox', 'outbox', 'lanes', 'timers'] as const;

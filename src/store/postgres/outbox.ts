@@ -1,9 +1,9 @@
 /** The PostgreSQL store's multi-statement work on the outbox, timers and statuses, each inside the caller's transaction. */
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from './pg-db.js';
-import { PG } from './pg-sql.js';
-import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from './rows.js';
-import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from './types.js';
+import type { Queryable } from './db.js';
+import { PG } from './sql.js';
+import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from '../rows.js';
+import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from '../types.js';
 
 /** Claims due conversation heads; rows another process holds locked are skipped, not waited for. */
 export async function claimIn(q: Queryable, now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {

@@ -3,7 +3,7 @@
  * names no driver, so the options of `openStore` can carry it without their types pulling in
  * better-sqlite3's.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../../errors.js';
 
 /** `full`: every COMMIT fsyncs the WAL (an acknowledged write survives a power cut); `normal`: only checkpoints do. */
 export type SqliteSynchronous = 'full' | 'normal';

@@ -4,8 +4,8 @@
  * a row lock on the open handoff (`FOR UPDATE`), a guarded single statement, or `SKIP LOCKED`.
  */
 import { randomBytes } from 'node:crypto';
-import { VersionConflictError } from '../errors.js';
-import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from './handoff-payload.js';
+import { VersionConflictError } from '../../errors.js';
+import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
 import {
   HANDOFF_TIMER_KEY,
   handoffTimeoutAt,
@@ -17,12 +17,12 @@ import {
   type HandoffRefusal,
   type HandoffStore,
   type HandoffWrite,
-} from './handoff-types.js';
-import { prepared, type PgDb, type Queryable } from './pg-db.js';
-import { bumpLaneIn, lockLaneIn } from './pg-lanes.js';
-import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from './rows.js';
-import { OPEN_HANDOFF } from './sql.js';
-import type { ChannelName, TurnCommit } from './types.js';
+} from '../handoff-types.js';
+import { prepared, type PgDb, type Queryable } from './db.js';
+import { bumpLaneIn, lockLaneIn } from './lanes.js';
+import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from '../rows.js';
+import { OPEN_HANDOFF } from '../sql.js';
+import type { ChannelName, TurnCommit } from '../types.js';
 
 const UNSENT = `state IN ('pending', 'sending')`;
 

@@ -5,19 +5,19 @@
  * `FOR UPDATE SKIP LOCKED`; a status's rank and idle expiry are decided inside one statement.
  * Transient failures surface as `StoreUnavailableError`, conflicts as `VersionConflictError`.
  */
-import { isStoreUnavailable } from '../errors.js';
-import { migratePg, readPgMigrations } from './migrate-pg.js';
-import { openFailure } from './pg-failure.js';
-import { PgDb, type PgPoolOptions } from './pg-db.js';
-import { claimIn, failIn, fireDueTimersIn, transcriptIn } from './pg-outbox.js';
-import { claimLanesIn, listenForWork, renewLanesIn } from './pg-lanes.js';
-import { PgHandoffs } from './pg-handoffs.js';
-import { PG } from './pg-sql.js';
-import { conversationsQuery } from './sql.js';
-import { commitTurnPg, isPlainTurn } from './pg-turns.js';
-import { PgBatches } from './pg-batched.js';
-import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './pg-analyze.js';
-import { j, toConversation, toInbox, toKey, toOutbox, toTimer } from './rows.js';
+import { isStoreUnavailable } from '../../errors.js';
+import { migratePg, readPgMigrations } from './migrate.js';
+import { openFailure } from './failure.js';
+import { PgDb, type PgPoolOptions } from './db.js';
+import { claimIn, failIn, fireDueTimersIn, transcriptIn } from './outbox.js';
+import { claimLanesIn, listenForWork, renewLanesIn } from './lanes.js';
+import { PgHandoffs } from './handoffs.js';
+import { PG } from './sql.js';
+import { conversationsQuery } from '../sql.js';
+import { commitTurnPg, isPlainTurn } from './turns.js';
+import { PgBatches } from './batched.js';
+import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './analyze.js';
+import { j, toConversation, toInbox, toKey, toOutbox, toTimer } from '../rows.js';
 import type {
   CommitResult,
   ConversationKey,
@@ -38,7 +38,7 @@ import type {
   TimerSpec,
   TranscriptEntry,
   TurnCommit,
-} from './types.js';
+} from '../types.js';
 
 type Row = Record<string, unknown>;
 
@@ -223,7 +223,7 @@ export class PgStore implements Store {
     return this.db.tx((q) => transcriptIn(q, conversationId));
   }
 
-  // Handoffs: see pg-handoffs.ts (a turn's part runs inside commitTurn's transaction, in pg-turns.ts).
+  // Handoffs: see handoffs.ts (a turn's part runs inside commitTurn's transaction, in turns.ts).
   openHandoffs: Store['openHandoffs'] = () => this.h.openHandoffs();
   openHandoff: Store['openHandoff'] = (id, inboxId) => this.h.openHandoff(id, inboxId);
   handoffs: Store['handoffs'] = (id) => this.h.handoffs(id);

@@ -20,10 +20,10 @@
  * PostgreSQL's notification-queue lock and woke every listening connection, its own process's
  * included, only to be ignored there).
  */
-import { prepared, type PgDb } from './pg-db.js';
-import { NOW, WORK_CHANNEL } from './pg-lanes.js';
-import { j } from './rows.js';
-import type { LaneClaim, NewInbound } from './types.js';
+import { prepared, type PgDb } from './db.js';
+import { NOW, WORK_CHANNEL } from './lanes.js';
+import { j } from '../rows.js';
+import type { LaneClaim, NewInbound } from '../types.js';
 
 /** A claim asked for with an inbound: the owner and its lease. */
 export interface IngressClaim {
