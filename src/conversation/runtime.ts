@@ -2,6 +2,8 @@
  * The conversation runtime: inbox → turn → outbox, exactly once. Each conversation has a lane that
  * runs its pending inbounds one at a time, in arrival order; lanes run independently. Timers and
  * delivery failures come back through the inbox, so they are deduplicated and ordered the same way.
+ * One worker claims, renews and settles every kind of work kept in the database (lanes, sends,
+ * helpdesk events, timers); `Runtime` is its wiring and the public API.
  */
 import { randomUUID } from 'node:crypto';
 import { ColloquyError, ConfigError, VersionConflictError, isStoreUnavailable } from '../errors.js';
@@ -9,11 +11,10 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, HandoffEventOutcome, HandoffEventRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
-import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
 import { commit, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
@@ -23,9 +24,11 @@ import { decideTurn, factsToRead, firedEvent, isStaleFlow, SKIP_MESSAGES, type F
 import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
-import { Poller } from './poller.js';
-import { Clockwork } from './timers.js';
+import { IdleSweep } from './sweep.js';
 import { HandoffDesk } from './handoff-desk.js';
+import { Sender, type SendOptions } from './sends.js';
+import { untilStored, type StoreWaits } from './backoff.js';
+import { DEFAULT_POLL_MS, Worker, type Held, type WorkOptions } from './worker.js';
 
 /** What the runtime is built from. */
 export interface RuntimeOptions {
@@ -38,22 +41,27 @@ export interface RuntimeOptions {
   readonly clock?: RuntimeClock | undefined;
   readonly logger?: Logger | undefined;
   readonly metrics?: Metrics | undefined;
-  readonly dispatcher?: DispatcherOptions | undefined;
+  /** How sends are paced and retried (concurrency, attempts, backoff). */
+  readonly sends?: SendOptions | undefined;
   /** How often idle conversations are swept (default 60 s). */
   readonly sweepEveryMs?: number | undefined;
-  /** How conversations' lanes are leased in the database (lease, heartbeat, owner name). */
+  /** How claims on work are leased in the database (owner name, lease, heartbeat). */
+  readonly work?: Omit<WorkOptions, 'pollMs'> | undefined;
+  /** How many conversations' lanes run at once. */
   readonly lanes?: LaneOptions | undefined;
   /**
-   * How often the database is polled for work no event announced here (default 1 s): lanes, sends
-   * and timers another process left (it died) or added. PostgreSQL's notifications only wake it sooner.
+   * How often the database is polled for work no event announced here (default 1 s): lanes, sends,
+   * helpdesk events and timers another process left (it died) or added. PostgreSQL's notifications
+   * only wake it sooner.
    */
   readonly pollMs?: number | undefined;
-  /** Queue handoff events for a helpdesk connector (set when `COLLOQUY_HANDOFF_WEBHOOK_URL` is). */
+  /** Queue handoff events for a helpdesk connector (implied by `helpdesk`). */
   readonly handoffEvents?: boolean | undefined;
+  /** Delivers queued handoff events (a {@link HandoffConnector} from `colloquy/server`). */
+  readonly helpdesk?: { deliver(e: HandoffEventRecord): Promise<HandoffEventOutcome> } | undefined;
 }
 
-/** The default poll interval. */
-export const DEFAULT_POLL_MS = 1_000;
+export { DEFAULT_POLL_MS };
 
 /** An inbound for {@link Runtime.receive}. */
 export interface Inbound extends ConversationKey {
@@ -75,16 +83,17 @@ export class Runtime {
   private readonly bots: ServedBots;
   private readonly live = new Map<string, LiveConversation>();
   private readonly lanes: Lanes;
-  private readonly dispatcher: Dispatcher;
+  private readonly worker: Worker;
+  private readonly sender: Sender;
   private readonly deliveries: Deliveries;
-  private readonly clockwork: Clockwork;
+  private readonly sweeper: IdleSweep;
   private readonly deps: TurnDeps;
   /** Handoffs to people: the agents' queue, claim, messages and release. */
   readonly handoffs: HandoffDesk;
   private accepting = false;
-  private readonly pollMs: number;
-  private readonly poller: Poller;
-  private readonly pollListeners = new Set<() => void>();
+  private stopped = false;
+  /** Waits for a store that is unavailable for now, ended at once by stop(). */
+  private readonly waits = new Set<() => void>();
   private unlisten: (() => Promise<void>) | undefined;
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
@@ -96,73 +105,85 @@ export class Runtime {
     this.metrics = o.metrics ?? new Metrics();
     this.bots = new ServedBots(o.bots);
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
-    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: o.handoffEvents === true };
+    const notify = o.handoffEvents === true || o.helpdesk !== undefined;
+    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: notify };
+    const base = { store: o.store, clock: this.clock, metrics: this.metrics };
+    const wakeSends = () => this.worker.wake('send');
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeSends, kick });
+    this.sender = new Sender(
+      {
+        ...base,
+        adapter: o.adapter,
+        logger: this.logger,
+        waits: this.storeWaits('outbox-record'),
+        followUp: (row, r, exhausted) => this.deliveries.plan(row, r, exhausted ? 'retries-exhausted' : 'permanent'),
+        onSent: (row, id) => this.deliveries.sent(row, id),
+      },
+      o.sends,
+    );
+    const helpdesk = o.helpdesk;
+    this.worker = new Worker(
+      {
+        store: o.store,
+        clock: this.clock,
+        logger: this.logger,
+        slots: { send: this.sender.o.concurrency, event: 16, timer: 500 },
+        storeUnavailable: (work, err, delayMs) => this.storeUnavailable(work, err, delayMs),
+        beat: (held) => {
+          this.metrics.set('colloquy_lanes_held', {}, held);
+          this.metrics.set('colloquy_lanes_waiting', {}, this.lanes.load.queued);
+        },
+        handlers: {
+          lanes: { free: () => this.lanes.free(), adopt: (c) => this.lanes.adopt(c), mark: () => this.lanes.mark(), renewed: (held, mark) => this.lanes.renewed(held, mark) },
+          send: (row, held) => this.sender.send(row, held),
+          event: helpdesk && ((e, held) => this.deliverEvent(helpdesk, e, held)),
+          fired: (keys) => {
+            for (const key of keys) kick(key);
+            this.metrics.inc('colloquy_timers_fired_total', {}, keys.length);
+          },
+        },
+      },
+      { ...o.work, pollMs: o.pollMs },
+    );
     this.lanes = new Lanes(
       {
         resume: (k) => this.resume(k),
         sync: (k) => this.sync(k),
-        next: (k) => this.store.nextInbound(k),
         process: (row) => this.process(row),
         keep: (k) => this.live.has(laneKey(k)),
         lost: (k) => this.dropLive(k),
         storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
         observe: (e) => {
           if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
-          else {
-            this.metrics.set('colloquy_lanes_held', {}, e.count);
-            const { queued } = this.lanes.load;
-            this.metrics.set('colloquy_lanes_waiting', {}, queued);
-          }
         },
       },
-      o.store,
-      this.logger,
-      this.clock,
+      { store: o.store, logger: this.logger, clock: this.clock, claimant: () => this.worker.claimant, freed: () => this.worker.wake('lane') },
       o.lanes,
-    );
-    this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
-    this.poller = new Poller(
-      this.clock,
-      this.pollMs,
-      () => this.pollOnce(),
-      (p) => this.track(p),
-    );
-    const base = { store: o.store, clock: this.clock, metrics: this.metrics };
-    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeDispatcher: () => this.dispatcher.wake(), kick });
-    this.dispatcher = new Dispatcher(
-      {
-        ...base,
-        adapter: o.adapter,
-        logger: this.logger,
-        storeUnavailable: (err, delayMs, work) => this.storeUnavailable(work, err, delayMs),
-        onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
-        onSent: (row, id) => this.deliveries.sent(row, id),
-      },
-      o.dispatcher,
     );
     this.handoffs = new HandoffDesk({
       ...base,
       logger: this.logger,
       sender: o.sender,
       sms: o.sms ?? {},
-      notify: o.handoffEvents === true,
+      notify,
       bot: (id) => this.bots.newest(id),
       kick: (key) => kick(key),
-      wakeDispatcher: () => this.dispatcher.wake(),
+      wakeDispatcher: wakeSends,
     });
-    this.clockwork = new Clockwork(
-      {
-        ...base,
-        bots: () => this.bots.newestEach(),
-        kick,
-        track: (p) => this.track(p),
-        failed: (err, delayMs) => {
-          if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
-          else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
-        },
-      },
-      o.sweepEveryMs ?? 60_000,
-    );
+    if (helpdesk) this.handoffs.onChange(() => this.worker.wake('event'));
+    this.sweeper = new IdleSweep({ ...base, bots: () => this.bots.newestEach(), track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
+  }
+
+  /** How background work waits out a store that is unavailable for now. */
+  private storeWaits(work: string): StoreWaits {
+    return { clock: this.clock, stopped: () => this.stopped, waits: this.waits, onWait: (err, delayMs) => this.storeUnavailable(work, err, delayMs) };
+  }
+
+  /** Delivers a helpdesk event and records how it went under its claim. */
+  private async deliverEvent(helpdesk: NonNullable<RuntimeOptions['helpdesk']>, e: HandoffEventRecord, held: Held): Promise<void> {
+    const outcome = await helpdesk.deliver(e);
+    const ok = await untilStored(() => this.store.settleEvent(e.id, held.claim, outcome, this.clock.now()), this.storeWaits('handoff-event'));
+    if (!ok) this.logger.warn({ event: e.eventId }, 'another process claimed this helpdesk event while it was being delivered (its lease ran out); this result is not recorded');
   }
 
   /** A served bot by id: its newest version, or the version asked for. */
@@ -186,9 +207,9 @@ export class Runtime {
     return this.bots.all();
   }
 
-  /** This process's name as the owner of conversations' lanes in the database. */
+  /** This process's name as the owner of claims in the database. */
   get owner(): string {
-    return this.lanes.owner;
+    return this.worker.owner;
   }
 
   /**
@@ -198,42 +219,11 @@ export class Runtime {
    */
   async start(): Promise<void> {
     this.accepting = true;
-    this.lanes.start();
-    await this.pollLanes();
+    this.stopped = false;
+    this.worker.start();
     await this.deliveries.recover();
-    this.dispatcher.wake();
-    await this.clockwork.start();
-    this.poller.start();
-    this.unlisten = await this.store.onWork?.(() => this.poller.wake());
-  }
-
-  /** Looks for work in the database now: lanes to take over, rows to send, timers due. */
-  private async pollOnce(): Promise<void> {
-    await this.pollLanes();
-    this.dispatcher.wake();
-    await this.clockwork.check();
-    for (const listener of this.pollListeners) listener();
-  }
-
-  /**
-   * Called after every poll of the database (every `pollMs`): work kept in the database that no
-   * event of this process announces (a helpdesk event another process queued, then died) is
-   * found this way. Returns an unsubscribe.
-   */
-  onPoll(listener: () => void): () => void {
-    this.pollListeners.add(listener);
-    return () => this.pollListeners.delete(listener);
-  }
-
-  /** Claims lanes with work that no live process holds; a failure is tried again at the next poll. */
-  private async pollLanes(): Promise<void> {
-    try {
-      // More lanes wait: take the next batch, letting requests in between (a store call may not yield).
-      while ((await this.lanes.poll()) >= 100) await new Promise((r) => setImmediate(r));
-    } catch (err) {
-      if (isStoreUnavailable(err)) this.storeUnavailable('lanes', err, this.pollMs);
-      else this.logger.error({ err: errorInfo(err) }, 'polling for conversations failed; trying again');
-    }
+    this.sweeper.start();
+    this.unlisten = await this.store.onWork?.(() => this.worker.wake());
   }
 
   /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
@@ -275,8 +265,8 @@ export class Runtime {
         await Promise.all(lanes);
         continue;
       }
-      if (!this.dispatcher.idle) {
-        await this.dispatcher.settle();
+      if (!this.worker.idle) {
+        await this.worker.settle();
         continue;
       }
       if (this.background.size) {
@@ -314,28 +304,31 @@ export class Runtime {
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
-    await this.poller.stop();
     await this.unlisten?.().catch((err: unknown) => this.logger.warn({ err: errorInfo(err) }, 'could not stop listening for work'));
     this.unlisten = undefined;
-    this.clockwork.stop();
+    this.sweeper.stop();
     this.lanes.stop();
     await Promise.all(this.lanes.running());
-    await this.dispatcher.stop();
+    this.stopped = true;
+    for (const cancel of this.waits) cancel();
+    await this.worker.stop();
+    await Promise.all(this.background);
     for (const l of this.live.values()) l.handle.stop();
     this.live.clear();
-    // Lanes still held ran an invocation: another process takes them over now and runs it again.
-    await this.lanes.giveUp();
+    // Claims still held (lanes of live actors): another process takes them over now and runs them again.
+    await this.worker.giveUp();
+    this.lanes.clear();
   }
 
-  /** Wakes the dispatcher and the timers (after the clock moved, in tests). */
+  /** Looks for due work now: sends, helpdesk events and timers (after the clock moved, in tests). */
   async poke(): Promise<void> {
-    this.dispatcher.wake();
-    await this.clockwork.check();
+    this.worker.wake();
+    await this.worker.settle();
   }
 
   /** Expires conversations idle past their bot's expiry; returns how many. */
   sweep(): Promise<number> {
-    return this.clockwork.sweep();
+    return this.sweeper.sweep();
   }
 
   /** Both directions of a conversation, in order, with delivery results. */
@@ -531,8 +524,8 @@ export class Runtime {
     } catch (err) {
       this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
     }
-    if (result.outboxIds.length) this.dispatcher.wake();
-    if (result.firstTimerAt !== undefined) this.clockwork.noteTimer(result.firstTimerAt);
+    if (result.outboxIds.length) this.worker.wake('send');
+    if (result.firstTimerAt !== undefined) this.worker.noteDue(result.firstTimerAt);
   }
 
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */

@@ -272,6 +272,8 @@ export type LaneNext =
   | { readonly outcome: 'next'; readonly inbound: InboxRecord }
   /** None pending, and no work added since `seen`: the lane is released. */
   | { readonly outcome: 'released' }
+  /** None pending, and the lane stays held (asked with `seen` null: a live actor runs in it). */
+  | { readonly outcome: 'idle' }
   /** Work was added since the owner looked: the lane stays its owner's, with the new counter. */
   | { readonly outcome: 'more'; readonly workSeq: number }
   /** Another owner holds the lane now (this one's claim lapsed). */
@@ -379,9 +381,10 @@ export interface Store extends HandoffStore {
   /**
    * A drained lane's last look and its release at once: the conversation's oldest pending inbound,
    * or the lane released, only while `owner` still holds it with `fence` and its work counter is
-   * still `seen` (work added since is never stranded).
+   * still `seen` (work added since is never stranded). With `seen` null the lane is never released
+   * (a live actor runs in it): the oldest pending inbound, or `idle`.
    */
-  settleLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext>;
+  settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext>;
   /** Records how a claimed send ended, only while `claim` still holds the row; false (nothing recorded) when another claim took it. */
   settleSend(id: number, claim: string, outcome: SendOutcome, now: number): Promise<boolean>;
   /** Records a connector event's delivery attempt, only while `claim` still holds it; false when it was lost. */

@@ -183,7 +183,7 @@ describe("agents' API", () => {
     await user(s, { type: 'text', text: 'Are you there?' });
     await api(s, 'POST', `/agent/handoffs/${id}/release`, { agent: 'ana', note: 'done' });
     await s.runtime.idle();
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started', 'handoff.claimed', 'handoff.message', 'handoff.ended']);
     for (const g of hook.got) {
       expect(verifyHandoffSignature(g.raw, g.headers['x-colloquy-signature-256'] as string, HOOK_SECRET)).toBe(true);
@@ -209,7 +209,7 @@ describe("agents' API", () => {
     cleanup.push(() => survivor.server.close());
     const first = await serve({ db, hook: goneUrl });
     await walkToHandoff(first.server);
-    await first.server.handoffConnector!.settle();
+    await first.server.runtime.idle();
     await first.server.close(); // its events stay queued in the database
     expect(hook.got).toEqual([]);
     survivor.clock.advance(60_000); // past the refused event's retry time (2 s), and a poll; before the handoff's timeout
@@ -225,10 +225,10 @@ describe("agents' API", () => {
     cleanup.push(() => s.close());
     hook.failNext = 1;
     await walkToHandoff(s);
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(hook.got).toHaveLength(0);
     clock.advance(10_000);
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']);
     expect(s.metrics.value('colloquy_handoff_events_total', { type: 'handoff.started', outcome: 'retry' })).toBe(1);
   });
@@ -246,7 +246,7 @@ describe("agents' API", () => {
     clock.advance(60_000);
     await s.runtime.poke();
     await s.runtime.idle();
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(await s.store.openHandoff(id)).toBeUndefined();
     expect((await s.store.conversation(id))!.state).toBe('callback');
     expect(sentTo(s).at(-1)).toContain('An agent will call this number within 2 hours');

@@ -53,7 +53,7 @@ describe.each(ENGINES)('on %s', (engine) => {
   async function survivor(db: string): Promise<Runtime> {
     const store = await openStore(db);
     const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-    const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
+    const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, work: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
     runtimes.push(runtime);
     await runtime.start();
     return runtime;
@@ -183,7 +183,7 @@ describe.each(ENGINES)('on %s', (engine) => {
       const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
       const warnings: string[] = [];
       const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
-      const a = new Runtime({ store: await openStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200, logger });
+      const a = new Runtime({ store: await openStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, work: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200, logger });
       runtimes.push(a);
       await a.start();
       await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
@@ -191,7 +191,7 @@ describe.each(ENGINES)('on %s', (engine) => {
       // As if this process had stalled past its lease: another owner takes the conversation over.
       await execAt(db, 'UPDATE lanes SET lease_until = 0');
       const thief = await openStore(db);
-      expect((await thief.claimLanes('thief', { leaseMs: 60_000 })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+      expect((await thief.claim({ owner: 'thief', leaseMs: 60_000, lapsed: true }, { kind: 'lane', limit: 10, now: Date.now() })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
       // One of a's heartbeats tells it the lane is gone.
       await eventually(() => expect(warnings).toContain('another process took over this conversation (our lease ran out); it runs there now'), { what: 'a learning that its lane was taken' });
       const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;

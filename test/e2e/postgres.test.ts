@@ -64,8 +64,7 @@ async function contents(store: Store) {
     conversations,
     transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))),
     timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
-    pending: await store.pendingKeys(),
-    nextTimerAt: await store.nextTimerAt(),
+    nextDue: await store.nextDue(),
   };
 }
 
