@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { verifyHandoffSignature } from '../../src/agent/signature.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { rowsAt } from '../support/rows.js';
 import { api, HOOK_SECRET, receiver, sentTo, serve, TOKEN, USER, user, walkToHandoff } from './helpers.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -214,6 +215,35 @@ describe("agents' API", () => {
     expect(hook.got).toEqual([]);
     survivor.clock.advance(60_000); // past the refused event's retry time (2 s), and a poll; before the handoff's timeout
     await vi.waitFor(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { timeout: 10_000, interval: 50 });
+  });
+
+  it.each(['sqlite', 'postgres'] as const)('an event whose deliverer stopped renewing its claim is taken over and delivered once; the late answer records nothing (%s)', async (engine) => {
+    const hook = await receiver();
+    const stuck = await receiver();
+    stuck.holding = true; // the first process's POST hangs, as if the process had frozen mid-delivery
+    cleanup.push(() => hook.close());
+    cleanup.push(() => stuck.close());
+    let db: string;
+    if (engine === 'postgres') db = await freshDatabaseUrl();
+    else {
+      const dir = mkdtempSync(join(tmpdir(), 'colloquy-connector-'));
+      cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+      db = join(dir, 'shared.db');
+    }
+    const first = await serve({ db, hook: stuck.url });
+    cleanup.push(() => first.server.close());
+    await walkToHandoff(first.server);
+    await vi.waitFor(() => expect(stuck.waiting()).toBe(1), { timeout: 10_000, interval: 20 });
+    // It stops renewing (its clock stands still) and its claim lapses: another process takes the event.
+    await first.server.store.renew(first.server.runtime.owner, 0);
+    const survivor = await serve({ db, hook: hook.url });
+    cleanup.push(() => survivor.server.close());
+    await vi.waitFor(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { timeout: 10_000, interval: 20 });
+    await survivor.server.runtime.idle();
+    stuck.letGo(); // the first delivery's answer arrives late: its claim no longer holds the event
+    await first.server.runtime.idle();
+    expect(await rowsAt(db, 'SELECT type, state, attempts, owner, claim FROM handoff_events')).toEqual([{ type: 'handoff.started', state: 'sent', attempts: 2, owner: null, claim: null }]);
+    expect(hook.got).toHaveLength(1);
   });
 
   it.each(['sqlite', 'postgres'] as const)('retries an event the helpdesk refused, later, with the same id (%s)', async (engine) => {
