@@ -70,11 +70,12 @@ export class SqliteLanes {
   }
 
   /** See `Store.settleLane`: the oldest pending inbound, or the lane released, while `owner` holds it with `fence` and `seen` is still its counter. */
-  settle(owner: string, key: ConversationKey, fence: number, seen: number): LaneNext {
+  settle(owner: string, key: ConversationKey, fence: number, seen: number | null): LaneNext {
     const lane = this.q.lane.get(key.botId, key.user) as Row | undefined;
     if (!lane || lane['owner'] !== owner || Number(lane['fence']) !== fence) return { outcome: 'lost' };
     const next = this.q.nextInbox.get(key.botId, key.user) as Row | undefined;
     if (next) return { outcome: 'next', inbound: toInbox(next) };
+    if (seen === null) return { outcome: 'idle' }; // a live actor keeps its lane
     if (this.q.release.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
     return { outcome: 'more', workSeq: Number(lane['work_seq']) };
   }

@@ -286,7 +286,7 @@ export class SqliteStore implements Store {
     return this.work.nextDue();
   }
 
-  settleLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+  settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> {
     return this.write('settleLane', () => this.work.settleLane(owner, key, fence, seen));
   }
 

@@ -122,7 +122,7 @@ export class SqliteWork {
   }
 
   /** See `Store.settleLane`. */
-  settleLane(owner: string, key: ConversationKey, fence: number, seen: number): LaneNext {
+  settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): LaneNext {
     return this.lanes.settle(owner, key, fence, seen);
   }
 
