@@ -6,7 +6,7 @@
 -- Rows left `sending` by a version before this one have no owner, and a lease on the process's
 -- clock: they count as lapsed claims.
 ALTER TABLE outbox ADD COLUMN owner TEXT;
-ALTER TABLE outbox ADD COLUMN resends INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE outbox ADD COLUMN resends BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE handoff_events ADD COLUMN owner TEXT;
 -- The heartbeat's lookups: the rows an owner is sending (few), never a scan of the tables.
 CREATE INDEX outbox_sending_owner ON outbox (owner) WHERE state = 'sending';

@@ -100,7 +100,7 @@ describe('claims racing on two connections (postgres)', () => {
       }
       if (kind === 'send') {
         // The last round's lapsed rows were each taken once more: one resend and one more attempt each.
-        const { rows } = await sql.query(`SELECT resends, attempts::int AS attempts FROM outbox WHERE claim IS NULL AND id IN (SELECT MIN(id) FROM outbox GROUP BY conversation_id)`);
+        const { rows } = await sql.query(`SELECT resends::int AS resends, attempts::int AS attempts FROM outbox WHERE claim IS NULL AND id IN (SELECT MIN(id) FROM outbox GROUP BY conversation_id)`);
         expect(rows).toHaveLength(CONVERSATIONS);
         for (const r of rows) expect(r).toEqual({ resends: 1, attempts: 1 });
       }

@@ -48,7 +48,7 @@ describe('the round trips of a message (postgres)', () => {
       expect(seen).not.toContain(separate);
     }
     // The lane was released: another process may take the conversation's next message.
-    const lanes = await c.store.claimLanes('another-process', { leaseMs: 60_000, key: { botId: orderBot.id, user: c.user } });
+    const lanes = await c.store.claim({ owner: 'another-process', leaseMs: 60_000, lapsed: false }, { kind: 'lane', limit: 1, now: Date.now(), key: { botId: orderBot.id, user: c.user } });
     expect(lanes).toHaveLength(1);
   });
 });

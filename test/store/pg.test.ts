@@ -9,6 +9,8 @@ import { freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
 import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
 
+const WHO = { owner: 'process-a', leaseMs: 60_000, lapsed: true };
+
 describe('PostgreSQL store', () => {
   it('says the database is unavailable, by name, when nothing listens', async () => {
     const err = await openStore('postgres://colloquy@127.0.0.1:1/nowhere').then(
@@ -124,7 +126,7 @@ describe('PostgreSQL store', () => {
       expect(err).toBeInstanceOf(StoreUnavailableError);
       expect(err).toMatchObject({ code: 'store_unavailable', reason: '55P03' });
       await other.query('COMMIT');
-      expect(await store.pendingKeys()).toEqual([]);
+      expect((await other.query('SELECT COUNT(*)::int AS n FROM inbox')).rows).toEqual([{ n: 0 }]);
       expect(await store.health?.()).toEqual({ ok: true });
     } finally {
       await other.end();
@@ -154,9 +156,9 @@ describe('PostgreSQL store', () => {
       await other.query('BEGIN');
       await other.query('SELECT id FROM outbox WHERE id = 1 FOR UPDATE');
       // Row 1 is still unsent: ALICE's row 2 must wait behind it; BOB's head goes, without waiting for the lock.
-      expect((await store.claimOutbound(T0, 10, 60_000)).map((r) => r.id)).toEqual([3]);
+      expect((await store.claim(WHO, { kind: 'send', limit: 10, now: T0 })).map((r) => r.id)).toEqual([3]);
       await other.query('COMMIT');
-      expect((await store.claimOutbound(T0, 10, 60_000)).map((r) => r.id)).toEqual([1]);
+      expect((await store.claim(WHO, { kind: 'send', limit: 10, now: T0 })).map((r) => r.id)).toEqual([1]);
     } finally {
       await other.end();
     }
@@ -172,10 +174,10 @@ describe('PostgreSQL store', () => {
     try {
       await other.query('BEGIN');
       await other.query(`SELECT id FROM timers WHERE key = 'a' FOR UPDATE`);
-      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect(await store.claim(WHO, { kind: 'timer', limit: 10, now: T0 })).toEqual([ALICE]);
       expect((await store.timers(1)).map((x) => x.key)).toEqual(['a']);
       await other.query('COMMIT');
-      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect(await store.claim(WHO, { kind: 'timer', limit: 10, now: T0 })).toEqual([ALICE]);
       expect(await store.timers(1)).toEqual([]);
     } finally {
       await other.end();

@@ -59,7 +59,6 @@ const SQL = {
     up AS (
       UPDATE lanes SET owner = c.claimer, lease_until = ${NOW} + c.lease, fence = ${FENCE_OF('c.claimer')}
       FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
-        AND (lanes.owner IS NULL OR lanes.owner = c.claimer OR (c.lapsed AND lanes.lease_until <= ${NOW}))
       RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev)
     SELECT k.n, r.bot_id, r.user_number, r.fence, r.work_seq, r.prev,
       EXISTS (SELECT 1 FROM lanes v WHERE v.bot_id = k.kb AND v.user_number = k.ku) AS visible, ${PREFETCH_COLUMNS('k.kb', 'k.ku', 'r.fence IS NOT NULL')}

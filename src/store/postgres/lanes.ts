@@ -51,7 +51,6 @@ const SQL = {
     up AS (
       UPDATE lanes SET owner = $1, lease_until = ${NOW} + $4, fence = ${FENCE}
       FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
-        AND (lanes.owner IS NULL OR lanes.owner = $1 OR ($5::boolean AND lanes.lease_until <= ${NOW}))
       RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev)
     SELECT r.*, v.visible, ${PREFETCH_COLUMNS('$2::text', '$3::text', 'r.fence IS NOT NULL')}
     FROM (SELECT EXISTS (SELECT 1 FROM lanes WHERE bot_id = $2 AND user_number = $3) AS visible) v
@@ -66,7 +65,6 @@ const SQL = {
       LIMIT $2 FOR UPDATE OF l SKIP LOCKED)
     UPDATE lanes SET owner = $1, lease_until = ${NOW} + $3, fence = ${FENCE}
     FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
-      AND lanes.work_seq > lanes.done_seq AND (lanes.owner IS NULL OR ($4::boolean AND lanes.lease_until <= ${NOW}))
     RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev`,
   ),
   /**

@@ -12,8 +12,9 @@
  *   state, owner, lease and due time; no join, no subquery), so that recheck is the whole test: a
  *   row another claimant took is `sending` with a lease ahead of this statement's `now()`, and
  *   fails it (unless that claim went a whole lease without renewal: then it has lapsed).
- * - The UPDATE repeats the test on the row it changes, so its own recheck decides the same way
- *   should the plan ever reach the row by another path.
+ * - The UPDATE changes only the rows `c` returned (joined by primary key), all locked by it. (The
+ *   test is not repeated in the UPDATE's WHERE: the planner then scanned the unsent rows and
+ *   joined them to `c` in a nested loop, quadratic in the backlog; pg-backlog-plan.test.ts.)
  * What the snapshot alone decides (which rows are their conversation's head, in an InitPlan)
  * concerns order, not exclusivity: a head read from the snapshot is still the head when locked,
  * since rows behind it are never claimable before it is settled, and rows ahead of it can only be
@@ -68,7 +69,7 @@ export const PGW = {
       WHERE o.id = ANY(ARRAY(SELECT h.id FROM (${HEADS}) h WHERE ${claimable('h')})) AND ${claimable('o')}
       ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
     UPDATE outbox SET ${TAKE('outbox')}, resends = outbox.resends + CASE WHEN outbox.state = 'sending' THEN 1 ELSE 0 END
-    FROM c WHERE outbox.id = c.id AND ${claimable('outbox')} RETURNING outbox.*`,
+    FROM c WHERE outbox.id = c.id RETURNING outbox.*`,
   ),
   /** Each handoff's next unsent event, when claimable; see claimSends. */
   claimEvents: prepared(
@@ -77,7 +78,7 @@ export const PGW = {
       SELECT e.id FROM handoff_events e WHERE ${EVENT_HEAD} AND ${claimable('e')}
       ORDER BY e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED)
     UPDATE handoff_events SET ${TAKE('handoff_events')}
-    FROM c WHERE handoff_events.id = c.id AND ${claimable('handoff_events')} RETURNING handoff_events.*`,
+    FROM c WHERE handoff_events.id = c.id RETURNING handoff_events.*`,
   ),
   /**
    * The heartbeat, one statement for the three tables: every claim of `$1` extended to `$2` ms from
