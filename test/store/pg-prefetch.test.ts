@@ -74,6 +74,16 @@ describe('what a claim reads for the next step (postgres)', () => {
     expect(await store.settleLane(A, ALICE, c3!.fence, c3!.workSeq)).toEqual({ outcome: 'released' });
   });
 
+  it('answers from what it read only the owner and fence whose claim read it', async () => {
+    const store = (await postgres.open()) as PgStore;
+    await store.addInbound(inbound());
+    const [c] = await claimLane(store, A, ALICE);
+    expect(await store.settleLane('process-b', ALICE, c!.fence, c!.workSeq)).toEqual({ outcome: 'lost' });
+    await store.addInbound(inbound());
+    const [again] = await claimLane(store, A, ALICE);
+    expect(await store.settleLane(A, ALICE, again!.fence + 1, again!.workSeq)).toEqual({ outcome: 'lost' });
+  });
+
   it('forgets what it read for a lane the heartbeat finds taken over', async () => {
     const store = (await postgres.open()) as PgStore;
     const { id } = await store.addInbound(inbound());

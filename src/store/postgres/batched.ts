@@ -177,7 +177,7 @@ export class PgBatches {
   readonly prefetched = new Prefetched();
 
   constructor(db: PgDb, ingress: PgDb = db) {
-    const granted = (key: ConversationKey, r: Row) => this.prefetched.keep(key, r);
+    const granted = (key: ConversationKey, r: Row, owner: string) => this.prefetched.keep(key, r, owner);
     const one = async <T>(sql: typeof PG.active, params: unknown[], map: (r: Row) => T): Promise<T | undefined> => {
       const r = (await db.query(sql, params)).rows[0];
       return r && map(r);
@@ -220,7 +220,7 @@ export class PgBatches {
     });
     const ingressResult = async (c: Ingress, r: Row | undefined): Promise<IngressResult> => {
       const claimed = r?.['claimed'] === true;
-      if (claimed) granted(c.inbound, r!);
+      if (claimed) granted(c.inbound, r!, c.claim.owner);
       const claim = claimed ? toClaim(c.claim.owner, r!, r!['prev']) : undefined;
       if (r?.['id'] !== null && r?.['id'] !== undefined) return { id: Number(r['id']), duplicate: false, claim };
       if (r?.['known'] !== null && r?.['known'] !== undefined) return { id: Number(r['known']), duplicate: true, claim };
@@ -247,7 +247,7 @@ export class PgBatches {
           rows.map((r, i) => {
             const c = calls[i]!;
             if (r && r['fence'] !== null) {
-              granted(c.key, r);
+              granted(c.key, r, c.who.owner);
               return [toClaim(c.who.owner, r, r['prev'])];
             }
             // Created by another process after this statement's snapshot: claimed alone, now that it is seen.

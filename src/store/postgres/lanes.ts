@@ -119,14 +119,14 @@ export function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
  * See `Store.claim` of lanes: each form one autocommitted statement. A claim by key also reads what
  * the lane's next step reads, handed to `granted` (see prefetch.ts).
  */
-export async function claimLanesIn(db: PgDb, who: Claimant, limit: number, key?: ConversationKey, granted?: (key: ConversationKey, r: Row) => void): Promise<LaneClaim[]> {
+export async function claimLanesIn(db: PgDb, who: Claimant, limit: number, key?: ConversationKey, granted?: (key: ConversationKey, r: Row, owner: string) => void): Promise<LaneClaim[]> {
   if (key) {
     const params = [who.owner, key.botId, key.user, who.leaseMs, who.lapsed];
     let { rows } = await db.query(SQL.claimOne, params);
     // Created by another process after this statement's snapshot: look again, now that it is seen.
     if (rows[0]?.['visible'] === false && rows[0]['fence'] === null) ({ rows } = await db.query(SQL.claimOne, params));
     const mine = rows.filter((r) => r['fence'] !== null);
-    for (const r of mine) granted?.(key, r);
+    for (const r of mine) granted?.(key, r, who.owner);
     return mine.map((r) => toClaim(who.owner, r, r['prev']));
   }
   const { rows } = await db.query(SQL.claimMany, [who.owner, limit, who.leaseMs, who.lapsed]);

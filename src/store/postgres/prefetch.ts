@@ -33,27 +33,37 @@ export const PREFETCH_COLUMNS = (kb: string, ku: string, claimed: string): strin
 
 const keyOf = (k: ConversationKey): string => `${k.botId}\u0000${k.user}`;
 
+/** An inbound a claim read, with the claim that read it. */
+interface KeptInbound {
+  readonly inbound: InboxRecord;
+  readonly owner: string;
+  readonly fence: number;
+}
+
 /** The answers kept from claims, by lane; each used once. */
 export class Prefetched {
-  private readonly inbox = new Map<string, InboxRecord>();
+  private readonly inbox = new Map<string, KeptInbound>();
   private readonly conversation = new Map<string, ConversationRecord | undefined>();
 
-  /** Keeps what a granted claim's row carried. */
-  keep(key: ConversationKey, r: Row): void {
+  /** Keeps what a claim granted to `owner` carried. */
+  keep(key: ConversationKey, r: Row, owner: string): void {
     const k = keyOf(key);
     const i = r['prefetch_inbox'];
-    if (i !== null && i !== undefined && typeof i === 'object') this.inbox.set(k, toInbox(i as Row));
+    if (i !== null && i !== undefined && typeof i === 'object') this.inbox.set(k, { inbound: toInbox(i as Row), owner, fence: Number(r['fence']) });
     else this.inbox.delete(k);
     const c = r['prefetch_conversation'];
     this.conversation.set(k, c !== null && c !== undefined && typeof c === 'object' ? toConversation(c as Row) : undefined);
   }
 
-  /** The lane's oldest pending inbound as its claim saw it, once; undefined: ask the database. */
-  takeInbound(key: ConversationKey): InboxRecord | undefined {
+  /**
+   * The lane's oldest pending inbound as the claim of `owner` with `fence` saw it, once; undefined:
+   * ask the database (also when the look is another owner's, or of another claim).
+   */
+  takeInbound(key: ConversationKey, owner: string, fence: number): InboxRecord | undefined {
     const k = keyOf(key);
     const i = this.inbox.get(k);
     this.inbox.delete(k);
-    return i;
+    return i && i.owner === owner && i.fence === fence ? i.inbound : undefined;
   }
 
   /** The lane's active conversation as its claim saw it, once (`found: false`: ask the database). */
@@ -74,7 +84,7 @@ export class Prefetched {
 
   /** Drops a kept inbound by id (it was failed, skipped or held). */
   forgetInbound(id: number): void {
-    for (const [k, i] of this.inbox) if (i.id === id) this.inbox.delete(k);
+    for (const [k, i] of this.inbox) if (i.inbound.id === id) this.inbox.delete(k);
   }
 
   /** Drops every kept conversation (an expiry or a handoff changed some). */

@@ -255,8 +255,8 @@ export class PgStore implements Store {
   }
 
   async settleLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
-    // An inbound the lane's claim read is the oldest pending one (see prefetch.ts): no round trip.
-    const kept = this.b.prefetched.takeInbound(key);
+    // An inbound this owner's claim of the lane (with this fence) read is the oldest pending one (see prefetch.ts): no round trip.
+    const kept = this.b.prefetched.takeInbound(key, owner, fence);
     if (kept) return { outcome: 'next', inbound: kept };
     this.b.prefetched.forget(key);
     return this.b.settleLane.run({ owner, key, fence, seen });
