@@ -82,13 +82,17 @@ export const PGW = {
   ),
   /**
    * The heartbeat, one statement for the three tables: every claim of `$1` extended to `$2` ms from
-   * the database's now (0: given up, and the peers told). The lanes held come back as JSON.
+   * the database's now (0: given up, and the peers told). The lanes held come back as JSON. The
+   * lanes are updated after the sends and events (their counts are the lanes' InitPlans): the
+   * order a failed send's settle takes its locks in (its row, then its follow-up's lane), so the
+   * two never deadlock.
    */
   renew: prepared(
     'renew',
     `WITH s AS (UPDATE outbox SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text AND state = 'sending' RETURNING 1),
     e AS (UPDATE handoff_events SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text AND state = 'sending' RETURNING 1),
-    l AS (UPDATE lanes SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text RETURNING bot_id, user_number, fence, work_seq),
+    l AS (UPDATE lanes SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text AND (SELECT COUNT(*) FROM s) + (SELECT COUNT(*) FROM e) >= 0
+      RETURNING bot_id, user_number, fence, work_seq),
     given AS (SELECT 1 FROM s WHERE $2::bigint = 0 UNION ALL SELECT 1 FROM e WHERE $2::bigint = 0 UNION ALL SELECT 1 FROM l WHERE $2::bigint = 0)
     SELECT COALESCE((SELECT json_agg(l) FROM l), '[]'::json) AS lanes, ${NOTIFY_IF('given')} AS notified`,
   ),
