@@ -10,7 +10,6 @@ import type { CommitResult, ConversationKey, Store } from '../../src/store/types
 import { DIALECTS, T0, claimLanes, claimSends, inbound, text, turn } from './helpers.js';
 
 const OWNER = 'process-a';
-const LONG = 60_000;
 const user = (i: number): ConversationKey => ({ botId: 'pizza', user: `+49160000${String(i).padStart(5, '0')}` });
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
