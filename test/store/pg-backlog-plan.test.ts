@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PGW } from '../../src/store/postgres/work.js';
+import { bound, claimArgs, PGW } from '../../src/store/postgres/work.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { postgres, T0, text, turn } from './helpers.js';
 
@@ -63,16 +63,18 @@ describe('the outbox heads under a backlog the statistics never saw (postgres)',
     await c.query(`UPDATE outbox SET state = 'pending', sent_at = NULL`);
     const backlog = conversations * 2;
 
-    const next = await explain(c, PGW.nextDue.text);
+    const nextDue = bound(PGW.nextDue, {});
+    const next = await explain(c, nextDue.text);
     await c.query('BEGIN');
-    const claim = await explain(c, PGW.claimSends.text, [T0 + 1, 64, true, 'test-owner', 60_000, 'test-claim']);
+    const claimSends = bound(PGW.claimSends, claimArgs({ owner: 'test-owner', leaseMs: 60_000, lapsed: true }, 64, T0 + 1));
+    const claim = await explain(c, claimSends.text, claimSends.values);
     await c.query('ROLLBACK');
     // The quadratic plans touched 1–24 million rows here; one pass over the backlog touches a few per row.
     expect(next).toBeLessThan(backlog * 20);
     expect(claim).toBeLessThan(backlog * 20);
 
     // And the answers are the heads: the first message of each conversation, due now.
-    expect((await c.query(PGW.nextDue.text)).rows[0]).toEqual({ t: String(T0) });
+    expect((await c.query(nextDue.text)).rows[0]).toEqual({ t: String(T0) });
     const claimed = await store.claim({ owner: 'test-owner', leaseMs: 60_000, lapsed: true }, { kind: 'send', limit: 5_000, now: T0 + 1 });
     expect(claimed).toHaveLength(conversations);
     expect(new Set(claimed.map((o) => o.conversationId)).size).toBe(conversations);

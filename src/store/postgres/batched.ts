@@ -9,7 +9,7 @@ import { prepared, type PgDb } from './db.js';
 import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseOutcome, settleLaneIn, toClaim, WORK_CHANNEL } from './lanes.js';
 import { addInboundIn, finishFields, finishIn } from './outbox.js';
 import { PG } from './sql.js';
-import { PGW } from './work.js';
+import { PGW, run } from './work.js';
 import { PREFETCH_COLUMNS, Prefetched } from './prefetch.js';
 import { callCommit, commitResult, turnFields } from './turns.js';
 import { j, toConversation, toStatus } from '../rows.js';
@@ -196,7 +196,7 @@ export class PgBatches {
     });
     // Every caller waiting while one runs is answered by the next query, which starts after they asked.
     const nextDue = async () => {
-      const t = (await db.query(PGW.nextDue)).rows[0]?.['t'];
+      const t = (await run(db, PGW.nextDue, {})).rows[0]?.['t'];
       return t === null || t === undefined ? undefined : Number(t);
     };
     this.nextDue = new Batcher({ one: nextDue, many: async (calls) => new Array(calls.length).fill(await nextDue()), inflight: 1 });

@@ -1,7 +1,7 @@
 /** The PostgreSQL store's multi-statement work on the outbox, timers and statuses, each inside the caller's transaction. */
 import type { Queryable } from './db.js';
 import { PG } from './sql.js';
-import { PGW } from './work.js';
+import { counted, PGW, run } from './work.js';
 import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from '../rows.js';
 import type { ConversationKey, FailureFollowUp, NewInbound, SendOutcome, SendRecord, TranscriptEntry } from '../types.js';
 
@@ -29,8 +29,8 @@ export async function addInboundIn(q: Queryable, i: NewInbound): Promise<{ id: n
  * `Store.settleSend`. False, with nothing recorded, when `claim` no longer holds the row.
  */
 export async function settleFailedIn(q: Queryable, id: number, claim: string, outcome: Exclude<SendOutcome, { kind: 'sent' }>, now: number): Promise<boolean> {
-  if (outcome.kind === 'retry') return Number((await q.query(PGW.sendRetry, [id, outcome.at, outcome.error, outcome.errorCode ?? null, claim])).rows[0]?.['n']) === 1;
-  const recorded = outcome.record ? await finishIn(q, id, { ...outcome.record, state: 'failed' }, now, claim) : (await q.query(PGW.sendFailed, [id, claim])).rowCount === 1;
+  if (outcome.kind === 'retry') return (await counted(q, PGW.sendRetry, { id, claim, at: outcome.at, error: outcome.error, code: outcome.errorCode ?? null })) === 1;
+  const recorded = outcome.record ? await finishIn(q, id, { ...outcome.record, state: 'failed' }, now, claim) : (await run(q, PGW.sendFailed, { id, claim })).rowCount === 1;
   return recorded && followFailureIn(q, id, now, outcome.follow);
 }
 

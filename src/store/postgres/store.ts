@@ -12,7 +12,7 @@ import { openFailure } from './failure.js';
 import { PgDb, type PgPoolOptions } from './db.js';
 import { fireDueTimersIn, followFailureIn, settleFailedIn, transcriptIn } from './outbox.js';
 import { claimLanesIn, listenForWork } from './lanes.js';
-import { claimArgs, counted, PGW } from './work.js';
+import { claimArgs, counted, PGW, run } from './work.js';
 import { PgHandoffs } from './handoffs.js';
 import { PG } from './sql.js';
 import { conversationsQuery } from '../sql.js';
@@ -233,16 +233,16 @@ export class PgStore implements Store {
       case 'lane':
         return r.key ? this.b.claimLane.run({ who, key: r.key }) : claimLanesIn(this.db, who, limit);
       case 'send':
-        return (await this.db.query(PGW.claimSends, claimArgs(who, limit, r.now))).rows.map(toOutbox).sort((a, b) => a.id - b.id);
+        return (await run(this.db, PGW.claimSends, claimArgs(who, limit, r.now))).rows.map(toOutbox).sort((a, b) => a.id - b.id);
       case 'event':
-        return (await this.db.query(PGW.claimEvents, claimArgs(who, limit, r.now))).rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
+        return (await run(this.db, PGW.claimEvents, claimArgs(who, limit, r.now))).rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
       case 'timer':
         return this.db.tx((q) => fireDueTimersIn(q, r.now, limit));
     }
   }
 
   async renew(owner: string, leaseMs: number): Promise<HeldLane[]> {
-    const row = (await this.db.query(PGW.renew, [owner, Math.max(0, Math.round(leaseMs))])).rows[0]!;
+    const row = (await run(this.db, PGW.renew, { owner, leaseMs: Math.max(0, Math.round(leaseMs)) })).rows[0]!;
     const held = (row['lanes'] as Record<string, unknown>[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
     // What was read for lanes no longer held (taken over, or given up) is not used.
     if (leaseMs <= 0) this.b.prefetched.clear();
@@ -269,9 +269,9 @@ export class PgStore implements Store {
   }
 
   async settleEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
-    if (outcome.sent) return (await this.db.query(PGW.eventSent, [now, id, claim])).rowCount === 1;
-    if (outcome.retryAt !== undefined) return (await counted(this.db, PGW.eventRetry, [outcome.retryAt, outcome.error, id, claim])) === 1;
-    return (await this.db.query(PGW.eventFailed, [outcome.error, id, claim])).rowCount === 1;
+    if (outcome.sent) return (await run(this.db, PGW.eventSent, { id, claim, now })).rowCount === 1;
+    if (outcome.retryAt !== undefined) return (await counted(this.db, PGW.eventRetry, { id, claim, at: outcome.retryAt, error: outcome.error })) === 1;
+    return (await run(this.db, PGW.eventFailed, { id, claim, error: outcome.error })).rowCount === 1;
   }
 
   /**

@@ -21,112 +21,113 @@
  * new fallbacks of rows already sent.
  */
 import { randomBytes } from 'node:crypto';
-import { prepared, type Queryable } from './db.js';
-import { NOW, WORK_CHANNEL } from './lanes.js';
-import { outboxRank as RANK } from '../sql.js';
+import { prepared, type PgStatement, type Queryable } from './db.js';
+import { WORK_CHANNEL } from './lanes.js';
+import { claimableRow, EVENT_HEAD, forPostgres, outboxRank as RANK, pgArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
 
 const UNSENT = `state IN ('pending', 'sending')`;
-
-/**
- * Whether row `t` can be claimed (`$1`: the caller's now, `$3`: whether lapsed claims are taken):
- * pending and due, or sending under a claim that lapsed (owner NULL: a claim from before owners).
- */
-export const claimable = (t: string): string =>
-  `((${t}.state = 'pending' AND ${t}.next_attempt_at <= $1::bigint) OR (${t}.state = 'sending' AND $3::boolean AND (${t}.owner IS NULL OR ${t}.lease_until <= ${NOW})))`;
 
 /**
  * The next unsent outbox row of each conversation (its lowest rank; ranks are unique), in one pass
  * over the unsent rows: a sort, no per-row lookups, so its cost follows the backlog whatever the
  * statistics say. A row another process holds locked still counts as unsent here (this reads, it
  * does not lock), so a conversation's order holds across processes. It was a NOT EXISTS per row
- * (then a correlated MIN): with statistics taken while nothing was unsent, the planner scanned a
- * whole partial index for every unsent row, ~1 s per call at 1,700 unsent, and sends fell behind
- * while the backlog grew (found from outside; test/store/pg-backlog-plan.test.ts).
+ * (then a correlated MIN; SQLite's form, `sendHead` in ../sql.ts): with statistics taken while
+ * nothing was unsent, the planner scanned a whole partial index for every unsent row, ~1 s per call
+ * at 1,700 unsent, and sends fell behind while the backlog grew (found from outside;
+ * test/store/pg-backlog-plan.test.ts).
  */
 export const HEADS = `SELECT DISTINCT ON (h.conversation_id) h.id, h.state, h.next_attempt_at, h.lease_until, h.owner
   FROM outbox h WHERE h.${UNSENT} ORDER BY h.conversation_id, ${RANK('h')}`;
 
-/** An unsent connector event `e` that is its handoff's next (events of one handoff go in id order). */
-const EVENT_HEAD = `e.${UNSENT} AND NOT EXISTS (SELECT 1 FROM handoff_events e2 WHERE e2.handoff_id = e.handoff_id AND e2.${UNSENT} AND e2.id < e.id)`;
-
-/** A claim's change of a row (`$4` owner, `$5` lease ms, `$6` the statement's token). */
-const TAKE = (t: string) => `state = 'sending', owner = $4::text, lease_until = ${NOW} + $5::bigint, claim = $6::text || '-' || ${t}.id, attempts = ${t}.attempts + 1`;
-
 /** Tells the peers (on commit) that work was put back or given up. */
 const NOTIFY_IF = (rows: string) => `(SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM (SELECT 1 FROM ${rows} LIMIT 1) x) n)`;
 
-/** The statements of sends and events. */
+/** A statement written with named parameters (`@name`, see ../sql.ts), compiled once, run with named arguments. */
+export interface NamedStatement {
+  readonly statement: PgStatement | string;
+  readonly names: readonly string[];
+}
+
+/** Compiles a statement with named parameters; `name` makes it a prepared statement. */
+function named(sql: string, name?: string): NamedStatement {
+  const c = forPostgres(sql);
+  return { statement: name === undefined ? c.text : prepared(name, c.text), names: c.names };
+}
+
+/** A named statement's text and its arguments in placeholder order (what `run` sends; for EXPLAIN in tests). */
+export function bound(s: NamedStatement, args: Readonly<Record<string, unknown>>): { text: string; values: unknown[] } {
+  return { text: typeof s.statement === 'string' ? s.statement : s.statement.text, values: pgArgs({ text: '', names: s.names }, args) };
+}
+
+/** Runs a named statement with its arguments. */
+export function run(q: Queryable, s: NamedStatement, args: Readonly<Record<string, unknown>>): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }> {
+  return q.query(s.statement, bound(s, args).values);
+}
+
+/** The heartbeat's lanes, after the sends and events (their counts are its InitPlans): see `renew`. */
+const RENEW_LANES_AFTER = WORK_SQL.renewLanes.replace('WHERE owner = @owner', 'WHERE owner = @owner AND (SELECT COUNT(*) FROM s) + (SELECT COUNT(*) FROM e) >= 0');
+if (RENEW_LANES_AFTER === WORK_SQL.renewLanes) throw new Error('the shared renewLanes statement changed: see postgres/work.ts');
+
+/** The statements of sends and events, with named parameters (see ../sql.ts). */
 export const PGW = {
   /**
    * Locks the claimable heads it can (SKIP LOCKED) and takes them; a row taken from `sending` (a
    * lapsed claim) counts a resend. The heads are an array computed once (an InitPlan), then looked
    * up by primary key: no join whose order the planner could get wrong on stale statistics.
    */
-  claimSends: prepared(
-    'claim_sends',
+  claimSends: named(
     `WITH c AS (
-      SELECT o.id FROM outbox o
-      WHERE o.id = ANY(ARRAY(SELECT h.id FROM (${HEADS}) h WHERE ${claimable('h')})) AND ${claimable('o')}
-      ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
-    UPDATE outbox SET ${TAKE('outbox')}, resends = outbox.resends + CASE WHEN outbox.state = 'sending' THEN 1 ELSE 0 END
-    FROM c WHERE outbox.id = c.id RETURNING outbox.*`,
+      SELECT o.id AS cid FROM outbox o
+      WHERE o.id = ANY(ARRAY(SELECT h.id FROM (${HEADS}) h WHERE ${claimableRow('h')})) AND ${claimableRow('o')}
+      ORDER BY o.id LIMIT @limit FOR UPDATE OF o SKIP LOCKED)
+    UPDATE outbox SET ${TAKE_ROW}, resends = resends + CASE WHEN outbox.state = 'sending' THEN 1 ELSE 0 END
+    FROM c WHERE outbox.id = c.cid RETURNING outbox.*`,
+    'claim_sends',
   ),
   /** Each handoff's next unsent event, when claimable; see claimSends. */
-  claimEvents: prepared(
-    'claim_events',
+  claimEvents: named(
     `WITH c AS (
-      SELECT e.id FROM handoff_events e WHERE ${EVENT_HEAD} AND ${claimable('e')}
-      ORDER BY e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED)
-    UPDATE handoff_events SET ${TAKE('handoff_events')}
-    FROM c WHERE handoff_events.id = c.id RETURNING handoff_events.*`,
+      SELECT e.id AS cid FROM handoff_events e WHERE ${EVENT_HEAD} AND ${claimableRow('e')}
+      ORDER BY e.id LIMIT @limit FOR UPDATE OF e SKIP LOCKED)
+    UPDATE handoff_events SET ${TAKE_ROW}
+    FROM c WHERE handoff_events.id = c.cid RETURNING handoff_events.*`,
+    'claim_events',
   ),
   /**
-   * The heartbeat, one statement for the three tables: every claim of `$1` extended to `$2` ms from
-   * the database's now (0: given up, and the peers told). The lanes held come back as JSON. The
-   * lanes are updated after the sends and events (their counts are the lanes' InitPlans): the
-   * order a failed send's settle takes its locks in (its row, then its follow-up's lane), so the
-   * two never deadlock.
+   * The heartbeat, the three shared statements in one: every claim of `@owner` extended to
+   * `@leaseMs` from the database's now (0: given up, and the peers told). The lanes held come back
+   * as JSON. The lanes are updated after the sends and events: the order a failed send's settle
+   * takes its locks in (its row, then its follow-up's lane), so the two never deadlock.
    */
-  renew: prepared(
-    'renew',
-    `WITH s AS (UPDATE outbox SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text AND state = 'sending' RETURNING 1),
-    e AS (UPDATE handoff_events SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text AND state = 'sending' RETURNING 1),
-    l AS (UPDATE lanes SET lease_until = ${NOW} + $2::bigint WHERE owner = $1::text AND (SELECT COUNT(*) FROM s) + (SELECT COUNT(*) FROM e) >= 0
-      RETURNING bot_id, user_number, fence, work_seq),
-    given AS (SELECT 1 FROM s WHERE $2::bigint = 0 UNION ALL SELECT 1 FROM e WHERE $2::bigint = 0 UNION ALL SELECT 1 FROM l WHERE $2::bigint = 0)
+  renew: named(
+    `WITH s AS (${WORK_SQL.renewSends} RETURNING 1), e AS (${WORK_SQL.renewEvents} RETURNING 1), l AS (${RENEW_LANES_AFTER}),
+    given AS (SELECT 1 FROM s WHERE @leaseMs = 0 UNION ALL SELECT 1 FROM e WHERE @leaseMs = 0 UNION ALL SELECT 1 FROM l WHERE @leaseMs = 0)
     SELECT COALESCE((SELECT json_agg(l) FROM l), '[]'::json) AS lanes, ${NOTIFY_IF('given')} AS notified`,
+    'renew',
   ),
-  /** The earliest due time of a pending send or event at the head of its line, or of a timer. */
-  nextDue: prepared(
-    'next_due',
+  /** The earliest due time of a pending send or event at the head of its line, or of a timer (the heads as above, not `sendHead`). */
+  nextDue: named(
     `SELECT LEAST(
       (SELECT MIN(h.next_attempt_at) FROM (${HEADS}) h WHERE h.state = 'pending'),
       (SELECT MIN(e.next_attempt_at) FROM handoff_events e WHERE ${EVENT_HEAD} AND e.state = 'pending'),
       (SELECT MIN(fire_at) FROM timers)) AS t`,
+    'next_due',
   ),
-  /** A send to try again at `$2`, while `$5` still holds it; the peers are told. */
-  sendRetry: `WITH u AS (
-      UPDATE outbox SET state = 'pending', next_attempt_at = $2, error = $3, error_code = $4, owner = NULL, lease_until = NULL, claim = NULL
-      WHERE id = $1 AND claim = $5 AND state = 'sending' RETURNING 1)
-    SELECT (SELECT COUNT(*) FROM u) AS n, ${NOTIFY_IF('u')} AS notified`,
-  /** A send that failed before reaching the provider: what an earlier attempt recorded stays. */
-  sendFailed: `UPDATE outbox SET state = 'failed', owner = NULL, lease_until = NULL, claim = NULL WHERE id = $1 AND claim = $2 AND state = 'sending'`,
-  eventSent: `UPDATE handoff_events SET state = 'sent', sent_at = $1, owner = NULL, lease_until = NULL, claim = NULL, last_error = NULL
-    WHERE id = $2 AND claim = $3 AND state = 'sending'`,
-  eventRetry: `WITH u AS (
-      UPDATE handoff_events SET state = 'pending', next_attempt_at = $1, last_error = $2, owner = NULL, lease_until = NULL, claim = NULL
-      WHERE id = $3 AND claim = $4 AND state = 'sending' RETURNING 1)
-    SELECT (SELECT COUNT(*) FROM u) AS n, ${NOTIFY_IF('u')} AS notified`,
-  eventFailed: `UPDATE handoff_events SET state = 'failed', last_error = $1, owner = NULL, lease_until = NULL, claim = NULL
-    WHERE id = $2 AND claim = $3 AND state = 'sending'`,
+  /** A send to try again at `@at`, while `@claim` still holds it; the peers are told. */
+  sendRetry: named(`WITH u AS (${WORK_SQL.sendRetry} RETURNING 1) SELECT (SELECT COUNT(*) FROM u) AS n, ${NOTIFY_IF('u')} AS notified`),
+  sendFailed: named(WORK_SQL.sendFailed),
+  eventSent: named(WORK_SQL.eventSent),
+  eventRetry: named(`WITH u AS (${WORK_SQL.eventRetry} RETURNING 1) SELECT (SELECT COUNT(*) FROM u) AS n, ${NOTIFY_IF('u')} AS notified`),
+  eventFailed: named(WORK_SQL.eventFailed),
 } as const;
 
-/** A claim's arguments: `$1` now, `$2` limit, `$3` lapsed, `$4` owner, `$5` lease, `$6` a fresh token. */
-export function claimArgs(who: { owner: string; leaseMs: number; lapsed: boolean }, limit: number, now: number): unknown[] {
-  return [now, limit, who.lapsed, who.owner, Math.max(0, Math.round(who.leaseMs)), randomBytes(6).toString('hex')];
+/** A claim's named arguments; the token is fresh per claim (made unique per row by its id). */
+export function claimArgs(who: { owner: string; leaseMs: number; lapsed: boolean }, limit: number, now: number): Record<string, unknown> {
+  return { now, limit, lapsed: who.lapsed, owner: who.owner, leaseMs: Math.max(0, Math.round(who.leaseMs)), token: randomBytes(6).toString('hex') };
 }
 
 /** The number a one-row count statement returned. */
-export async function counted(q: Queryable, sql: string, params: unknown[]): Promise<number> {
-  return Number((await q.query(sql, params)).rows[0]?.['n'] ?? 0);
+export async function counted(q: Queryable, s: NamedStatement, args: Readonly<Record<string, unknown>>): Promise<number> {
+  return Number((await run(q, s, args)).rows[0]?.['n'] ?? 0);
 }
