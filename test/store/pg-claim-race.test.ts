@@ -134,6 +134,36 @@ describe('claims racing on two connections (postgres)', () => {
   });
 });
 
+describe('lane claims racing through every path (postgres)', () => {
+  it('an inbound claiming its lane, a claim by key (batched) and a claim of lanes with work never grant one lane to two owners', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      await sql.query('DELETE FROM lanes');
+      await sql.query(`INSERT INTO lanes (bot_id, user_number, owner, lease_until, fence, work_seq, done_seq)
+        SELECT 'race', 'u' || g, 'dead', 0, 1, 1, 0 FROM generate_series(1, ${CONVERSATIONS}) g`);
+      const a = { owner: `a-${round}`, leaseMs: 60_000, lapsed: true };
+      const b = { owner: `b-${round}`, leaseMs: 60_000, lapsed: true };
+      const keys = Array.from({ length: CONVERSATIONS }, (_, i) => ({ botId: 'race', user: `u${i + 1}` }));
+      const granted = new Map<string, string[]>();
+      const grant = (user: string, owner: string) => granted.set(user, [...new Set([...(granted.get(user) ?? []), owner])]);
+      const [inbounds, byKey, withWork] = await Promise.all([
+        Promise.all(keys.map((k, i) => one.addInbound({ ...k, providerId: `race-${round}-${i}`, source: 'whatsapp', event: { type: 'text' }, receivedAt: T0 }, a))),
+        Promise.all(keys.map((k) => two.claim(b, { kind: 'lane', limit: 1, now: T0, key: k }))),
+        two.claim(b, { kind: 'lane', limit: CONVERSATIONS, now: T0 }),
+      ]);
+      inbounds.forEach((r, i) => r.claim && grant(keys[i]!.user, a.owner));
+      for (const c of [...byKey.flat(), ...withWork]) grant(c.key.user, b.owner);
+      expect(
+        [...granted].filter(([, owners]) => owners.length > 1),
+        `round ${round}: lanes granted to both`,
+      ).toEqual([]);
+      expect(granted.size).toBe(CONVERSATIONS);
+      // Whoever got a lane holds it, and took it over from the dead owner once: the fence moved by one.
+      const { rows } = await sql.query(`SELECT user_number, owner, fence::int AS fence FROM lanes ORDER BY user_number`);
+      for (const r of rows) expect(r, `round ${round}`).toEqual({ user_number: r['user_number'], owner: granted.get(r['user_number'] as string)![0], fence: 2 });
+    }
+  });
+});
+
 describe('leases on the database’s clock (postgres)', () => {
   it('a claimant whose clock is years ahead takes no live claim, of any kind', async () => {
     await backlog();
