@@ -67,6 +67,9 @@ describe.each(DIALECTS)('the work contract ($name)', ({ open, fresh }) => {
     expect(await store.claim(A, { kind: 'lane', limit: 2, now: T0 })).toHaveLength(2);
     expect(await store.claim(A, { kind: 'timer', limit: 2, now: T0 })).toEqual([ALICE, BOB]);
     expect(await store.claim(A, { kind: 'send', limit: 0, now: T0 })).toEqual([]);
+    for (const limit of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(store.claim(A, { kind: 'lane', limit, now: T0 })).rejects.toThrow(/limit is a whole number/);
+    }
   });
 
   it('takes a lapsed claim only when asked, a send with one more resend and attempt', async () => {
