@@ -54,6 +54,16 @@ describe.each(DIALECTS)('the work contract ($name)', ({ open, fresh }) => {
     }
   });
 
+  it('inbounds of one conversation stored at once through two connections, each with a claim: one owner gets the lane', async () => {
+    const location = await fresh();
+    const [a, b] = [await open(location), await open(location)];
+    for (let round = 0; round < 12; round++) {
+      const key = user(round);
+      const [x, y] = await Promise.all([a.addInbound(inbound({ ...key }), A), b.addInbound(inbound({ ...key }), B)]);
+      expect([x.claim, y.claim].filter((c) => c !== undefined)).toEqual([{ key, fence: 1, workSeq: expect.any(Number), takeover: false }]);
+    }
+  });
+
   it('hands out at most `limit` items, sends and events in id order', async () => {
     const store = await open();
     await seed(store, ALICE);
