@@ -52,7 +52,8 @@ export class SqliteWork {
 
   /** See `Store.claim`. */
   claim<K extends WorkKind>(who: Claimant, r: ClaimRequest<K>): ClaimedWork[K][] {
-    const limit = Math.max(0, Math.floor(r.limit));
+    const limit = r.limit;
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`a claim's limit is a whole number of items, not ${String(limit)}`);
     if (limit === 0) return [];
     const kind: WorkKind = r.kind;
     switch (kind) {
