@@ -221,7 +221,8 @@ export class PgStore implements Store {
   }
 
   async claim<K extends WorkKind>(who: Claimant, r: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
-    const limit = Math.max(0, Math.floor(r.limit));
+    const limit = r.limit;
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`a claim's limit is a whole number of items, not ${String(limit)}`);
     if (limit === 0) return [];
     const kind: WorkKind = r.kind;
     const work: ClaimedWork[WorkKind][] = await this.claimKind(kind, who, limit, r);
