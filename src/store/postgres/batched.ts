@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL store's operations of every turn, each with a statement for a batch of calls (see
- * `pg-batch.ts`): the many-call twin of a one-call statement, with the same guards, per call.
+ * `batch.ts`): the many-call twin of a one-call statement, with the same guards, per call.
  * Arguments travel as arrays (`unnest … WITH ORDINALITY`: `n` is a call's place in the batch).
  */
 import { Batcher } from './batch.js';

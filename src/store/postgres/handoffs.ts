@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store's handoff methods ({@link HandoffStore}), ported from `sqlite-handoffs.ts`:
+ * The PostgreSQL store's handoff methods ({@link HandoffStore}), ported from SQLite's `handoffs.ts`:
  * each method one transaction; what SQLite decides under its single writer lock is decided here by
  * a row lock on the open handoff (`FOR UPDATE`), a guarded single statement, or `SKIP LOCKED`.
  */
@@ -158,7 +158,7 @@ export class PgHandoffs implements HandoffStore {
       const ended = toHandoff((await q.query(PGH.end, [h.id, 'ended', agent, note ?? null, w.now])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
       const ev = handoffEndedEvent(agent, note);
-      await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see pg-lanes.ts)
+      await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see lanes.ts)
       const r = await q.query<{ id: number }>(PGH.insertInbox, [`handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now]);
       await bumpLaneIn(q, h);
       await event(q, 'handoff.ended', h.id, w);

@@ -3,7 +3,7 @@
  * the webhook's statement (the inbound, its lane's work, the `NOTIFY`), then its lane's claim by
  * key: two statements one after the other. With a claim asked for, the inbound's lane upsert also
  * takes the lane when nobody else's lease on it is live (as a claim by key would, taking a lapsed one only when the claimant takes those), and the row
- * carries what the turn reads next (see pg-prefetch.ts), so the lane starts its turn without a
+ * carries what the turn reads next (see prefetch.ts), so the lane starts its turn without a
  * round trip.
  *
  * The lane's row is locked by the upsert before any inbound takes an id (as before), so inbounds of

@@ -2,21 +2,22 @@
  * What a turn reads right after its lane is claimed, read by the claim itself. A lane's step is
  * claim, then the oldest pending inbound, then (in the turn) the active conversation: three round
  * trips one after the other, each waiting its turn at the pool. The claim statement returns the
- * other two as well, and the store answers the next `nextInbound` and `activeConversation` of that
- * lane from them, once.
+ * other two as well, and the store answers the next `settleLane` (with `next`) and
+ * `activeConversation` of that lane from them, once: `settleLane` only for the owner and fence of
+ * the claim that read it.
  *
  * Why an answer read with the claim is as good as one read after it:
  * - An inbound is kept only when one was pending. The claim's `work_seq` may be newer than its
  *   snapshot (a row lock waited for re-reads the row), so "none pending" from that snapshot could
  *   miss work the lane counts as seen, and a release would strand it: that answer is never kept,
- *   and `nextInbound` asks the database. A pending inbound that was visible is the oldest one:
+ *   and `settleLane` asks the database. A pending inbound that was visible is the oldest one:
  *   a conversation's inbounds take their ids in commit order (the lane row is locked first).
  * - The conversation is the one its turn would read a moment later. Anything that changed it since
  *   fails the turn's commit (the version check, the one-active-conversation index), and the turn is
  *   retried with a fresh read: the same guard as for a read that raced a write.
  * - Every write of this store that could change either answer drops what is kept (a turn's commit,
- *   an inbound failed, skipped or held, an expiry, a handoff, a release); what is left unused goes
- *   when the lane is released, or at the heartbeat that finds the lane lost.
+ *   an inbound failed, skipped or held, an expiry, a handoff, a settle); what is left unused goes
+ *   when the lane is settled, or at the heartbeat that finds the lane lost.
  */
 import { toConversation, toInbox } from '../rows.js';
 import type { ConversationKey, ConversationRecord, InboxRecord } from '../types.js';

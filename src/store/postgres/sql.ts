@@ -1,6 +1,6 @@
 /**
  * Every statement the PostgreSQL store runs, by name: the SQLite store's queries
- * (`sqlite-statements.ts`) in PostgreSQL's dialect, with row locks where several processes meet.
+ * (SQLite's `statements.ts`) in PostgreSQL's dialect, with row locks where several processes meet.
  * Those every turn runs are named prepared statements: parsed and planned once per connection.
  */
 import { prepared } from './db.js';

@@ -82,7 +82,7 @@ const one = async <T>(p: Promise<{ rows: Row[] }>, map: (r: Row) => T): Promise<
 /** The PostgreSQL implementation of {@link Store}. */
 export class PgStore implements Store {
   private readonly h: PgHandoffs;
-  /** The operations of every turn, in batches when calls arrive together (group commit; see pg-batch.ts). */
+  /** The operations of every turn, in batches when calls arrive together (group commit; see batch.ts). */
   private readonly b: PgBatches;
   /** Turns committed through this store (see {@link analyzeUnanalyzed}). */
   private turns = 0;
