@@ -184,6 +184,25 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('renews its claims while every connection of the main pool is busy: the heartbeat never queues behind the work', async () => {
+    const url = await freshDatabaseUrl();
+    const store = (await postgres.open(url)) as PgStore;
+    const { claim } = await store.addInbound(inbound({ providerId: 'wamid.held' }), WHO);
+    expect(claim).toBeDefined();
+    const max = store.db.pool.options.max ?? 10;
+    const clients = await Promise.all(Array.from({ length: max }, () => store.db.pool.connect()));
+    try {
+      for (const c of clients) await c.query('BEGIN');
+      // Answered while every main-pool connection is still taken.
+      expect(await store.renew(WHO.owner, WHO.leaseMs)).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
+    } finally {
+      for (const c of clients) {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+    }
+  });
+
   it('stores an inbound while every connection of the main pool is busy: webhook answers have their own', async () => {
     const url = await freshDatabaseUrl();
     const store = (await postgres.open(url)) as PgStore;

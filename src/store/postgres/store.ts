@@ -67,11 +67,12 @@ export async function openPgStore(options: PgStoreOptions | string): Promise<PgS
     throw openFailure(err, o.url);
   }
   // Webhook answers wait for their inbound's commit: give them connections of their own, so that an
-  // ack never queues behind turns, claims and sends for one of the main pool's.
+  // ack never queues behind turns, claims and sends for one of the main pool's. The heartbeat uses
+  // them too: a lease must not lapse while its holder, alive but busy, waits for a connection.
   return new PgStore(db, new PgDb({ ...o, max: INGRESS_CONNECTIONS, applicationName: `${o.applicationName ?? 'colloquy'}-ingress` }));
 }
 
-/** Connections reserved for storing inbounds (the webhook's answer waits for them). */
+/** Connections reserved for storing inbounds (the webhook's answer waits for them) and the heartbeat. */
 const INGRESS_CONNECTIONS = 2;
 
 const one = async <T>(p: Promise<{ rows: Row[] }>, map: (r: Row) => T): Promise<T | undefined> => {
@@ -89,7 +90,7 @@ export class PgStore implements Store {
 
   /**
    * @param db The pool for everything but storing inbounds.
-   * @param ingress Connections for storing inbounds only (default: `db` itself).
+   * @param ingress Connections for storing inbounds and renewing claims only (default: `db` itself).
    */
   constructor(
     readonly db: PgDb,
@@ -243,7 +244,8 @@ export class PgStore implements Store {
   }
 
   async renew(owner: string, leaseMs: number): Promise<HeldLane[]> {
-    const row = (await run(this.db, PGW.renew, { owner, leaseMs: Math.max(0, Math.round(leaseMs)) })).rows[0]!;
+    // On the ingress connections: never queued behind the work whose claims it keeps alive.
+    const row = (await run(this.ingress, PGW.renew, { owner, leaseMs: Math.max(0, Math.round(leaseMs)) })).rows[0]!;
     const held = (row['lanes'] as Record<string, unknown>[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
     // What was read for lanes no longer held (taken over, or given up) is not used.
     if (leaseMs <= 0) this.b.prefetched.clear();
