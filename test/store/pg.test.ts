@@ -184,6 +184,18 @@ describe('PostgreSQL store', () => {
     }
   });
 
+  it('refuses a lease that is not a number of milliseconds, and takes a fractional one as whole milliseconds', async () => {
+    const store = await postgres.open();
+    await store.addInbound(inbound());
+    for (const leaseMs of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+      await expect(store.claim({ ...WHO, leaseMs }, { kind: 'lane', limit: 1, now: T0, key: ALICE })).rejects.toThrow(/a lease is a number of milliseconds/);
+      await expect(store.renew(WHO.owner, leaseMs)).rejects.toThrow(/a lease is a number of milliseconds/);
+    }
+    expect(await store.claim({ ...WHO, leaseMs: 1_500.4 }, { kind: 'lane', limit: 1, now: T0, key: ALICE })).toHaveLength(1);
+    expect((await store.addInbound(inbound(), { ...WHO, leaseMs: 2_000.6 })).claim).toBeDefined();
+    expect(await store.renew(WHO.owner, 60_000.5)).toHaveLength(1);
+  });
+
   it('renews its claims while every connection of the main pool is busy: the heartbeat never queues behind the work', async () => {
     const url = await freshDatabaseUrl();
     const store = (await postgres.open(url)) as PgStore;

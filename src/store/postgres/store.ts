@@ -12,7 +12,7 @@ import { openFailure } from './failure.js';
 import { PgDb, type PgPoolOptions } from './db.js';
 import { fireDueTimersIn, followFailureIn, settleFailedIn, transcriptIn } from './outbox.js';
 import { claimLanesIn, listenForWork } from './lanes.js';
-import { claimArgs, counted, PGW, run } from './work.js';
+import { claimantOf, claimArgs, counted, leaseMsOf, PGW, run } from './work.js';
 import { PgHandoffs } from './handoffs.js';
 import { PG } from './sql.js';
 import { conversationsQuery } from '../sql.js';
@@ -101,7 +101,7 @@ export class PgStore implements Store {
   }
 
   async addInbound(i: NewInbound, claim?: Claimant): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }> {
-    return claim === undefined ? this.b.addInbound.run(i) : this.b.addInboundClaiming.run({ inbound: i, claim });
+    return claim === undefined ? this.b.addInbound.run(i) : this.b.addInboundClaiming.run({ inbound: i, claim: claimantOf(claim) });
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
@@ -226,7 +226,7 @@ export class PgStore implements Store {
     if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`a claim's limit is a whole number of items, not ${String(limit)}`);
     if (limit === 0) return [];
     const kind: WorkKind = r.kind;
-    const work: ClaimedWork[WorkKind][] = await this.claimKind(kind, who, limit, r);
+    const work: ClaimedWork[WorkKind][] = await this.claimKind(kind, claimantOf(who), limit, r);
     return work as ClaimedWork[K][];
   }
 
@@ -245,7 +245,7 @@ export class PgStore implements Store {
 
   async renew(owner: string, leaseMs: number): Promise<HeldLane[]> {
     // On the ingress connections: never queued behind the work whose claims it keeps alive.
-    const row = (await run(this.ingress, PGW.renew, { owner, leaseMs: Math.max(0, Math.round(leaseMs)) })).rows[0]!;
+    const row = (await run(this.ingress, PGW.renew, { owner, leaseMs: leaseMsOf(leaseMs) })).rows[0]!;
     const held = (row['lanes'] as Record<string, unknown>[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
     // What was read for lanes no longer held (taken over, or given up) is not used.
     if (leaseMs <= 0) this.b.prefetched.clear();

@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { prepared, type PgStatement, type Queryable } from './db.js';
 import { WORK_CHANNEL } from './lanes.js';
 import { claimableRow, EVENT_HEAD, forPostgres, outboxRank as RANK, pgArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
+import type { Claimant } from '../types.js';
 
 const UNSENT = `state IN ('pending', 'sending')`;
 
@@ -122,9 +123,20 @@ export const PGW = {
   eventFailed: named(WORK_SQL.eventFailed),
 } as const;
 
+/** A lease as the statements take it (whole milliseconds); a lease that is not a number of milliseconds is refused. */
+export function leaseMsOf(leaseMs: number): number {
+  if (!Number.isFinite(leaseMs) || leaseMs < 0) throw new RangeError(`a lease is a number of milliseconds, 0 or more, not ${String(leaseMs)}`);
+  return Math.round(leaseMs);
+}
+
+/** A claimant with its lease in whole milliseconds (see {@link leaseMsOf}). */
+export function claimantOf(who: Claimant): Claimant {
+  return { owner: who.owner, lapsed: who.lapsed, leaseMs: leaseMsOf(who.leaseMs) };
+}
+
 /** A claim's named arguments; the token is fresh per claim (made unique per row by its id). */
-export function claimArgs(who: { owner: string; leaseMs: number; lapsed: boolean }, limit: number, now: number): Record<string, unknown> {
-  return { now, limit, lapsed: who.lapsed, owner: who.owner, leaseMs: Math.max(0, Math.round(who.leaseMs)), token: randomBytes(6).toString('hex') };
+export function claimArgs(who: Claimant, limit: number, now: number): Record<string, unknown> {
+  return { now, limit, lapsed: who.lapsed, owner: who.owner, leaseMs: leaseMsOf(who.leaseMs), token: randomBytes(6).toString('hex') };
 }
 
 /** The number a one-row count statement returned. */
