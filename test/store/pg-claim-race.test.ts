@@ -62,8 +62,8 @@ async function backlog(): Promise<void> {
 }
 
 /** A claimant that takes what it can until nothing is left for it, settling each item at once (every third one for a retry far ahead). */
-async function drain(store: Store, who: Claimant, kind: 'send' | 'event', taken: Map<number, string[]>): Promise<void> {
-  for (let empty = 0; empty < 3; ) {
+async function drain(store: Store, who: Claimant, kind: 'send' | 'event', taken: Map<number, string[]>, more: () => boolean = () => false): Promise<void> {
+  for (let empty = 0; empty < 3 || more(); ) {
     const got = kind === 'send' ? await store.claim(who, { kind, limit: 4, now: T0 }) : await store.claim(who, { kind, limit: 4, now: T0 });
     empty = got.length === 0 ? empty + 1 : 0;
     for (const item of got) {
@@ -106,6 +106,36 @@ describe('claims racing on two connections (postgres)', () => {
       }
     });
   }
+
+  it('claims given up while two others race for them: each taken by one, counted as one resend', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      await backlog();
+      await sql.query(`UPDATE outbox SET state = 'pending', owner = NULL, lease_until = NULL, claim = NULL`);
+      const holder = { owner: `holder-${round}`, leaseMs: 60_000, lapsed: true };
+      const held = await one.claim(holder, { kind: 'send', limit: 1_000, now: T0 });
+      expect(held).toHaveLength(CONVERSATIONS);
+      const taken = new Map<number, string[]>();
+      const a = { owner: `a-${round}`, leaseMs: 60_000, lapsed: true };
+      const b = { owner: `b-${round}`, leaseMs: 60_000, lapsed: true };
+      // The holder gives its claims up while the others are already claiming (and until it has).
+      let givenUp = false;
+      const more = () => !givenUp;
+      await Promise.all([
+        drain(one, a, 'send', taken, more),
+        drain(two, b, 'send', taken, more),
+        one.renew(holder.owner, 0).then(() => {
+          givenUp = true;
+        }),
+      ]);
+      expect(
+        [...taken].filter(([, owners]) => owners.length > 1),
+        `round ${round}: sends claimed twice`,
+      ).toEqual([]);
+      const { rows } = await sql.query(`SELECT id, resends::int AS resends FROM outbox ORDER BY id`);
+      const heldIds = new Set(held.map((r) => r.id));
+      for (const r of rows) expect(r, `round ${round}`).toEqual({ id: r['id'], resends: heldIds.has(Number(r['id'])) ? 1 : 0 });
+    }
+  });
 
   it('never hands one lane to both, lapsed claims included', async () => {
     for (let round = 0; round < ROUNDS; round++) {
