@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError, VersionConflictError } from '../../src/errors.js';
-import type { TurnCommit, Store } from '../../src/store/types.js';
+import type { TurnCommit } from '../../src/store/types.js';
 import { ALICE, BOB, DIALECTS, NO_TIMERS, T0, allOutbound, everything, inbound, nextPending, text, turn } from './helpers.js';
 
 async function conflict(p: Promise<unknown>): Promise<VersionConflictError> {

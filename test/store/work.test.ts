@@ -54,6 +54,16 @@ describe.each(DIALECTS)('the work contract ($name)', ({ open, fresh }) => {
     }
   });
 
+  it('inbounds of one conversation stored at once through two connections, each with a claim: one owner gets the lane', async () => {
+    const location = await fresh();
+    const [a, b] = [await open(location), await open(location)];
+    for (let round = 0; round < 12; round++) {
+      const key = user(round);
+      const [x, y] = await Promise.all([a.addInbound(inbound({ ...key }), A), b.addInbound(inbound({ ...key }), B)]);
+      expect([x.claim, y.claim].filter((c) => c !== undefined)).toEqual([{ key, fence: 1, workSeq: expect.any(Number), takeover: false }]);
+    }
+  });
+
   it('hands out at most `limit` items, sends and events in id order', async () => {
     const store = await open();
     await seed(store, ALICE);
@@ -67,6 +77,9 @@ describe.each(DIALECTS)('the work contract ($name)', ({ open, fresh }) => {
     expect(await store.claim(A, { kind: 'lane', limit: 2, now: T0 })).toHaveLength(2);
     expect(await store.claim(A, { kind: 'timer', limit: 2, now: T0 })).toEqual([ALICE, BOB]);
     expect(await store.claim(A, { kind: 'send', limit: 0, now: T0 })).toEqual([]);
+    for (const limit of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(store.claim(A, { kind: 'lane', limit, now: T0 })).rejects.toThrow(/limit is a whole number/);
+    }
   });
 
   it('takes a lapsed claim only when asked, a send with one more resend and attempt', async () => {

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { toInbox, toKey } from '../rows.js';
+import { sqliteArgs, WORK_SQL } from '../sql.js';
 import type { Claimant, ConversationKey, HeldLane, LaneClaim, LaneNext } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -14,14 +15,13 @@ const SQL = {
   ensure: 'INSERT INTO lanes (bot_id, user_number) VALUES (?, ?) ON CONFLICT (bot_id, user_number) DO NOTHING',
   /** Lanes with work and no live claim (a lapsed one only when asked), the oldest pending inbound first. */
   claimable: `SELECT l.* FROM lanes l INDEXED BY lanes_with_work
-    WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR (@lapsed AND l.lease_until <= @now))
+    WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR (@lapsed AND l.lease_until <= @dbnow))
     ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending')
     LIMIT @limit`,
   take: `UPDATE lanes SET owner = @owner, lease_until = @until, fence = CASE WHEN owner IS @owner THEN fence ELSE fence + 1 END
     WHERE bot_id = @botId AND user_number = @user`,
-  renew: 'UPDATE lanes SET lease_until = @until WHERE owner = @owner RETURNING bot_id, user_number, fence, work_seq',
-  release: `UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = @seen
-    WHERE bot_id = @botId AND user_number = @user AND owner = @owner AND fence = @fence AND work_seq = @seen`,
+  renew: WORK_SQL.renewLanes,
+  release: WORK_SQL.releaseLane,
   nextInbox: `SELECT * FROM inbox WHERE bot_id = ? AND user_number = ? AND state = 'pending' ORDER BY id LIMIT 1`,
 } as const;
 
@@ -42,7 +42,7 @@ export class SqliteLanes {
   /** See `Store.claim` of kind `lane`: that lane by its key, or up to `limit` lanes with work. */
   claim(who: Claimant, limit: number, key?: ConversationKey): LaneClaim[] {
     const now = this.now();
-    const rows = key ? this.claimableByKey(who, key, now) : (this.q.claimable.all({ now, limit, lapsed: who.lapsed ? 1 : 0 }) as Row[]);
+    const rows = key ? this.claimableByKey(who, key, now) : (this.q.claimable.all(sqliteArgs({ dbnow: now, limit, lapsed: who.lapsed })) as Row[]);
     return rows.slice(0, limit).map((r) => {
       const k = toKey(r);
       this.q.take.run({ owner: who.owner, until: now + who.leaseMs, botId: k.botId, user: k.user });
@@ -64,9 +64,9 @@ export class SqliteLanes {
     return owner === null || owner === who.owner || (who.lapsed && lapsed) ? [row] : [];
   }
 
-  /** Extends every lane `owner` holds to `leaseMs` from now; the lanes it holds. */
-  renew(owner: string, leaseMs: number): HeldLane[] {
-    return (this.q.renew.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
+  /** Extends every lane `owner` holds to `leaseMs` from `dbnow` (the lease clock's now); the lanes it holds. */
+  renew(args: { readonly owner: string; readonly leaseMs: number; readonly dbnow: number }): HeldLane[] {
+    return (this.q.renew.all(args) as Row[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
   }
 
   /** See `Store.settleLane`: the oldest pending inbound, or the lane released, while `owner` holds it with `fence` and `seen` is still its counter. */

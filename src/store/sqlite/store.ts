@@ -56,7 +56,10 @@ export interface SqliteStoreOptions extends BusyOptions {
   /** Apply pending migrations on open (default true). */
   readonly migrate?: boolean;
   readonly migrationsDir?: string;
-  /** The clock lane leases are compared with (default `Date.now`: every process on one machine shares it). */
+  /**
+   * The database's clock: every lease (of lanes, sends, connector events) is set and compared with
+   * it, never with a caller's `now` (default `Date.now`: every process on one machine shares it).
+   */
   readonly now?: (() => number) | undefined;
   /** How a group commit is bounded (default 256 writes, 2 ms). */
   readonly groupCommit?: GroupCommitOptions | undefined;

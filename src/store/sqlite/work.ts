@@ -7,53 +7,30 @@
  */
 import type Database from 'better-sqlite3';
 import { toHandoffEvent, toKey, toOutbox, toTimerInbound } from '../rows.js';
-import { outboxRank as RANK } from '../sql.js';
+import { claimableRow, EVENT_HEAD, sendHead, sqliteArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
 import type { SqliteLanes } from './lanes.js';
 import type { SqliteWrites } from './writes.js';
 import type { Claimant, ClaimRequest, ClaimedWork, ConversationKey, HandoffEventOutcome, HandoffEventRecord, HeldLane, LaneNext, OutboxRecord, SendOutcome, WorkKind } from '../types.js';
 
 type Row = Record<string, unknown>;
 
-/** An unsent row `t` whose claim lapsed (its owner stopped renewing it), or that a version before owners left `sending`. */
-const LAPSED = (t: string) => `(${t}.state = 'sending' AND @lapsed AND (${t}.owner IS NULL OR ${t}.lease_until <= @dbnow))`;
-/** A pending row `t` due at `@now`, or a lapsed one when the claimant takes those. */
-const CLAIMABLE = (t: string) => `((${t}.state = 'pending' AND ${t}.next_attempt_at <= @now) OR ${LAPSED(t)})`;
-
-/** An unsent outbox row `o` that is its conversation's next: no unsent row of its conversation ranks before it. */
-const SEND_HEAD = `o.state IN ('pending', 'sending')
-  AND NOT EXISTS (SELECT 1 FROM outbox o2 INDEXED BY outbox_unsent_conversation
-    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending') AND ${RANK('o2')} < ${RANK('o')})`;
-/** An unsent connector event `e` that is its handoff's next. */
-const EVENT_HEAD = `e.state IN ('pending', 'sending')
-  AND NOT EXISTS (SELECT 1 FROM handoff_events e2 WHERE e2.handoff_id = e.handoff_id AND e2.state IN ('pending', 'sending') AND e2.id < e.id)`;
-/** How a claim changes the row: a take from a lapsed claim counts a resend (it may have gone out already). */
-const TAKE = `state = 'sending', owner = @owner, lease_until = @until, claim = @token || '-' || id, attempts = attempts + 1`;
-
 const SQL = {
   /** The due heads, chosen (and limited) before any row changes; RETURNING's order is SQLite's, so the caller sorts by id. */
-  claimSends: `UPDATE outbox SET ${TAKE}, resends = resends + CASE WHEN state = 'sending' THEN 1 ELSE 0 END
-    WHERE id IN (SELECT o.id FROM outbox o INDEXED BY outbox_unsent_id WHERE ${SEND_HEAD} AND ${CLAIMABLE('o')} ORDER BY o.id LIMIT @limit)
+  claimSends: `UPDATE outbox SET ${TAKE_ROW}, resends = resends + CASE WHEN state = 'sending' THEN 1 ELSE 0 END
+    WHERE id IN (SELECT o.id FROM outbox o INDEXED BY outbox_unsent_id
+      WHERE ${sendHead('INDEXED BY outbox_unsent_conversation')} AND ${claimableRow('o')} ORDER BY o.id LIMIT @limit)
     RETURNING *`,
-  claimEvents: `UPDATE handoff_events SET ${TAKE}
-    WHERE id IN (SELECT e.id FROM handoff_events e WHERE ${EVENT_HEAD} AND ${CLAIMABLE('e')} ORDER BY e.id LIMIT @limit)
+  claimEvents: `UPDATE handoff_events SET ${TAKE_ROW}
+    WHERE id IN (SELECT e.id FROM handoff_events e WHERE ${EVENT_HEAD} AND ${claimableRow('e')} ORDER BY e.id LIMIT @limit)
     RETURNING *`,
-  renewSends: `UPDATE outbox SET lease_until = @until WHERE owner = @owner AND state = 'sending'`,
-  renewEvents: `UPDATE handoff_events SET lease_until = @until WHERE owner = @owner AND state = 'sending'`,
-  /** The earliest due time of a pending send or event at the head of its line, or of a timer. */
-  nextDue: `SELECT MIN(t) AS t FROM (
-    SELECT MIN(o.next_attempt_at) AS t FROM outbox o WHERE ${SEND_HEAD} AND o.state = 'pending'
-    UNION ALL SELECT MIN(e.next_attempt_at) FROM handoff_events e WHERE ${EVENT_HEAD} AND e.state = 'pending'
-    UNION ALL SELECT MIN(fire_at) FROM timers)`,
-  sendRetry: `UPDATE outbox SET state = 'pending', next_attempt_at = @at, error = @error, error_code = @code, owner = NULL, lease_until = NULL, claim = NULL
-    WHERE id = @id AND claim = @claim AND state = 'sending'`,
-  /** A send that failed before reaching the provider: what an earlier attempt recorded stays. */
-  sendFailed: `UPDATE outbox SET state = 'failed', owner = NULL, lease_until = NULL, claim = NULL WHERE id = @id AND claim = @claim AND state = 'sending'`,
-  eventSent: `UPDATE handoff_events SET state = 'sent', sent_at = @now, owner = NULL, lease_until = NULL, claim = NULL, last_error = NULL
-    WHERE id = @id AND claim = @claim AND state = 'sending'`,
-  eventRetry: `UPDATE handoff_events SET state = 'pending', next_attempt_at = @at, last_error = @error, owner = NULL, lease_until = NULL, claim = NULL
-    WHERE id = @id AND claim = @claim AND state = 'sending'`,
-  eventFailed: `UPDATE handoff_events SET state = 'failed', last_error = @error, owner = NULL, lease_until = NULL, claim = NULL
-    WHERE id = @id AND claim = @claim AND state = 'sending'`,
+  renewSends: WORK_SQL.renewSends,
+  renewEvents: WORK_SQL.renewEvents,
+  nextDue: WORK_SQL.nextDue,
+  sendRetry: WORK_SQL.sendRetry,
+  sendFailed: WORK_SQL.sendFailed,
+  eventSent: WORK_SQL.eventSent,
+  eventRetry: WORK_SQL.eventRetry,
+  eventFailed: WORK_SQL.eventFailed,
   dueTimers: 'SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?',
   deleteTimer: 'DELETE FROM timers WHERE id = ?',
 } as const;
@@ -75,7 +52,8 @@ export class SqliteWork {
 
   /** See `Store.claim`. */
   claim<K extends WorkKind>(who: Claimant, r: ClaimRequest<K>): ClaimedWork[K][] {
-    const limit = Math.max(0, Math.floor(r.limit));
+    const limit = r.limit;
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`a claim's limit is a whole number of items, not ${String(limit)}`);
     if (limit === 0) return [];
     const kind: WorkKind = r.kind;
     switch (kind) {
@@ -91,8 +69,7 @@ export class SqliteWork {
   }
 
   private args(who: Claimant, limit: number, now: number) {
-    const dbnow = this.now();
-    return { owner: who.owner, until: dbnow + who.leaseMs, token: this.w.token(), lapsed: who.lapsed ? 1 : 0, now, dbnow, limit };
+    return sqliteArgs({ owner: who.owner, leaseMs: who.leaseMs, token: this.w.token(), lapsed: who.lapsed, now, dbnow: this.now(), limit });
   }
 
   private claimSends(who: Claimant, limit: number, now: number): OutboxRecord[] {
@@ -115,10 +92,10 @@ export class SqliteWork {
 
   /** See `Store.renew`: one statement per table. */
   renew(owner: string, leaseMs: number): HeldLane[] {
-    const until = this.now() + leaseMs;
-    this.q.renewSends.run({ owner, until });
-    this.q.renewEvents.run({ owner, until });
-    return this.lanes.renew(owner, leaseMs);
+    const args = { owner, leaseMs, dbnow: this.now() };
+    this.q.renewSends.run(args);
+    this.q.renewEvents.run(args);
+    return this.lanes.renew(args);
   }
 
   /** See `Store.settleLane`. */

@@ -45,7 +45,7 @@ export class SqliteWrites {
     return Number(r.lastInsertRowid);
   }
 
-  /** A fresh claim token prefix: this store's random prefix and a counter (unique across processes and restarts without drawing random bytes per claim). */
+  /** A fresh claim token (each claimed row's is this and its id). */
   token(): string {
     return `${this.claimPrefix}${(this.claims++).toString(36)}`;
   }
