@@ -148,7 +148,7 @@ interface Release {
   readonly owner: string;
   readonly key: ConversationKey;
   readonly fence: number;
-  readonly seen: number;
+  readonly seen: number | null;
 }
 interface Claim {
   readonly who: Claimant;

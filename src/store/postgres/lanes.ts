@@ -134,7 +134,7 @@ export async function claimLanesIn(db: PgDb, who: Claimant, limit: number, key?:
 }
 
 /** See `Store.settleLane`. */
-export async function settleLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+export async function settleLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> {
   const row = (await db.query(SQL.nextOrRelease, [owner, key.botId, key.user, seen, fence])).rows[0]!;
   return nextOrReleaseOutcome(db, row, owner, key, fence, seen);
 }
@@ -143,9 +143,13 @@ export async function settleLaneIn(db: PgDb, owner: string, key: ConversationKey
  * What a next-or-release statement's row means: its pending inbound (`next`) while the lane is still
  * the owner's (else `lost`: the new owner runs it), or, with none pending, as {@link releaseOutcome}.
  */
-export function nextOrReleaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> | LaneNext {
+export function nextOrReleaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> | LaneNext {
   const next = row['next'];
-  if (next === null || next === undefined || typeof next !== 'object') return releaseOutcome(db, row, owner, key, fence, seen);
+  if (next === null || next === undefined || typeof next !== 'object') {
+    // No counter: a live actor keeps its lane, which the statement never released.
+    if (seen === null) return row['owner'] === owner && Number(row['fence']) === fence ? { outcome: 'idle' } : { outcome: 'lost' };
+    return releaseOutcome(db, row, owner, key, fence, seen);
+  }
   return row['owner'] === owner && Number(row['fence']) === fence ? { outcome: 'next', inbound: toInbox(next as Row) } : { outcome: 'lost' };
 }
 

@@ -257,7 +257,7 @@ export class PgStore implements Store {
     return this.b.nextDue.run(undefined);
   }
 
-  async settleLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+  async settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> {
     // An inbound this owner's claim of the lane (with this fence) read is the oldest pending one (see prefetch.ts): no round trip.
     const kept = this.b.prefetched.takeInbound(key, owner, fence);
     if (kept) return { outcome: 'next', inbound: kept };
