@@ -150,7 +150,12 @@ function database(get: (n: EnvName) => string | undefined): string {
 }
 
 /** Variables of earlier versions, each lease of its own, now one lease for all work. */
-const REPLACED = { COLLOQUY_SEND_LEASE_MS: 'COLLOQUY_LEASE_MS', COLLOQUY_LANE_LEASE_MS: 'COLLOQUY_LEASE_MS', COLLOQUY_SEND_HEARTBEAT_MS: 'COLLOQUY_HEARTBEAT_MS', COLLOQUY_LANE_HEARTBEAT_MS: 'COLLOQUY_HEARTBEAT_MS' } as const;
+const REPLACED = {
+  COLLOQUY_SEND_LEASE_MS: 'COLLOQUY_LEASE_MS',
+  COLLOQUY_LANE_LEASE_MS: 'COLLOQUY_LEASE_MS',
+  COLLOQUY_SEND_HEARTBEAT_MS: 'COLLOQUY_HEARTBEAT_MS',
+  COLLOQUY_LANE_HEARTBEAT_MS: 'COLLOQUY_HEARTBEAT_MS',
+} as const;
 
 /** The lease of all work, its heartbeat and the poll, checked against each other. */
 function workTimes(get: (n: EnvName) => string | undefined): Pick<Config, 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'laneConcurrency'> {

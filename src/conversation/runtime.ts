@@ -11,7 +11,19 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { choicesOf, type Message } from '../messages/message.js';
 import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, HandoffEventOutcome, HandoffEventRecord, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type {
+  CommitResult,
+  ConversationKey,
+  ConversationRecord,
+  HandoffChange,
+  HandoffEventOutcome,
+  HandoffEventRecord,
+  InboundSource,
+  InboxRecord,
+  NewStatus,
+  Store,
+  TranscriptEntry,
+} from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';

@@ -232,7 +232,11 @@ describe("agents' API", () => {
     }
     const first = await serve({ db, hook: stuck.url });
     cleanup.push(() => first.server.close());
-    await walkToHandoff(first.server);
+    // The walk's last message opens the handoff; its event's POST then hangs (no waiting for it here).
+    await user(first.server, { type: 'text', text: 'hi' });
+    await user(first.server, { type: 'reply.billing', id: 'billing', title: 'A billing question', via: 'list' });
+    await user(first.server, { type: 'reply.agent', id: 'agent', title: 'No, talk to a person', via: 'button' });
+    await first.server.runtime.receive({ botId: 'support', user: USER, source: 'whatsapp', event: { type: 'text', text: 'I was charged twice.' } });
     await vi.waitFor(() => expect(stuck.waiting()).toBe(1), { timeout: 10_000, interval: 20 });
     // It stops renewing (its clock stands still) and its claim lapses: another process takes the event.
     await first.server.store.renew(first.server.runtime.owner, 0);
