@@ -13,10 +13,8 @@ import { Runtime } from './conversation/runtime.js';
 import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
-import type { BusyEvent } from './store/sqlite/busy.js';
 import { openStore } from './store/open.js';
-import type { SqliteStoreStats } from './store/sqlite/store.js';
-import type { Store } from './store/types.js';
+import type { BusyEvent, Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
@@ -183,18 +181,7 @@ function countTransport(m: Metrics, e: TransportEvent): void {
   else if (e.type === 'retry') m.inc('colloquy_transport_retries_total', { endpoint: e.endpoint });
 }
 
-/** The SQLite store's group commit and checkpoints, as gauges (totals since the store opened). */
+/** What the store reports about itself (a SQLite store: its group commit and checkpoints), as gauges. */
 function storeGauges(metrics: Metrics, store: Store): void {
-  // Only the SQLite store has these (a method beyond the port): asked for by shape, not by class, so
-  // that a PostgreSQL server never loads the SQLite store's module.
-  const stats = (store as Partial<{ stats(): SqliteStoreStats }>).stats;
-  if (typeof stats !== 'function') return;
-  const s = stats.call(store);
-  metrics.set('colloquy_store_commits', {}, s.commits);
-  metrics.set('colloquy_store_writes', {}, s.ops);
-  metrics.set('colloquy_store_writes_queued', {}, s.queued);
-  for (const kind of ['passive', 'truncate'] as const) {
-    metrics.set('colloquy_store_checkpoints', { kind }, s.checkpoints[kind]);
-  }
-  metrics.set('colloquy_store_checkpoint_hold_max_seconds', {}, s.checkpoints.maxHeldMs / 1000);
+  for (const f of store.figures?.() ?? []) metrics.set(f.name as never, (f.labels ?? {}) as never, f.value);
 }

@@ -288,6 +288,20 @@ export type SendOutcome =
   /** Failed for good (`record` absent: not sent at all), with what follows, in the same transaction. */
   | { readonly kind: 'failed'; readonly record?: SendRecord | undefined; readonly follow: FailureFollowUp };
 
+/** A figure a store reports about itself for `/metrics`: a gauge's name, labels and value. */
+export interface StoreFigure {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly value: number;
+}
+
+/** A busy or failing database met by a store call (for metrics): retried, or given up. */
+export interface BusyEvent {
+  readonly code: string;
+  /** Whether the store gave up (the caller gets StoreUnavailableError) or will try again. */
+  readonly outcome: 'retried' | 'unavailable';
+}
+
 /** Whether the store can take work now (`GET /healthz`). */
 export interface StoreHealth {
   readonly ok: boolean;
@@ -390,6 +404,8 @@ export interface Store extends HandoffStore {
   /** Records a connector event's delivery attempt, only while `claim` still holds it; false when it was lost. */
   settleEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean>;
 
+  /** What the store reports about itself for `/metrics` (totals since it opened); optional. */
+  figures?(): readonly StoreFigure[];
   /** Whether the database can take work now; optional (without it `/healthz` does not check the store). */
   health?(): Promise<StoreHealth>;
   close(): Promise<void>;

@@ -40,6 +40,7 @@ import type {
   OutboxRecord,
   SendOutcome,
   Store,
+  StoreFigure,
   StoreHealth,
   TimerSpec,
   TranscriptEntry,
@@ -158,6 +159,19 @@ export class SqliteStore implements Store {
   /** Commits, writes per commit, busy retries, time in flushes and checkpoints so far. */
   stats(): SqliteStoreStats {
     return { ...this.batch.stats(), checkpoints: this.checkpointer?.stats() ?? { mode: 'off', passive: 0, truncate: 0, incomplete: 0, heldMs: 0, maxHeldMs: 0 } };
+  }
+
+  /** The group commit and checkpoints, as gauges (totals since the store opened). */
+  figures(): StoreFigure[] {
+    const s = this.stats();
+    return [
+      { name: 'colloquy_store_commits', value: s.commits },
+      { name: 'colloquy_store_writes', value: s.ops },
+      { name: 'colloquy_store_writes_queued', value: s.queued },
+      { name: 'colloquy_store_checkpoints', labels: { kind: 'passive' }, value: s.checkpoints.passive },
+      { name: 'colloquy_store_checkpoints', labels: { kind: 'truncate' }, value: s.checkpoints.truncate },
+      { name: 'colloquy_store_checkpoint_hold_max_seconds', value: s.checkpoints.maxHeldMs / 1000 },
+    ];
   }
 
   /** Queues a write for the next group commit. */
