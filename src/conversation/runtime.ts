@@ -6,37 +6,20 @@
  * helpdesk events, timers); `Runtime` is its wiring and the public API.
  */
 import { randomUUID } from 'node:crypto';
-import { ColloquyError, ConfigError, VersionConflictError, isStoreUnavailable } from '../errors.js';
+import { ColloquyError, ConfigError } from '../errors.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
-import { choicesOf, type Message } from '../messages/message.js';
-import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type {
-  CommitResult,
-  ConversationKey,
-  ConversationRecord,
-  HandoffChange,
-  HandoffEventOutcome,
-  HandoffEventRecord,
-  InboundSource,
-  InboxRecord,
-  NewStatus,
-  Store,
-  TranscriptEntry,
-} from '../store/types.js';
+import type { ConversationKey, HandoffEventOutcome, HandoffEventRecord, InboundSource, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
-import { replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
-import { commit, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
-import { closeIncompatible, reportIncompatible, reportMigrated } from './incompatible.js';
+import type { LiveConversation, TurnDeps } from './turn.js';
 import { ServedBots } from './served.js';
-import { decideTurn, factsToRead, firedEvent, isStaleFlow, SKIP_MESSAGES, type FactsToRead, type RunTurn, type TurnDecision, type TurnFacts, type TurnInputs } from './turn-policy.js';
-import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
 import { IdleSweep } from './sweep.js';
+import { Turns } from './turns.js';
 import { HandoffDesk } from './handoff-desk.js';
 import { Sender, type SendOptions } from './sends.js';
 import { untilStored, type StoreWaits } from './backoff.js';
@@ -84,8 +67,6 @@ export interface Inbound extends ConversationKey {
   readonly raw?: unknown;
 }
 
-const MAX_CONFLICT_RETRIES = 5;
-
 /** Runs bots' conversations. */
 export class Runtime {
   readonly store: Store;
@@ -93,7 +74,7 @@ export class Runtime {
   readonly logger: Logger;
   readonly clock: RuntimeClock;
   private readonly bots: ServedBots;
-  private readonly live = new Map<string, LiveConversation>();
+  private readonly turns: Turns;
   private readonly lanes: Lanes;
   private readonly worker: Worker;
   private readonly sender: Sender;
@@ -159,11 +140,11 @@ export class Runtime {
     );
     this.lanes = new Lanes(
       {
-        resume: (k) => this.resume(k),
-        sync: (k) => this.sync(k),
-        process: (row) => this.process(row),
-        keep: (k) => this.live.has(laneKey(k)),
-        lost: (k) => this.dropLive(k),
+        resume: (k) => this.turns.resume(k),
+        sync: (k) => this.turns.sync(k),
+        process: (row) => this.turns.process(row),
+        keep: (k) => this.turns.keeps(k),
+        lost: (k) => this.turns.dropLive(k),
         storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
         observe: (e) => {
           if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
@@ -183,6 +164,18 @@ export class Runtime {
       wakeDispatcher: wakeSends,
     });
     if (helpdesk) this.handoffs.onChange(() => this.worker.wake('event'));
+    this.turns = new Turns({
+      ...base,
+      logger: this.logger,
+      bots: this.bots,
+      turn: this.deps,
+      handoffs: this.handoffs,
+      kick,
+      committed: (sends, dueAt) => {
+        if (sends) this.worker.wake('send');
+        if (dueAt !== undefined) this.worker.noteDue(dueAt);
+      },
+    });
     this.sweeper = new IdleSweep({ ...base, bots: () => this.bots.newestEach(), track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
   }
 
@@ -310,7 +303,7 @@ export class Runtime {
 
   private busyLive(key: ConversationKey | undefined): LiveConversation[] {
     const k = key === undefined ? undefined : laneKey(key);
-    return [...this.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
+    return [...this.turns.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
   }
 
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
@@ -325,8 +318,8 @@ export class Runtime {
     for (const cancel of this.waits) cancel();
     await this.worker.stop();
     await Promise.all(this.background);
-    for (const l of this.live.values()) l.handle.stop();
-    this.live.clear();
+    for (const l of this.turns.live.values()) l.handle.stop();
+    this.turns.live.clear();
     // Claims still held (lanes of live actors): another process takes them over now and runs them again.
     await this.worker.giveUp();
     this.lanes.clear();
@@ -349,197 +342,6 @@ export class Runtime {
     return conv ? this.store.transcript(conv.id) : [];
   }
 
-  private async process(row: InboxRecord): Promise<void> {
-    const bot = this.bots.newest(row.botId);
-    if (!bot) {
-      await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now());
-      return;
-    }
-    const started = performance.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.turn(bot, row);
-        this.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'ok' });
-        this.metrics.observe('colloquy_turn_seconds', { bot: bot.id }, (performance.now() - started) / 1000);
-        return;
-      } catch (err) {
-        this.dropLive(row);
-        // Not the bot's failure: the inbound stays pending and its lane tries the turn again.
-        if (isStoreUnavailable(err)) throw err;
-        if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
-          this.metrics.inc('colloquy_turn_conflicts_total', { bot: bot.id });
-          if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
-          continue;
-        }
-        this.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'error' });
-        this.logger.error({ err: errorInfo(err), bot: bot.id, user: row.user, inbox: row.id, state: (err as { state?: string }).state }, 'turn failed; the inbound is kept as failed');
-        await this.store.failInbound(row.id, (err as Error).message ?? String(err), this.clock.now());
-        return;
-      }
-    }
-  }
-
-  private async turn(newest: Bot, row: InboxRecord): Promise<void> {
-    const key = { botId: row.botId, user: row.user };
-    const conversation = await this.store.activeConversation(key);
-    const chosen = conversation && this.bots.choose(key.botId, conversation.botVersion, storedValue(conversation))?.bot;
-    const inputs: TurnInputs = { inbound: row, newest, conversation, chosen, now: this.clock.now() };
-    const d = decideTurn({ ...inputs, ...(await this.readFacts(row.id, factsToRead(inputs))) });
-    if (d.kind === 'skip') await this.store.skipInbound(row.id, SKIP_MESSAGES[d.reason], this.clock.now());
-    else if (d.kind === 'hold') await this.holdForAgent(row.id, d);
-    else await this.runTurn(key, row, d);
-  }
-
-  /** Reads what the turn's policy asked for. */
-  private async readFacts(inboxId: number, reads: FactsToRead | undefined): Promise<Pick<TurnFacts, 'handoff' | 'timerKeys'>> {
-    if (!reads) return {};
-    const timerKeys = reads.timers ? (await this.store.timers(reads.conversationId)).map((t) => t.key) : undefined;
-    const handoff = reads.handoff === undefined ? undefined : await this.store.openHandoff(reads.conversationId, reads.handoff === 'as-of-inbound' ? inboxId : undefined);
-    return { handoff, timerKeys };
-  }
-
-  /** Runs an inbound's event on its conversation's actor and commits what it did. */
-  private async runTurn(key: ConversationKey, row: InboxRecord, d: RunTurn): Promise<void> {
-    const { bot, conversation: conv, expire, channel, timerKey } = d;
-    if (expire !== undefined) this.logger.info({ bot: bot.id, user: key.user, conversation: expire }, 'conversation expired after idling; starting a new one');
-    const existing = this.live.get(laneKey(key));
-    const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
-    const opened: Opened = reuse ? { live: existing, fresh: false } : await openActor(this.deps, bot, key, conv);
-    if (!reuse && existing) this.dropLive(key);
-    if (opened.incompatible && conv) reportIncompatible(this, bot, conv, opened.incompatible);
-    if (!opened.live) {
-      await closeIncompatible(this, bot, conv!, row.id, opened.incompatible);
-      return;
-    }
-    const { live, fresh } = opened;
-    if (conv && !fresh && conv.botVersion !== bot.version) reportMigrated(this, bot, conv, 'migrated' in opened ? (opened.migrated ?? []) : []);
-    const restarted = !fresh ? false : conv !== undefined;
-    if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
-    // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
-    if (conv) live.channel = conv.channel; // a fallback may have moved it since a live actor opened
-    if (channel) live.channel = channel;
-    const fired = firedEvent(row, live.renameId);
-    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, fired) : fired;
-    let extra: readonly Message[] | undefined;
-    const handled = !isStaleFlow(event, conv, live.flowToken) && live.handle.offer(event);
-    throwIfFailed(bot, live.handle);
-    if (!handled && d.userActivity && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
-    if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
-    const handoff: HandoffChange | undefined = d.handoffTimeout && { timeout: { id: d.handoffTimeout.id } };
-    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: d.userActivity, expire, extra, channel, handoff });
-    this.afterCommit(bot, key, live, result);
-    if (d.handoffTimeout) this.handoffs.waited(d.handoffTimeout, this.clock.now());
-    this.afterHandoff(bot, result.handoff, expire);
-  }
-
-  /** During a handoff the user's message is the agents', not the machine's: stored for the conversation (and sent to the connector) without a turn. */
-  private async holdForAgent(inboxId: number, d: Extract<TurnDecision, { kind: 'hold' }>): Promise<void> {
-    await this.store.holdInbound(inboxId, d.handoff, d.channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });
-    this.metrics.inc('colloquy_handoff_messages_total', { bot: d.bot.id, from: 'user' });
-    this.handoffs.changed();
-  }
-
-  private afterHandoff(bot: Bot, change: HandoffChange | undefined, expired: number | undefined): void {
-    if (change === undefined && expired === undefined) return;
-    if (change && 'open' in change) this.metrics.inc('colloquy_handoffs_started_total', { bot: bot.id, queue: change.open.queue ?? '' });
-    if (change && 'timeout' in change) this.metrics.inc('colloquy_handoffs_timed_out_total', { bot: bot.id });
-    this.handoffs.changed();
-  }
-
-  /** An SMS answering a message that went by SMS: "2", "2." or a choice's title is that choice. */
-  private async smsReply(conversationId: number, event: InboxRecord['event']): Promise<InboxRecord['event']> {
-    if (event.type !== 'text' || typeof event['text'] !== 'string') return event;
-    const last = await this.store.lastInteractive(conversationId);
-    if (!last?.bySms) return event;
-    const choice = matchSmsReply(event['text'], choicesOf(last.record.message as Message));
-    return choice ? { ...replyEvent(choice.id, choice.title, 'sms') } : event;
-  }
-
-  /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
-  private async sync(key: ConversationKey): Promise<void> {
-    const live = this.live.get(laneKey(key));
-    const bot = live?.handle.bot;
-    if (!live || !bot) return;
-    const conv = await this.store.conversation(live.conversationId);
-    if (conv?.status !== 'active' || conv.version !== live.version) {
-      this.dropLive(key);
-      return;
-    }
-    live.channel = conv.channel;
-    try {
-      throwIfFailed(bot, live.handle);
-      const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
-      this.afterCommit(bot, key, live, result);
-      this.afterHandoff(bot, result.handoff, undefined);
-    } catch (err) {
-      // The store could not take the result now: the live actor keeps it and the lane commits it again.
-      if (isStoreUnavailable(err)) throw err;
-      this.dropLive(key);
-      if (err instanceof VersionConflictError) return;
-      this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
-      await this.store.commitTurn({
-        key,
-        conversationId: conv.id,
-        expectedVersion: conv.version,
-        snapshot: conv.snapshot,
-        state: conv.state ?? '',
-        status: 'failed',
-        flowToken: conv.flowToken,
-        userActivity: false,
-        outbox: [],
-        timers: { upsert: [], remove: [], activeStateNodes: [] },
-        now: this.clock.now(),
-      });
-    }
-  }
-
-  /** After a restart, re-opens a conversation whose invocation was running (it runs again). */
-  private async resume(key: ConversationKey): Promise<void> {
-    const conv = await this.store.activeConversation(key);
-    const bot = conv && this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot;
-    if (!bot || !conv || this.live.has(laneKey(key)) || !hasChildren(conv.snapshot)) return;
-    let opened: Opened;
-    try {
-      opened = await openActor(this.deps, bot, key, conv);
-    } catch (err) {
-      // Its next inbound runs the migration again and fails visibly; nothing to resume meanwhile.
-      this.logger.error({ err: errorInfo(err), bot: bot.id, version: conv.botVersion, conversation: conv.id, user: key.user }, 'could not resume a conversation: its migration failed');
-      return;
-    }
-    const { live } = opened;
-    if (!live) return; // its next inbound ends or fails it, per onIncompatible
-    // Dirty: the invocation settled already (between the actor's start and now); sync commits it.
-    if (opened.fresh || (!live.handle.busy && !live.handle.dirty)) {
-      live.handle.stop();
-      return;
-    }
-    this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running when its process stopped; it runs again');
-    this.live.set(laneKey(key), live);
-    if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
-  }
-
-  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { firstTimerAt?: number | undefined }): void {
-    live.conversationId = result.conversationId;
-    live.version = result.version;
-    const k = laneKey(key);
-    // Dirty: an invocation settled while this commit was being written; the next sync commits it.
-    if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
-    else {
-      if (this.live.get(k) === live) this.live.delete(k);
-      // An idle actor has nothing running (an inert clock, no active child) and is dropped here:
-      // stopping it (a machine step) only shows in the snapshot onTurn has always been given.
-      if (bot.options.onTurn) live.handle.stop();
-      else live.handle.release();
-    }
-    try {
-      bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never });
-    } catch (err) {
-      this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
-    }
-    if (result.outboxIds.length) this.worker.wake('send');
-    if (result.firstTimerAt !== undefined) this.worker.noteDue(result.firstTimerAt);
-  }
-
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */
   private storeUnavailable(work: string, err: Error, delayMs: number, where: Record<string, unknown> = {}): void {
     this.metrics.inc('colloquy_store_unavailable_total', { work });
@@ -550,23 +352,4 @@ export class Runtime {
     const t = p.catch((err) => this.logger.error({ err: errorInfo(err) }, 'background work failed')).finally(() => this.background.delete(t));
     this.background.add(t);
   }
-
-  private dropLive(key: ConversationKey): void {
-    const k = laneKey(key);
-    const l = this.live.get(k);
-    if (!l) return;
-    this.live.delete(k);
-    l.handle.stop();
-  }
-}
-
-/** A stored conversation's state value (undefined before its first turn). */
-function storedValue(conv: ConversationRecord): unknown {
-  return (conv.snapshot as { value?: unknown } | null)?.value;
-}
-
-/** Whether a persisted snapshot has children (an invocation was running): cheap, before opening an actor. */
-function hasChildren(snapshot: unknown): boolean {
-  const children = (snapshot as { children?: unknown } | null)?.children;
-  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
 }
