@@ -5,6 +5,7 @@ import { StoreError, StoreUnavailableError, VersionConflictError } from '../../s
 import { openStore } from '../../src/store/open.js';
 import { PgStore } from '../../src/store/postgres/store.js';
 import { PgDb } from '../../src/store/postgres/db.js';
+import { eventually } from '../support/eventually.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
 import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
@@ -36,14 +37,15 @@ describe('PostgreSQL store', () => {
       (e: unknown) => e,
     );
     // Wait until the sleep runs, then end that backend the way a failover or an operator would.
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
-      if (rows.length) {
-        await admin(url, `SELECT pg_terminate_backend(${Number(rows[0]!['pid'])})`);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const pid = await eventually(
+      async () => {
+        const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
+        expect(rows).toHaveLength(1);
+        return Number(rows[0]!['pid']);
+      },
+      { what: 'the slow statement running', intervalMs: 10 },
+    );
+    await admin(url, `SELECT pg_terminate_backend(${pid})`);
     const err = await slow;
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect((err as StoreUnavailableError).cause).toMatchObject({ code: '57P01' });
@@ -228,8 +230,7 @@ describe('PostgreSQL store', () => {
         stored = true;
         return r;
       });
-      for (let i = 0; i < 200 && !stored; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(stored).toBe(true); // before any main-pool connection came back
+      await eventually(() => expect(stored).toBe(true), { what: 'the inbound stored', intervalMs: 10 }); // before any main-pool connection came back
       for (const c of clients) {
         await c.query('ROLLBACK');
         c.release();
