@@ -6,7 +6,7 @@ import { openStore } from '../../src/store/open.js';
 import { PgStore } from '../../src/store/postgres/store.js';
 import { PgDb } from '../../src/store/postgres/db.js';
 import { eventually } from '../support/eventually.js';
-import { freshDatabaseUrl } from '../support/postgres.js';
+import { blockedOnLock, freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
 import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
 
@@ -103,13 +103,10 @@ describe('PostgreSQL store', () => {
     try {
       await other.query('BEGIN');
       await other.query('LOCK TABLE inbox IN ACCESS EXCLUSIVE MODE');
-      const released = new Promise<void>((resolve) =>
-        setTimeout(() => {
-          void other.query('COMMIT').then(() => resolve());
-        }, 150),
-      );
-      const r = await store.addInbound(inbound({ providerId: 'wamid.waited' }));
-      await released;
+      const adding = store.addInbound(inbound({ providerId: 'wamid.waited' }));
+      await blockedOnLock(url); // it waits for the lock (not merely ran before the lock was taken)
+      await other.query('COMMIT');
+      const r = await adding;
       expect((await store.inbound(r.id))?.providerId).toBe('wamid.waited');
     } finally {
       await other.end();
