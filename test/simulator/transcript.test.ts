@@ -5,6 +5,7 @@ import { buttons, defineBot, say, text, type ReplyEvent } from '../../src/index.
 import { createTestBot, expectTranscript, recordTranscript, replayTranscript, TranscriptMismatchError, type TestConversation } from '../../src/simulator/testing.js';
 import { diffLines, formatDiff } from '../../src/simulator/transcript-diff.js';
 import orderBot from '../fixtures/order-bot.js';
+import { eventually } from '../support/eventually.js';
 import { type TempDir, tempDir } from '../support/temp.js';
 
 const open: TestConversation[] = [];
@@ -167,7 +168,7 @@ describe('replaying a conversation with an async lookup that takes real time', (
   it('recorded by waiting in real time, then advance(0): the unchanged bot replays without a mismatch', async () => {
     const c = await toTracking();
     c.expectState('tracking').expectNothingSent();
-    await new Promise((r) => setTimeout(r, 150)); // longer than the lookup's own 50 ms timer
+    await eventually(() => !c.invoking, { what: "the lookup's own 50 ms timer to fire" }); // real time, as a user waits
     await c.advance(0);
     c.expectText(/is in the oven/).expectState('done');
     const recorded = recordTranscript(c);
