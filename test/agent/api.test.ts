@@ -2,20 +2,26 @@
  * The agents' HTTP API against the real server wiring (sandbox provider, SQLite, runtime) with the
  * support bot: queue, claims, messages (idempotent), release, transcript, and the bad-input rules.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { verifyHandoffSignature } from '../../src/agent/signature.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { eventually } from '../support/eventually.js';
 import { rowsAt } from '../support/rows.js';
+import { tempDir } from '../support/temp.js';
 import { api, HOOK_SECRET, receiver, sentTo, serve, TOKEN, USER, user, walkToHandoff } from './helpers.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
+
+/** A SQLite file `name` in a folder of its own, removed after the test. */
+function tempFile(prefix: string, name: string): string {
+  const t = tempDir(prefix);
+  cleanup.push(() => t.remove());
+  return t.path(name);
+}
 
 async function start(o: Parameters<typeof serve>[0] = {}): Promise<RunningServer> {
   const { server } = await serve(o);
@@ -203,9 +209,7 @@ describe("agents' API", () => {
     const gone = await receiver();
     const goneUrl = gone.url;
     await gone.close(); // the first process's helpdesk is unreachable while it queues its events
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-connector-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, 'shared.db');
+    const db = tempFile('colloquy-connector-', 'shared.db');
     const survivor = await serve({ db, hook: hook.url });
     cleanup.push(() => survivor.server.close());
     const first = await serve({ db, hook: goneUrl });
@@ -214,7 +218,7 @@ describe("agents' API", () => {
     await first.server.close(); // its events stay queued in the database
     expect(hook.got).toEqual([]);
     survivor.clock.advance(60_000); // past the refused event's retry time (2 s), and a poll; before the handoff's timeout
-    await vi.waitFor(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { timeout: 10_000, interval: 50 });
+    await eventually(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { what: 'the queued event delivered' });
   });
 
   it.each(['sqlite', 'postgres'] as const)('an event whose deliverer stopped renewing its claim is taken over and delivered once; the late answer records nothing (%s)', async (engine) => {
@@ -225,11 +229,7 @@ describe("agents' API", () => {
     cleanup.push(() => stuck.close());
     let db: string;
     if (engine === 'postgres') db = await freshDatabaseUrl();
-    else {
-      const dir = mkdtempSync(join(tmpdir(), 'colloquy-connector-'));
-      cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-      db = join(dir, 'shared.db');
-    }
+    else db = tempFile('colloquy-connector-', 'shared.db');
     const first = await serve({ db, hook: stuck.url });
     cleanup.push(() => first.server.close());
     // The walk's last message opens the handoff; its event's POST then hangs (no waiting for it here).
@@ -237,12 +237,12 @@ describe("agents' API", () => {
     await user(first.server, { type: 'reply.billing', id: 'billing', title: 'A billing question', via: 'list' });
     await user(first.server, { type: 'reply.agent', id: 'agent', title: 'No, talk to a person', via: 'button' });
     await first.server.runtime.receive({ botId: 'support', user: USER, source: 'whatsapp', event: { type: 'text', text: 'I was charged twice.' } });
-    await vi.waitFor(() => expect(stuck.waiting()).toBe(1), { timeout: 10_000, interval: 20 });
+    await eventually(() => expect(stuck.waiting()).toBe(1), { what: "the first process's POST held" });
     // It stops renewing (its clock stands still) and its claim lapses: another process takes the event.
     await first.server.store.renew(first.server.runtime.owner, 0);
     const survivor = await serve({ db, hook: hook.url });
     cleanup.push(() => survivor.server.close());
-    await vi.waitFor(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { timeout: 10_000, interval: 20 });
+    await eventually(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { what: 'the event taken over and delivered' });
     await survivor.server.runtime.idle();
     stuck.letGo(); // the first delivery's answer arrives late: its claim no longer holds the event
     await first.server.runtime.idle();
@@ -302,9 +302,7 @@ describe("agents' API", () => {
   });
 
   it('survives a restart: the handoff, its claim and its messages are in the database', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-handoff-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, 'c.db');
+    const db = tempFile('colloquy-handoff-', 'c.db');
     const first = await serve({ db });
     const id = await walkToHandoff(first.server);
     await api(first.server, 'POST', `/agent/handoffs/${id}/claim`, { agent: 'ana' });
@@ -323,9 +321,7 @@ describe("agents' API", () => {
   });
 
   it('an unclaimed handoff still times out after a restart (its timer is in the database)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-handoff-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, 'c.db');
+    const db = tempFile('colloquy-handoff-', 'c.db');
     const first = await serve({ db });
     const id = await walkToHandoff(first.server);
     await first.server.close();

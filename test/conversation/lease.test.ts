@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/conversation/clock.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/open.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, sleep } from '../support/eventually.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { ENGINES, USER, queueSms, world, type Engine } from './helpers.js';
 
@@ -79,12 +79,12 @@ describe.each(ENGINES)('on %s', (engine) => {
       sb.sandbox.faults.latency(90_000, { endpoint: 'sms', times: 1 });
       const w = await world([counterBot], { engine, sb, clock, work });
       await w.runtime.receive({ botId: 'counter', user, providerId: `wamid.leaselen${lease}.${engine}`, source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
-      while (smsTo(user).length === 0) await new Promise((r) => setTimeout(r, 5));
+      await eventually(() => expect(smsTo(user)).not.toEqual([]), { what: 'the send in flight', intervalMs: 5 });
       const first = await leaseLeft(w);
       expect(first).toBeGreaterThan(lease - 2_000);
       expect(first).toBeLessThanOrEqual(lease);
       const [before] = await w.rows(`SELECT lease_until FROM outbox WHERE state = 'sending'`);
-      await new Promise((r) => setTimeout(r, 5)); // the database's clock moves on
+      await sleep(5); // the database's clock moves on
       clock.advance(beat);
       // renewed at the beat: a full lease ahead of the database's clock again
       await eventually(async () => expect(Number((await w.rows(`SELECT lease_until FROM outbox WHERE state = 'sending'`))[0]!['lease_until'])).toBeGreaterThan(Number(before!['lease_until'])), {

@@ -2,11 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { ALICE, BOB, DIALECTS, T0, allInbound, claimLanes, inbound, text, turn, WORKER } from './helpers.js';
-import { sleep } from '../support/eventually.js';
 
 const A = 'process-a';
 const B = 'process-b';
-const C = 'process-c';
 const LONG = 60_000;
 
 /** Marks every pending inbound done, as the turns that ran them would have. */
@@ -117,87 +115,5 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     });
     await consumeAll(store);
     expect(await store.settleLane(A, ALICE, 1, 1)).toEqual({ outcome: 'more', workSeq: 2 });
-  });
-});
-
-describe('work notifications (postgres)', () => {
-  const pgDialect = DIALECTS.find((d) => d.name === 'postgres')!;
-
-  it('a process LISTENing hears work another process adds, and lanes another gives up', async () => {
-    const url = await pgDialect.fresh();
-    const listening = await pgDialect.open(url);
-    const other = await pgDialect.open(url);
-    let heard = 0;
-    const stop = await listening.onWork!(() => {
-      heard++;
-    });
-    const settle = async (n: number) => {
-      for (let i = 0; i < 100 && heard < n; i++) await sleep(20);
-    };
-    await settle(1); // one on (re)connecting: work may have come while it was not listening
-    const before = heard;
-    await other.addInbound(inbound());
-    await settle(before + 1);
-    expect(heard).toBe(before + 1);
-    await claimLanes(other, B);
-    await other.renew(B, 0);
-    await settle(before + 2);
-    expect(heard).toBe(before + 2);
-    await stop();
-    await other.addInbound(inbound());
-    await sleep(200);
-    expect(heard).toBe(before + 2);
-  });
-
-  it('an inbound whose lane its receiver took is not announced; one whose lane another process holds is', async () => {
-    const url = await pgDialect.fresh();
-    const listening = await pgDialect.open(url);
-    const other = await pgDialect.open(url);
-    let heard = 0;
-    const stop = await listening.onWork!(() => {
-      heard++;
-    });
-    for (let i = 0; i < 100 && heard < 1; i++) await sleep(20); // the one on connecting
-    const before = heard;
-    const taken = await other.addInbound(inbound({ providerId: 'wamid.taken' }), { owner: B, leaseMs: LONG, lapsed: true });
-    expect(taken.claim).toBeDefined();
-    await sleep(200);
-    expect(heard).toBe(before); // B drains it; nobody else could
-    // Held by B: A's inbound for the same conversation goes to B, who must hear of it.
-    const held = await listening.addInbound(inbound({ providerId: 'wamid.held' }), { owner: A, leaseMs: LONG, lapsed: true });
-    expect(held.claim).toBeUndefined();
-    const third = await pgDialect.open(url);
-    let heardByB = 0;
-    const stopB = await other.onWork!(() => {
-      heardByB++;
-    });
-    for (let i = 0; i < 100 && heardByB < 1; i++) await sleep(20);
-    const beforeB = heardByB;
-    await third.addInbound(inbound({ providerId: 'wamid.held-too' }), { owner: C, leaseMs: LONG, lapsed: true });
-    for (let i = 0; i < 100 && heardByB < beforeB + 1; i++) await sleep(20);
-    expect(heardByB).toBe(beforeB + 1);
-    await stopB();
-    await stop();
-  });
-
-  it("a process does not hear the work it added itself (it acts on that already), only the others'", async () => {
-    const url = await pgDialect.fresh();
-    const store = await pgDialect.open(url);
-    const other = await pgDialect.open(url);
-    let heard = 0;
-    const stop = await store.onWork!(() => {
-      heard++;
-    });
-    for (let i = 0; i < 100 && heard < 1; i++) await sleep(20); // the one on connecting
-    const before = heard;
-    await store.addInbound(inbound({ providerId: 'wamid.own' }));
-    await claimLanes(store, A);
-    await store.renew(A, 0);
-    await sleep(200);
-    expect(heard).toBe(before);
-    await other.addInbound(inbound({ providerId: 'wamid.other' }));
-    for (let i = 0; i < 100 && heard < before + 1; i++) await sleep(20);
-    expect(heard).toBe(before + 1);
-    await stop();
   });
 });

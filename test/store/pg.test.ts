@@ -5,7 +5,8 @@ import { StoreError, StoreUnavailableError, VersionConflictError } from '../../s
 import { openStore } from '../../src/store/open.js';
 import { PgStore } from '../../src/store/postgres/store.js';
 import { PgDb } from '../../src/store/postgres/db.js';
-import { freshDatabaseUrl } from '../support/postgres.js';
+import { eventually } from '../support/eventually.js';
+import { blockedOnLock, freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
 import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
 
@@ -36,14 +37,15 @@ describe('PostgreSQL store', () => {
       (e: unknown) => e,
     );
     // Wait until the sleep runs, then end that backend the way a failover or an operator would.
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
-      if (rows.length) {
-        await admin(url, `SELECT pg_terminate_backend(${Number(rows[0]!['pid'])})`);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const pid = await eventually(
+      async () => {
+        const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
+        expect(rows).toHaveLength(1);
+        return Number(rows[0]!['pid']);
+      },
+      { what: 'the slow statement running', intervalMs: 10 },
+    );
+    await admin(url, `SELECT pg_terminate_backend(${pid})`);
     const err = await slow;
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect((err as StoreUnavailableError).cause).toMatchObject({ code: '57P01' });
@@ -101,13 +103,10 @@ describe('PostgreSQL store', () => {
     try {
       await other.query('BEGIN');
       await other.query('LOCK TABLE inbox IN ACCESS EXCLUSIVE MODE');
-      const released = new Promise<void>((resolve) =>
-        setTimeout(() => {
-          void other.query('COMMIT').then(() => resolve());
-        }, 150),
-      );
-      const r = await store.addInbound(inbound({ providerId: 'wamid.waited' }));
-      await released;
+      const adding = store.addInbound(inbound({ providerId: 'wamid.waited' }));
+      await blockedOnLock(url); // it waits for the lock (not merely ran before the lock was taken)
+      await other.query('COMMIT');
+      const r = await adding;
       expect((await store.inbound(r.id))?.providerId).toBe('wamid.waited');
     } finally {
       await other.end();
@@ -228,8 +227,7 @@ describe('PostgreSQL store', () => {
         stored = true;
         return r;
       });
-      for (let i = 0; i < 200 && !stored; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(stored).toBe(true); // before any main-pool connection came back
+      await eventually(() => expect(stored).toBe(true), { what: 'the inbound stored', intervalMs: 10 }); // before any main-pool connection came back
       for (const c of clients) {
         await c.query('ROLLBACK');
         c.release();
