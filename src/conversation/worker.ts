@@ -134,7 +134,18 @@ export class Worker {
 
   /** Who claims: this process, its lease, and whether lapsed claims may be taken now. */
   get claimant(): Claimant {
-    return { owner: this.owner, leaseMs: this.leaseMs, lapsed: this.d.clock.now() >= this.takeoverFrom };
+    return { owner: this.owner, leaseMs: this.leaseMs, lapsed: this.mayTakeLapsed() };
+  }
+
+  /**
+   * Lapsed claims are taken only while this process's own renewals reach the database: not while
+   * they fail or hang (the database may be out for everyone, and their owners alive), and not for
+   * a lease after they come back from such an outage (the owners renew theirs first).
+   */
+  private mayTakeLapsed(): boolean {
+    const now = this.d.clock.now();
+    if (this.renewFailed || now < this.takeoverFrom) return false;
+    return this.lastRenewed === undefined || now - this.lastRenewed <= this.leaseMs;
   }
 
   /** Starts: claims what waits, then keeps the heartbeat and the poll going. */

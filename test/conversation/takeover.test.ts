@@ -212,9 +212,16 @@ describe.each(ENGINES)('on %s', (engine) => {
       await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
       await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 10_000, intervalMs: 50 });
       // As if this process had stalled past its lease: another owner takes the conversation over.
-      await execAt(db, 'UPDATE lanes SET lease_until = 0');
+      // (a's heartbeat, every 100 ms, may renew the lease between the two statements: then again)
       const thief = await openStore(db);
-      expect((await thief.claim({ owner: 'thief', leaseMs: 60_000, lapsed: true }, { kind: 'lane', limit: 10, now: Date.now() })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+      await eventually(
+        async () => {
+          await execAt(db, 'UPDATE lanes SET lease_until = 0');
+          const claims = await thief.claim({ owner: 'thief', leaseMs: 60_000, lapsed: true }, { kind: 'lane', limit: 10, now: Date.now() });
+          expect(claims.map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+        },
+        { what: 'the thief taking the lane' },
+      );
       // One of a's heartbeats tells it the lane is gone.
       await eventually(() => expect(warnings).toContain('another process took over this conversation (our lease ran out); it runs there now'), { what: 'a learning that its lane was taken' });
       const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;
