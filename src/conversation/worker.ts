@@ -130,12 +130,22 @@ export class Worker {
     if (!(this.heartbeatMs > 0 && this.heartbeatMs < this.leaseMs))
       throw new ConfigError('work.heartbeatMs', `must be positive and shorter than the lease (${this.leaseMs} ms), got ${this.heartbeatMs}`);
     if (!(this.pollMs > 0)) throw new ConfigError('pollMs', `must be a positive number of milliseconds (got ${this.pollMs})`);
+    const worker = this;
+    this.claimant = {
+      owner: this.owner,
+      leaseMs: this.leaseMs,
+      get lapsed() {
+        return worker.mayTakeLapsed();
+      },
+    };
   }
 
-  /** Who claims: this process, its lease, and whether lapsed claims may be taken now. */
-  get claimant(): Claimant {
-    return { owner: this.owner, leaseMs: this.leaseMs, lapsed: this.mayTakeLapsed() };
-  }
+  /**
+   * Who claims: this process, its lease, and whether lapsed claims may be taken. `lapsed` is read
+   * when the claim runs, not when it was asked for: a claim queued behind a locked database runs
+   * after the outage, when what held before it may no longer hold.
+   */
+  readonly claimant: Claimant;
 
   /**
    * Lapsed claims are taken only while this process's own renewals reach the database: not while
@@ -145,12 +155,14 @@ export class Worker {
   private mayTakeLapsed(): boolean {
     const now = this.d.clock.now();
     if (this.renewFailed || now < this.takeoverFrom) return false;
-    return this.lastRenewed === undefined || now - this.lastRenewed <= this.leaseMs;
+    return this.lastRenewed === undefined || now - this.lastRenewed <= this.leaseMs - this.heartbeatMs;
   }
 
   /** Starts: claims what waits, then keeps the heartbeat and the poll going. */
   start(): void {
     this.on = true;
+    // The start counts as a renewal: renewals that then fail for about a lease are an outage too.
+    this.lastRenewed = this.d.clock.now();
     this.scheduleBeat();
     this.schedulePoll();
     this.wake();

@@ -144,8 +144,8 @@ describe.each(DIALECTS)('the worker, on $name', (dialect) => {
     expect(sent).toEqual([]);
     expect(await base.outbound(row!.id)).toMatchObject({ state: 'sending', claim: row!.claim });
     clock.advance(10_000); // a lease later, the owner has not come back: it is dead
-    expect(w.claimant.lapsed).toBe(true);
     await w.heartbeat();
+    expect(w.claimant.lapsed).toBe(true);
     w.wake('send');
     await eventually(() => expect(sent).toEqual([row!.id]), { what: 'the lapsed send taken over' });
     await w.settle();
