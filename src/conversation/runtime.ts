@@ -150,7 +150,7 @@ export class Runtime {
           if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
         },
       },
-      { store: o.store, logger: this.logger, clock: this.clock, claimant: () => this.worker.claimant, freed: () => this.worker.wake('lane') },
+      { store: o.store, logger: this.logger, clock: this.clock, claimant: () => this.worker.claimant, freed: () => this.worker.laneFreed() },
       o.lanes,
     );
     this.handoffs = new HandoffDesk({

@@ -112,6 +112,8 @@ export class Worker {
   private takeoverFrom = 0;
   private lastRenewed: number | undefined;
   private renewFailed = false;
+  /** The last look for lanes found more than it had slots for: lanes may wait in the database. */
+  private lanesLeft = false;
   /** Counts due-time reads started and due times noted, in one sequence: a read covers what was noted before it started. */
   private seq = 0;
   /** The soonest due time noted by {@link noteDue} that a read may have started too early to see. */
@@ -178,6 +180,14 @@ export class Worker {
       this.scheduled = false;
       this.startTick();
     });
+  }
+
+  /**
+   * A lane slot came free: claims more lanes only if the last look for lanes could not take every
+   * one it found (all slots were busy), so a lane finishing costs no statement otherwise.
+   */
+  laneFreed(): void {
+    if (this.lanesLeft) this.wake('lane');
   }
 
   /** A commit of this process stored work due at `at` (a timer, a send put back): wakes for it without reading the database. */
@@ -263,13 +273,17 @@ export class Worker {
   private async claim(kind: WorkKind): Promise<number> {
     const { store, clock, handlers } = this.d;
     const limit = this.free(kind);
+    if (kind === 'lane') this.lanesLeft = limit <= 0;
     if (limit <= 0) return 0;
     const request = { limit, now: clock.now() };
     switch (kind) {
       case 'lane': {
         const claims = await store.claim(this.claimant, { kind, ...request });
         handlers.lanes.adopt(claims);
-        if (claims.length === limit) this.wanted.add('lane');
+        if (claims.length === limit) {
+          this.lanesLeft = true;
+          this.wanted.add('lane');
+        }
         return claims.length;
       }
       case 'timer': {
