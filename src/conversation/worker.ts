@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { Claimant, ClaimedWork, HandoffEventRecord, HeldLane, LaneClaim, OutboxRecord, Store, WorkKind } from '../store/types.js';
+import type { Claimant, ClaimedWork, HandoffEventRecord, HeldLane, HeldWork, LaneClaim, OutboxRecord, Store, WorkKind } from '../store/types.js';
 import { storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
@@ -112,6 +112,9 @@ export class Worker {
   private takeoverFrom = 0;
   private lastRenewed: number | undefined;
   private renewFailed = false;
+  /** Claims started so far, and claims running now (a renewal judges held work only when none ran meanwhile). */
+  private claimsStarted = 0;
+  private claimsRunning = 0;
   /** The last look for lanes found more than it had slots for: lanes may wait in the database. */
   private lanesLeft = false;
   /** Counts due-time reads started and due times noted, in one sequence: a read covers what was noted before it started. */
@@ -271,6 +274,16 @@ export class Worker {
 
   /** Claims one kind up to its free slots and starts its handler on each item; how many were claimed. */
   private async claim(kind: WorkKind): Promise<number> {
+    this.claimsStarted++;
+    this.claimsRunning++;
+    try {
+      return await this.claimKind(kind);
+    } finally {
+      this.claimsRunning--;
+    }
+  }
+
+  private async claimKind(kind: WorkKind): Promise<number> {
     const { store, clock, handlers } = this.d;
     const limit = this.free(kind);
     if (kind === 'lane') this.lanesLeft = limit <= 0;
@@ -395,7 +408,9 @@ export class Worker {
     if (!this.on) return;
     this.poll = this.d.clock.setTimeout(() => {
       this.poll = undefined;
-      this.wake();
+      // Timers are not claimed on every poll: the look for due times that ends the claims finds
+      // any that fell due (another process stored them), and wakes their claim.
+      this.wake('lane', 'send', 'event');
       this.d.polled?.();
       this.schedulePoll();
     }, this.pollMs);
@@ -417,8 +432,10 @@ export class Worker {
   private async renew(): Promise<void> {
     const { clock, handlers } = this.d;
     const mark = handlers.lanes.mark();
+    const claims = this.claimsStarted;
+    const claiming = this.claimsRunning > 0;
     const started = clock.now();
-    let held: HeldLane[];
+    let held: HeldWork;
     try {
       held = await this.d.store.renew(this.owner, this.leaseMs);
     } catch (err) {
@@ -435,8 +452,26 @@ export class Worker {
     }
     this.renewFailed = false;
     this.lastRenewed = now;
-    handlers.lanes.renewed(held, mark);
-    this.d.beat?.(held.length);
+    handlers.lanes.renewed(held.lanes, mark);
+    this.d.beat?.(held.lanes.length);
+    // No claim ran while the renewal did: every send or event held is one a claim answered, or one
+    // whose answer was lost (its connection cut after the commit). Those are given back.
+    if (!claiming && this.claimsRunning === 0 && this.claimsStarted === claims) await this.giveBackUnknown(held);
+  }
+
+  /** Sends and events this process holds in the database but never heard it claimed: back to waiting, for any process. */
+  private async giveBackUnknown(held: HeldWork): Promise<void> {
+    const now = this.d.clock.now();
+    const error = 'claimed by a statement whose answer was lost with its connection; given back unsent';
+    for (const h of held.sends.filter((c) => !this.inflight.send.has(c.id))) {
+      this.d.logger.warn({ outbox: h.id }, 'gave back a send this process held without knowing (its claim’s answer was lost)');
+      await this.d.store.settleSend(h.id, h.claim, { kind: 'retry', at: now, error }, now).catch(() => false);
+    }
+    for (const h of held.events.filter((c) => !this.inflight.event.has(c.id))) {
+      this.d.logger.warn({ event: h.id }, 'gave back a helpdesk event this process held without knowing (its claim’s answer was lost)');
+      await this.d.store.settleEvent(h.id, h.claim, { sent: false, error, retryAt: now }, now).catch(() => false);
+    }
+    if (held.sends.length + held.events.length > this.inflight.send.size + this.inflight.event.size) this.wake('send', 'event');
   }
 }
 

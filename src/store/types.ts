@@ -266,6 +266,22 @@ export interface HeldLane {
   readonly workSeq: number;
 }
 
+/** A send or helpdesk event an owner holds, as its renewal found it. */
+export interface HeldClaim {
+  readonly id: number;
+  readonly claim: string;
+}
+
+/**
+ * Everything an owner holds, as its renewal found it. A send or event it holds that it does not
+ * know of (a claim whose answer was lost with its connection) is its to give back.
+ */
+export interface HeldWork {
+  readonly lanes: readonly HeldLane[];
+  readonly sends: readonly HeldClaim[];
+  readonly events: readonly HeldClaim[];
+}
+
 /** What {@link Store.settleLane} found. */
 export type LaneNext =
   /** The conversation's oldest pending inbound: the lane stays held. */
@@ -383,9 +399,10 @@ export interface Store extends HandoffStore {
   /**
    * The heartbeat: extends every claim `owner` holds (lanes, sends, events; one statement per
    * table) by `leaseMs` on the database's clock (0 gives them all up, for others to take at once),
-   * and returns the lanes it holds with their work counters.
+   * and returns what it holds: the lanes with their work counters, the sends and events with their
+   * claims.
    */
-  renew(owner: string, leaseMs: number): Promise<HeldLane[]>;
+  renew(owner: string, leaseMs: number): Promise<HeldWork>;
   /**
    * The earliest time a send, a connector event or a timer falls due, already due ones included
    * (the worker's wake-up); undefined when nothing waits. Lapsed claims are not in it: the poll

@@ -179,7 +179,7 @@ describe.each(ENGINES)('the heartbeat and a release in flight, on %s', (engine) 
       lanes.kick({ botId: 'bot', user: '3001' });
       await eventually(() => released, { what: 'the release reaching the database' });
       const mark = lanes.mark();
-      lanes.renewed(await store.renew(OWNER.owner, OWNER.leaseMs), mark); // the renewal no longer lists the lane: it was released, not taken
+      lanes.renewed((await store.renew(OWNER.owner, OWNER.leaseMs)).lanes, mark); // the renewal no longer lists the lane: it was released, not taken
       expect(lost).toEqual([]);
       expect(warnings).toEqual([]);
       answer();

@@ -117,6 +117,24 @@ describe.each(DIALECTS)('the worker, on $name', (dialect) => {
     await base.close();
   });
 
+  it('gives back a send it holds in the database without knowing (a claim whose answer was lost), and then sends it once', async () => {
+    const base = await dialect.open();
+    const clock = new ManualClock();
+    await base.commitTurn(turn({ key: ALICE, now: clock.now(), outbox: [text('hello')] }));
+    // A claim by this very owner that committed, but whose answer never came back.
+    const [lost] = await base.claim({ owner: 'w1', leaseMs: 60_000, lapsed: true }, { kind: 'send', limit: 1, now: clock.now() });
+    const { w, sent } = worker(base, clock, 'w1');
+    w.start();
+    await w.settle();
+    expect(sent).toEqual([]); // held (live), so not claimable: without the give-back it would wait forever
+    await w.heartbeat();
+    await eventually(() => expect(sent).toEqual([lost!.id]), { what: 'the send given back and sent' });
+    await w.settle();
+    expect(await base.outbound(lost!.id)).toMatchObject({ state: 'sent', resends: 0 });
+    await w.stop();
+    await base.close();
+  });
+
   it('takes a dead owner’s lapsed send, but not while its own renewals fail, nor for a lease after they come back', async () => {
     const base = await dialect.open();
     const clock = new ManualClock();

@@ -39,8 +39,8 @@ describe('an inbound that claims its lane (postgres)', () => {
     const cautious = await store.addInbound(inbound(), { ...B, lapsed: false });
     expect(cautious.claim).toBeUndefined();
     expect((await store.addInbound(inbound(), B)).claim).toEqual({ key: ALICE, fence: 2, workSeq: 4, takeover: true });
-    expect(await store.renew(A.owner, A.leaseMs)).toEqual([]);
-    expect(await store.renew(B.owner, B.leaseMs)).toEqual([{ key: ALICE, fence: 2, workSeq: 4 }]);
+    expect((await store.renew(A.owner, A.leaseMs)).lanes).toEqual([]);
+    expect((await store.renew(B.owner, B.leaseMs)).lanes).toEqual([{ key: ALICE, fence: 2, workSeq: 4 }]);
   });
 
   it('never takes a live claim of another owner, whatever the caller’s clock says', async () => {

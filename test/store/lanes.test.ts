@@ -52,8 +52,8 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     expect(await claimLanes(store, B, { lapsed: false })).toEqual([]);
     expect(await claimLanes(store, B)).toEqual([{ key: ALICE, fence: c!.fence + 1, workSeq: 1, takeover: true }]);
     expect(await store.settleLane(A, ALICE, c!.fence, 1)).toEqual({ outcome: 'lost' });
-    expect(await store.renew(A, LONG)).toEqual([]);
-    expect(await store.renew(B, LONG)).toEqual([{ key: ALICE, fence: c!.fence + 1, workSeq: 1 }]);
+    expect((await store.renew(A, LONG)).lanes).toEqual([]);
+    expect((await store.renew(B, LONG)).lanes).toEqual([{ key: ALICE, fence: c!.fence + 1, workSeq: 1 }]);
   });
 
   it('a renewal makes a lapsed claim live again while nobody took it', async () => {
@@ -61,7 +61,7 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     await store.addInbound(inbound());
     await claimLanes(store, A);
     await store.renew(A, 0);
-    expect(await store.renew(A, LONG)).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
+    expect((await store.renew(A, LONG)).lanes).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
     expect(await claimLanes(store, B)).toEqual([]);
   });
 
@@ -70,7 +70,7 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     await store.addInbound(inbound());
     await store.addInbound(inbound({ ...BOB }));
     await claimLanes(store, A);
-    expect((await store.renew(A, 0)).map((l) => l.key)).toEqual(expect.arrayContaining([ALICE, BOB]));
+    expect((await store.renew(A, 0)).lanes.map((l) => l.key)).toEqual(expect.arrayContaining([ALICE, BOB]));
     const taken = await claimLanes(store, B);
     expect(taken.map((t) => [t.key.user, t.takeover])).toEqual(
       expect.arrayContaining([
@@ -96,7 +96,7 @@ describe.each(DIALECTS)('lanes ($name)', ({ open: openStore }) => {
     const [c] = await claimLanes(store, A, { key: ALICE });
     expect(c).toEqual({ key: ALICE, fence: 1, workSeq: 0, takeover: false });
     expect(await store.settleLane(A, ALICE, 1, 0)).toEqual({ outcome: 'released' });
-    expect(await store.renew(A, LONG)).toEqual([]);
+    expect((await store.renew(A, LONG)).lanes).toEqual([]);
   });
 
   it('a fired timer and a delivery failure for the bot add work to their lane', async () => {

@@ -74,7 +74,7 @@ describe('work notifications of the work contract (postgres)', () => {
 
       const [again] = await actor.claim(WORKER, { kind: 'send', limit: 1, now: T0 + 1_000 });
       expect(again).toMatchObject({ id: row!.id });
-      expect(await actor.renew(WORKER.owner, 0)).toEqual([]); // no lanes held, but a send given up
+      expect((await actor.renew(WORKER.owner, 0)).lanes).toEqual([]); // no lanes held, but a send given up
       await heard();
 
       const [third] = await actor.claim(WORKER, { kind: 'send', limit: 1, now: T0 + 1_000 });

@@ -192,7 +192,7 @@ describe('PostgreSQL store', () => {
     }
     expect(await store.claim({ ...WHO, leaseMs: 1_500.4 }, { kind: 'lane', limit: 1, now: T0, key: ALICE })).toHaveLength(1);
     expect((await store.addInbound(inbound(), { ...WHO, leaseMs: 2_000.6 })).claim).toBeDefined();
-    expect(await store.renew(WHO.owner, 60_000.5)).toHaveLength(1);
+    expect((await store.renew(WHO.owner, 60_000.5)).lanes).toHaveLength(1);
   });
 
   it('renews its claims while every connection of the main pool is busy: the heartbeat never queues behind the work', async () => {
@@ -205,7 +205,7 @@ describe('PostgreSQL store', () => {
     try {
       for (const c of clients) await c.query('BEGIN');
       // Answered while every main-pool connection is still taken.
-      expect(await store.renew(WHO.owner, WHO.leaseMs)).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
+      expect((await store.renew(WHO.owner, WHO.leaseMs)).lanes).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
     } finally {
       for (const c of clients) {
         await c.query('ROLLBACK');

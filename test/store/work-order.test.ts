@@ -125,7 +125,7 @@ describe.each(DIALECTS)('the work contract, in order ($name)', ({ open }) => {
     expect((await store.addInbound(inbound({ providerId: 'wamid.4' }), CAREFUL)).claim).toBeUndefined();
     expect((await store.addInbound(inbound({ providerId: 'wamid.5' }), B)).claim).toEqual({ key: ALICE, fence: 2, workSeq: 5, takeover: true });
     expect(await store.addInbound(inbound({ providerId: 'wamid.6' }))).toEqual({ id: expect.any(Number), duplicate: false });
-    expect(await store.renew(B.owner, LONG)).toEqual([{ key: ALICE, fence: 2, workSeq: 6 }]);
+    expect((await store.renew(B.owner, LONG)).lanes).toEqual([{ key: ALICE, fence: 2, workSeq: 6 }]);
   });
 
   it('settles a drained lane: the next inbound, released, more work, or lost', async () => {
@@ -143,7 +143,7 @@ describe.each(DIALECTS)('the work contract, in order ($name)', ({ open }) => {
     expect(await store.settleLane(A.owner, ALICE, fence + 1, 2)).toEqual({ outcome: 'lost' });
     expect(await store.settleLane(A.owner, ALICE, fence, 2)).toEqual({ outcome: 'released' });
     expect(await store.claim(B, { kind: 'lane', limit: 10, now: T0 })).toEqual([]); // released with no work left
-    expect(await store.renew(A.owner, LONG)).toEqual([]);
+    expect((await store.renew(A.owner, LONG)).lanes).toEqual([]);
     await store.addInbound(inbound({ providerId: 'wamid.3' }));
     expect(await store.claim(B, { kind: 'lane', limit: 10, now: T0 })).toEqual([{ key: ALICE, fence: 2, workSeq: 3, takeover: false }]);
     await store.renew(B.owner, 0);

@@ -98,7 +98,7 @@ describe.each(DIALECTS)('the work contract ($name)', ({ open, fresh }) => {
     expect(await store.claim(B, { kind: 'lane', limit: 10, now: T0, key: ALICE })).toEqual([]);
     expect(await store.claim(A, { kind: 'lane', limit: 10, now: T0, key: ALICE })).toEqual([lane]);
 
-    expect(await store.renew(A.owner, 0)).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]); // given up: lapsed now
+    expect((await store.renew(A.owner, 0)).lanes).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]); // given up: lapsed now
     for (const kind of ['send', 'event', 'lane'] as const) expect(await store.claim(CAREFUL, { kind, limit: 10, now: T0 })).toEqual([]);
     expect(await store.claim(CAREFUL, { kind: 'lane', limit: 10, now: T0, key: ALICE })).toEqual([]);
 
@@ -127,7 +127,10 @@ describe.each(DIALECTS)('the work contract ($name)', ({ open, fresh }) => {
     await store.renew(A.owner, 0);
     await store.renew(B.owner, 0);
     const held = await store.renew(A.owner, LONG);
-    expect(held).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
+    expect(held.lanes).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
+    expect(held.sends).toHaveLength(1); // A's send and event, with their claims
+    expect(held.events).toHaveLength(1);
+    expect(held.sends[0]!.claim).toEqual(expect.any(String));
     // A's claims live again, B's still lapsed: a claimant of lapsed work gets exactly B's.
     expect((await store.claim(C, { kind: 'lane', limit: 10, now: T0 })).map((l) => l.key)).toEqual([BOB]);
     expect(await store.claim(C, { kind: 'send', limit: 10, now: T0 })).toMatchObject([BOB]);

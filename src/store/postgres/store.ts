@@ -31,6 +31,7 @@ import type {
   FailureFollowUp,
   HandoffEventOutcome,
   HeldLane,
+  HeldWork,
   InboxRecord,
   LaneClaim,
   LaneNext,
@@ -243,14 +244,15 @@ export class PgStore implements Store {
     }
   }
 
-  async renew(owner: string, leaseMs: number): Promise<HeldLane[]> {
+  async renew(owner: string, leaseMs: number): Promise<HeldWork> {
     // On the ingress connections: never queued behind the work whose claims it keeps alive.
     const row = (await run(this.ingress, PGW.renew, { owner, leaseMs: leaseMsOf(leaseMs) })).rows[0]!;
     const held = (row['lanes'] as Record<string, unknown>[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
     // What was read for lanes no longer held (taken over, or given up) is not used.
     if (leaseMs <= 0) this.b.prefetched.clear();
     else this.b.prefetched.retain(held.map((h) => h.key));
-    return held;
+    const claims = (rows: unknown) => (rows as Record<string, unknown>[]).map((r) => ({ id: Number(r['id']), claim: String(r['claim']) }));
+    return { lanes: held, sends: claims(row['sends']), events: claims(row['events']) };
   }
 
   async nextDue(): Promise<number | undefined> {

@@ -102,9 +102,10 @@ export const PGW = {
    * takes its locks in (its row, then its follow-up's lane), so the two never deadlock.
    */
   renew: named(
-    `WITH s AS (${WORK_SQL.renewSends} RETURNING 1), e AS (${WORK_SQL.renewEvents} RETURNING 1), l AS (${RENEW_LANES_AFTER}),
+    `WITH s AS (${WORK_SQL.renewSends} RETURNING id, claim), e AS (${WORK_SQL.renewEvents} RETURNING id, claim), l AS (${RENEW_LANES_AFTER}),
     given AS (SELECT 1 FROM s WHERE @leaseMs = 0 UNION ALL SELECT 1 FROM e WHERE @leaseMs = 0 UNION ALL SELECT 1 FROM l WHERE @leaseMs = 0)
-    SELECT COALESCE((SELECT json_agg(l) FROM l), '[]'::json) AS lanes, ${NOTIFY_IF('given')} AS notified`,
+    SELECT COALESCE((SELECT json_agg(l) FROM l), '[]'::json) AS lanes, COALESCE((SELECT json_agg(s) FROM s), '[]'::json) AS sends,
+      COALESCE((SELECT json_agg(e) FROM e), '[]'::json) AS events, ${NOTIFY_IF('given')} AS notified`,
     'renew',
   ),
   /** The earliest due time of a pending send or event at the head of its line, or of a timer (the heads as above, not `sendHead`). */

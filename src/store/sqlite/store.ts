@@ -32,6 +32,7 @@ import type {
   ConversationStatus,
   HandoffEventOutcome,
   HeldLane,
+  HeldWork,
   InboxRecord,
   LaneClaim,
   LaneNext,
@@ -295,7 +296,7 @@ export class SqliteStore implements Store {
     return this.write(`claim:${request.kind}`, () => this.work.claim(who, request));
   }
 
-  renew(owner: string, leaseMs: number): Promise<HeldLane[]> {
+  renew(owner: string, leaseMs: number): Promise<HeldWork> {
     return this.write('renew', () => this.work.renew(owner, leaseMs));
   }
 

@@ -10,7 +10,7 @@ import { toHandoffEvent, toKey, toOutbox, toTimerInbound } from '../rows.js';
 import { claimableRow, EVENT_HEAD, sendHead, sqliteArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
 import type { SqliteLanes } from './lanes.js';
 import type { SqliteWrites } from './writes.js';
-import type { Claimant, ClaimRequest, ClaimedWork, ConversationKey, HandoffEventOutcome, HandoffEventRecord, HeldLane, LaneNext, OutboxRecord, SendOutcome, WorkKind } from '../types.js';
+import type { Claimant, ClaimRequest, ClaimedWork, ConversationKey, HandoffEventOutcome, HandoffEventRecord, HeldLane, HeldWork, LaneNext, OutboxRecord, SendOutcome, WorkKind } from '../types.js';
 
 type Row = Record<string, unknown>;
 
@@ -23,8 +23,8 @@ const SQL = {
   claimEvents: `UPDATE handoff_events SET ${TAKE_ROW}
     WHERE id IN (SELECT e.id FROM handoff_events e WHERE ${EVENT_HEAD} AND ${claimableRow('e')} ORDER BY e.id LIMIT @limit)
     RETURNING *`,
-  renewSends: WORK_SQL.renewSends,
-  renewEvents: WORK_SQL.renewEvents,
+  renewSends: `${WORK_SQL.renewSends} RETURNING id, claim`,
+  renewEvents: `${WORK_SQL.renewEvents} RETURNING id, claim`,
   nextDue: WORK_SQL.nextDue,
   sendRetry: WORK_SQL.sendRetry,
   sendFailed: WORK_SQL.sendFailed,
@@ -91,11 +91,12 @@ export class SqliteWork {
   }
 
   /** See `Store.renew`: one statement per table. */
-  renew(owner: string, leaseMs: number): HeldLane[] {
+  renew(owner: string, leaseMs: number): HeldWork {
     const args = { owner, leaseMs, dbnow: this.now() };
-    this.q.renewSends.run(args);
-    this.q.renewEvents.run(args);
-    return this.lanes.renew(args);
+    const held = (rows: Row[]) => rows.map((r) => ({ id: Number(r['id']), claim: String(r['claim']) }));
+    const sends = held(this.q.renewSends.all(args) as Row[]);
+    const events = held(this.q.renewEvents.all(args) as Row[]);
+    return { lanes: this.lanes.renew(args), sends, events };
   }
 
   /** See `Store.settleLane`. */
