@@ -91,7 +91,7 @@ describe('what a claim reads for the next step (postgres)', () => {
     const other = (await postgres.open(store.db.url)) as PgStore;
     await other.renew(A, 0); // A's claim lapses (as if it had stopped renewing)
     expect(await claimLane(other, 'process-b')).toHaveLength(1);
-    expect(await store.renew(A, LONG)).toEqual([]);
+    expect((await store.renew(A, LONG)).lanes).toEqual([]);
     await doneElsewhere(store, id);
     expect(await store.settleLane(A, ALICE, c!.fence, c!.workSeq)).toEqual({ outcome: 'lost' });
   });
