@@ -259,7 +259,7 @@ async function countStatements(): Promise<void> {
 }
 
 /** Settings of `colloquy serve` passed through from the bench's environment when set. */
-const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_HEAP_GROWTH_PERCENT', 'COLLOQUY_POLL_MS', 'COLLOQUY_SEND_LEASE_MS', 'COLLOQUY_LANE_LEASE_MS', 'COLLOQUY_SQLITE_SYNCHRONOUS'] as const;
+const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_HEAP_GROWTH_PERCENT', 'COLLOQUY_POLL_MS', 'COLLOQUY_LEASE_MS', 'COLLOQUY_HEARTBEAT_MS', 'COLLOQUY_SQLITE_SYNCHRONOUS'] as const;
 
 /** What the `colloquy` role takes. */
 export interface ColloquyArg {

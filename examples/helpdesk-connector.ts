@@ -115,8 +115,7 @@ await customer({ type: 'text', text: 'Is anyone there?' });
 await agentApi(`${id}/claim`, { agent: 'ana' });
 await agentApi(`${id}/messages`, { agent: 'ana', text: 'Hi, Ana here: I have refunded the second charge.' }, { 'idempotency-key': 'reply-1' });
 await agentApi(`${id}/release`, { agent: 'ana', note: 'refunded' });
-await colloquy.runtime.idle();
-await colloquy.handoffConnector!.settle();
+await colloquy.runtime.idle(); // the worker has delivered the helpdesk events too
 
 const forged = await fetch(`${connector.url}/colloquy-events`, {
   method: 'POST',

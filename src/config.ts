@@ -36,14 +36,13 @@ export interface Config {
    * not a loopback address (`COLLOQUY_SANDBOX_PUBLIC=1`). Off by default.
    */
   readonly sandboxPublic: boolean;
-  /** How long a claimed outbox row is ours before another process may send it (undefined: 10 s). */
-  readonly sendLeaseMs: number | undefined;
-  /** How often a send in flight renews its lease (undefined: a third of the lease). */
-  readonly sendHeartbeatMs: number | undefined;
-  /** How long a process owns a conversation's lane without renewing it (undefined: 10 s). */
-  readonly laneLeaseMs: number | undefined;
-  /** How often a process renews the lanes it holds (undefined: 3 s, or a third of a shorter lease). */
-  readonly laneHeartbeatMs: number | undefined;
+  /**
+   * How long a claim on work (a conversation's lane, a send, a helpdesk event) holds without
+   * renewal (undefined: 10 s): a dead process's work moves to another after it.
+   */
+  readonly leaseMs: number | undefined;
+  /** How often a process renews everything it holds (undefined: 3 s, or a third of a shorter lease). */
+  readonly heartbeatMs: number | undefined;
   /** How often the database is polled for work another process left or added (undefined: 1 s). */
   readonly pollMs: number | undefined;
   /** Conversations whose turns run at once in this process (undefined: 128); the others wait in the store. */
@@ -87,15 +86,10 @@ export function loadConfig(env: Env = process.env): Config {
   const country = get('COLLOQUY_SMS_COUNTRY');
   if (country !== undefined && !/^[A-Za-z]{2}$/.test(country)) throw new ConfigError('COLLOQUY_SMS_COUNTRY', `must be a two-letter ISO-3166 code, got "${country}"`);
   const dial = int(get, 'COLLOQUY_SMS_DIAL');
-  const sendLeaseMs = int(get, 'COLLOQUY_SEND_LEASE_MS');
-  const sendHeartbeatMs = int(get, 'COLLOQUY_SEND_HEARTBEAT_MS');
-  if (sendHeartbeatMs !== undefined && sendHeartbeatMs >= (sendLeaseMs ?? defaultOf('COLLOQUY_SEND_LEASE_MS', 0))) {
-    throw new ConfigError(
-      'COLLOQUY_SEND_HEARTBEAT_MS',
-      `must be shorter than the send lease (${sendLeaseMs ?? defaultOf('COLLOQUY_SEND_LEASE_MS', 0)} ms, COLLOQUY_SEND_LEASE_MS), got ${sendHeartbeatMs}`,
-    );
+  for (const [old, now] of Object.entries(REPLACED)) {
+    if (env[old] !== undefined) throw new ConfigError(old, `was replaced by ${now}: one lease and one heartbeat now cover all work (conversations, sends, helpdesk events)`);
   }
-  const lanes = laneTimes(get);
+  const lanes = workTimes(get);
   const mask = get('COLLOQUY_SMS_MASK');
   if (mask !== undefined && !/^[A-Za-z0-9 ]{1,11}$/.test(mask)) throw new ConfigError('COLLOQUY_SMS_MASK', 'must be 1–11 letters, digits or spaces');
   return {
@@ -113,8 +107,6 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxPublic: flag(get, 'COLLOQUY_SANDBOX_PUBLIC') ?? defaultOf('COLLOQUY_SANDBOX_PUBLIC', false),
     heapGrowthPercent: int(get, 'COLLOQUY_HEAP_GROWTH_PERCENT'),
     sqliteSynchronous: (oneOf(get, 'COLLOQUY_SQLITE_SYNCHRONOUS') ?? defaultOf('COLLOQUY_SQLITE_SYNCHRONOUS', '')) as 'full' | 'normal',
-    sendLeaseMs,
-    sendHeartbeatMs,
     ...lanes,
     ...handoffConfig(get),
   };
@@ -157,20 +149,28 @@ function database(get: (n: EnvName) => string | undefined): string {
   return v;
 }
 
-/** The lane lease, its heartbeat and the poll, checked against each other. */
-function laneTimes(get: (n: EnvName) => string | undefined): Pick<Config, 'laneLeaseMs' | 'laneHeartbeatMs' | 'pollMs' | 'laneConcurrency'> {
+/** Variables of earlier versions, each lease of its own, now one lease for all work. */
+const REPLACED = {
+  COLLOQUY_SEND_LEASE_MS: 'COLLOQUY_LEASE_MS',
+  COLLOQUY_LANE_LEASE_MS: 'COLLOQUY_LEASE_MS',
+  COLLOQUY_SEND_HEARTBEAT_MS: 'COLLOQUY_HEARTBEAT_MS',
+  COLLOQUY_LANE_HEARTBEAT_MS: 'COLLOQUY_HEARTBEAT_MS',
+} as const;
+
+/** The lease of all work, its heartbeat and the poll, checked against each other. */
+function workTimes(get: (n: EnvName) => string | undefined): Pick<Config, 'leaseMs' | 'heartbeatMs' | 'pollMs' | 'laneConcurrency'> {
   const laneConcurrency = int(get, 'COLLOQUY_LANE_CONCURRENCY');
-  const laneLeaseMs = int(get, 'COLLOQUY_LANE_LEASE_MS');
-  const laneHeartbeatMs = int(get, 'COLLOQUY_LANE_HEARTBEAT_MS');
+  const leaseMs = int(get, 'COLLOQUY_LEASE_MS');
+  const heartbeatMs = int(get, 'COLLOQUY_HEARTBEAT_MS');
   const pollMs = int(get, 'COLLOQUY_POLL_MS');
-  const lease = laneLeaseMs ?? defaultOf('COLLOQUY_LANE_LEASE_MS', 0);
-  if (laneHeartbeatMs !== undefined && laneHeartbeatMs >= lease) {
-    throw new ConfigError('COLLOQUY_LANE_HEARTBEAT_MS', `must be shorter than the lane lease (${lease} ms, COLLOQUY_LANE_LEASE_MS), got ${laneHeartbeatMs}`);
+  const lease = leaseMs ?? defaultOf('COLLOQUY_LEASE_MS', 0);
+  if (heartbeatMs !== undefined && heartbeatMs >= lease) {
+    throw new ConfigError('COLLOQUY_HEARTBEAT_MS', `must be shorter than the lease (${lease} ms, COLLOQUY_LEASE_MS), got ${heartbeatMs}`);
   }
   if (pollMs !== undefined && pollMs >= lease) {
-    throw new ConfigError('COLLOQUY_POLL_MS', `must be shorter than the lane lease (${lease} ms, COLLOQUY_LANE_LEASE_MS), got ${pollMs}`);
+    throw new ConfigError('COLLOQUY_POLL_MS', `must be shorter than the lease (${lease} ms, COLLOQUY_LEASE_MS), got ${pollMs}`);
   }
-  return { laneLeaseMs, laneHeartbeatMs, pollMs, laneConcurrency };
+  return { leaseMs, heartbeatMs, pollMs, laneConcurrency };
 }
 
 /** Whether `host` only accepts connections from this machine (`127.0.0.0/8`, `::1`, `localhost`). */

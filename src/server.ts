@@ -8,15 +8,13 @@ import { isLoopbackHost, type Config } from './config.js';
 import { ConfigError } from './errors.js';
 import type { Bot } from './conversation/bot.js';
 import type { RuntimeClock } from './conversation/clock.js';
-import type { DispatcherOptions } from './conversation/dispatcher.js';
+import type { SendOptions } from './conversation/sends.js';
 import { Runtime } from './conversation/runtime.js';
 import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
-import type { BusyEvent } from './store/sqlite/busy.js';
 import { openStore } from './store/open.js';
-import type { SqliteStoreStats } from './store/sqlite/store.js';
-import type { Store } from './store/types.js';
+import type { BusyEvent, Store } from './store/types.js';
 import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
@@ -31,7 +29,7 @@ export interface ServerOptions {
   /** A store instead of the one `config.db` names; the running server's `close()` closes it. */
   readonly store?: Store | undefined;
   readonly clock?: RuntimeClock | undefined;
-  readonly dispatcher?: DispatcherOptions | undefined;
+  readonly sends?: SendOptions | undefined;
   /** Mounts extra routers once the server listens (the web simulator uses this). */
   readonly extensions?: readonly ServerExtension[] | undefined;
   /** Adds prom-client's process metrics (CPU, memory, event loop, GC) to `/metrics` (`colloquy serve` does). */
@@ -105,29 +103,16 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
   const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
   const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
-  const dispatcher = {
-    ...(o.config.sendLeaseMs !== undefined && { leaseMs: o.config.sendLeaseMs }),
-    ...(o.config.sendHeartbeatMs !== undefined && { heartbeatMs: o.config.sendHeartbeatMs }),
-    ...o.dispatcher,
-  };
-  const lanes = {
-    ...(o.config.laneLeaseMs !== undefined && { leaseMs: o.config.laneLeaseMs }),
-    ...(o.config.laneHeartbeatMs !== undefined && { heartbeatMs: o.config.laneHeartbeatMs }),
-    ...(o.config.laneConcurrency !== undefined && { concurrency: o.config.laneConcurrency }),
-  };
+  const lanes = o.config.laneConcurrency === undefined ? undefined : { concurrency: o.config.laneConcurrency };
+  const work = { ...(o.config.leaseMs !== undefined && { leaseMs: o.config.leaseMs }), ...(o.config.heartbeatMs !== undefined && { heartbeatMs: o.config.heartbeatMs }) };
   const hook = o.config.handoffWebhook;
-  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, dispatcher, lanes, pollMs: o.config.pollMs, handoffEvents: hook !== undefined });
-  const connector = hook && new HandoffConnector({ store, url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
-  if (connector) {
-    runtime.handoffs.onChange(() => connector.wake());
-    runtime.onPoll(() => connector.wake()); // events another process queued (and left, if it died)
-  }
+  const connector = hook && new HandoffConnector({ url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
+  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, sends: o.sends, work, lanes, pollMs: o.config.pollMs, helpdesk: connector });
   // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
   http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
   http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();
-  connector?.wake();
   const rt = runtime;
   const running: RunningServer = {
     url: http.url,
@@ -145,7 +130,6 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       stopping = true;
       await http.close();
       await rt.stop();
-      await connector?.stop();
       await adapter.close();
       await store.close();
     },
@@ -197,18 +181,7 @@ function countTransport(m: Metrics, e: TransportEvent): void {
   else if (e.type === 'retry') m.inc('colloquy_transport_retries_total', { endpoint: e.endpoint });
 }
 
-/** The SQLite store's group commit and checkpoints, as gauges (totals since the store opened). */
+/** What the store reports about itself (a SQLite store: its group commit and checkpoints), as gauges. */
 function storeGauges(metrics: Metrics, store: Store): void {
-  // Only the SQLite store has these (a method beyond the port): asked for by shape, not by class, so
-  // that a PostgreSQL server never loads the SQLite store's module.
-  const stats = (store as Partial<{ stats(): SqliteStoreStats }>).stats;
-  if (typeof stats !== 'function') return;
-  const s = stats.call(store);
-  metrics.set('colloquy_store_commits', {}, s.commits);
-  metrics.set('colloquy_store_writes', {}, s.ops);
-  metrics.set('colloquy_store_writes_queued', {}, s.queued);
-  for (const kind of ['passive', 'truncate'] as const) {
-    metrics.set('colloquy_store_checkpoints', { kind }, s.checkpoints[kind]);
-  }
-  metrics.set('colloquy_store_checkpoint_hold_max_seconds', {}, s.checkpoints.maxHeldMs / 1000);
+  for (const f of store.figures?.() ?? []) metrics.set(f.name as never, (f.labels ?? {}) as never, f.value);
 }

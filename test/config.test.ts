@@ -93,30 +93,31 @@ describe('loadConfig', () => {
   });
 });
 
-describe('send lease variables', () => {
-  it('reads COLLOQUY_SEND_LEASE_MS and COLLOQUY_SEND_HEARTBEAT_MS', () => {
-    expect(loadConfig({ COLLOQUY_SEND_LEASE_MS: '8000', COLLOQUY_SEND_HEARTBEAT_MS: '2000' })).toMatchObject({ sendLeaseMs: 8000, sendHeartbeatMs: 2000 });
-  });
-
-  it('stops on a heartbeat not shorter than the lease, or a bad number, naming the variable', () => {
-    expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: '5000', COLLOQUY_SEND_HEARTBEAT_MS: '5000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
-    expect(() => loadConfig({ COLLOQUY_SEND_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_SEND_HEARTBEAT_MS/);
-    expect(() => loadConfig({ COLLOQUY_SEND_LEASE_MS: 'soon' })).toThrow(/COLLOQUY_SEND_LEASE_MS/);
-  });
-});
-
-describe('lane lease variables', () => {
-  it('reads COLLOQUY_LANE_LEASE_MS, COLLOQUY_LANE_HEARTBEAT_MS and COLLOQUY_POLL_MS', () => {
-    expect(loadConfig({ COLLOQUY_LANE_LEASE_MS: '6000', COLLOQUY_LANE_HEARTBEAT_MS: '1500', COLLOQUY_POLL_MS: '500' })).toMatchObject({ laneLeaseMs: 6000, laneHeartbeatMs: 1500, pollMs: 500 });
+describe('lease variables', () => {
+  it('reads COLLOQUY_LEASE_MS, COLLOQUY_HEARTBEAT_MS, COLLOQUY_POLL_MS and COLLOQUY_LANE_CONCURRENCY', () => {
+    expect(loadConfig({ COLLOQUY_LEASE_MS: '6000', COLLOQUY_HEARTBEAT_MS: '1500', COLLOQUY_POLL_MS: '500' })).toMatchObject({ leaseMs: 6000, heartbeatMs: 1500, pollMs: 500 });
     expect(loadConfig({ COLLOQUY_LANE_CONCURRENCY: '32' })).toMatchObject({ laneConcurrency: 32 });
     for (const bad of ['0', '-4', 'many', '2.5']) expect(() => loadConfig({ COLLOQUY_LANE_CONCURRENCY: bad })).toThrow(/COLLOQUY_LANE_CONCURRENCY/);
   });
 
   it('stops on a heartbeat or poll not shorter than the lease, or a bad number, naming the variable', () => {
-    expect(() => loadConfig({ COLLOQUY_LANE_LEASE_MS: '3000', COLLOQUY_LANE_HEARTBEAT_MS: '3000' })).toThrow(/COLLOQUY_LANE_HEARTBEAT_MS/);
-    expect(() => loadConfig({ COLLOQUY_LANE_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_LANE_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_LEASE_MS: '3000', COLLOQUY_HEARTBEAT_MS: '3000' })).toThrow(/COLLOQUY_HEARTBEAT_MS/);
+    expect(() => loadConfig({ COLLOQUY_HEARTBEAT_MS: '20000' })).toThrow(/COLLOQUY_HEARTBEAT_MS/);
     expect(() => loadConfig({ COLLOQUY_POLL_MS: '10000' })).toThrow(/COLLOQUY_POLL_MS/);
-    expect(() => loadConfig({ COLLOQUY_LANE_LEASE_MS: '500' })).toThrow(/COLLOQUY_LANE_LEASE_MS/);
+    expect(() => loadConfig({ COLLOQUY_LEASE_MS: '500' })).toThrow(/COLLOQUY_LEASE_MS/);
+    expect(() => loadConfig({ COLLOQUY_LEASE_MS: 'soon' })).toThrow(/COLLOQUY_LEASE_MS/);
     expect(() => loadConfig({ COLLOQUY_POLL_MS: 'often' })).toThrow(/COLLOQUY_POLL_MS/);
+  });
+
+  it('stops on a lease variable of an earlier version, naming it and its replacement', () => {
+    for (const [old, now] of [
+      ['COLLOQUY_SEND_LEASE_MS', 'COLLOQUY_LEASE_MS'],
+      ['COLLOQUY_LANE_LEASE_MS', 'COLLOQUY_LEASE_MS'],
+      ['COLLOQUY_SEND_HEARTBEAT_MS', 'COLLOQUY_HEARTBEAT_MS'],
+      ['COLLOQUY_LANE_HEARTBEAT_MS', 'COLLOQUY_HEARTBEAT_MS'],
+    ]) {
+      expect(() => loadConfig({ [old!]: '8000' })).toThrow(ConfigError);
+      expect(() => loadConfig({ [old!]: '8000' })).toThrow(new RegExp(`${old}.*replaced by ${now}`));
+    }
   });
 });

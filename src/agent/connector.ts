@@ -1,19 +1,20 @@
 /**
- * The helpdesk connector: POSTs every queued handoff event (`handoff.started`, `.claimed`,
- * `.message`, `.ended`, `.timeout`) to `COLLOQUY_HANDOFF_WEBHOOK_URL`, signed, from the store's
- * durable event outbox: in order per handoff, retried with backoff, each with an id for dedupe.
- * A crash loses nothing: an event is marked sent only after the receiver answered 2xx.
+ * The helpdesk connector: POSTs handoff events (`handoff.started`, `.claimed`, `.message`,
+ * `.ended`, `.timeout`) to `COLLOQUY_HANDOFF_WEBHOOK_URL`, signed, each with an id for dedupe. The
+ * events wait in the store's durable event outbox; the runtime's worker claims them (in order per
+ * handoff), hands each to {@link HandoffConnector.deliver} and records the outcome under its
+ * claim, so a crash loses nothing: an event is marked sent only after the receiver answered 2xx,
+ * and a dead process's events are taken over when its claims lapse.
  */
 import { retryDelay } from '../conversation/backoff.js';
 import { systemClock, type RuntimeClock } from '../conversation/clock.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { HandoffEventRecord, Store } from '../store/types.js';
+import type { HandoffEventOutcome, HandoffEventRecord } from '../store/types.js';
 import { HANDOFF_SIGNATURE_HEADER, signHandoffEvent } from './signature.js';
 
 /** What {@link HandoffConnector} takes. */
 export interface HandoffConnectorOptions {
-  readonly store: Store;
   /** Where events are POSTed. */
   readonly url: string;
   /** The HMAC key of the signature. */
@@ -30,80 +31,18 @@ export interface HandoffConnectorOptions {
   readonly timeoutMs?: number | undefined;
 }
 
-const LEASE_MS = 60_000;
-const BATCH = 16;
-
-/** Delivers handoff events to a helpdesk. */
+/** Delivers handoff events to a helpdesk: give it to the runtime as `helpdesk`. */
 export class HandoffConnector {
   private readonly clock: RuntimeClock;
   private readonly logger: Logger;
-  private pumping: Promise<void> | undefined;
-  private again = false;
-  private timer: unknown;
-  private stopped = false;
 
   constructor(private readonly o: HandoffConnectorOptions) {
     this.clock = o.clock ?? systemClock;
     this.logger = o.logger ?? silentLogger;
   }
 
-  /** Looks for due events now. */
-  wake(): void {
-    if (this.stopped) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((err) => this.logger.error({ err: errorInfo(err) }, 'handoff connector failed to claim events'))
-      .finally(() => {
-        this.pumping = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
-  }
-
-  /** Resolves when no delivery is running. */
-  async settle(): Promise<void> {
-    while (this.pumping) await this.pumping;
-  }
-
-  /** Stops delivering (events left are delivered on the next start). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    await this.settle();
-  }
-
-  private async pump(): Promise<void> {
-    for (;;) {
-      this.again = false;
-      const events = await this.o.store.claimHandoffEvents(this.clock.now(), BATCH, LEASE_MS);
-      await Promise.all(events.map((e) => this.deliver(e)));
-      if (this.stopped || (events.length === 0 && !this.again)) break;
-    }
-    await this.arm();
-  }
-
-  private async arm(): Promise<void> {
-    if (this.stopped) return;
-    const next = await this.o.store.nextHandoffEventAt();
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer =
-      next === undefined
-        ? undefined
-        : this.clock.setTimeout(
-            () => {
-              this.timer = undefined;
-              this.wake();
-            },
-            Math.max(0, next - this.clock.now()),
-          );
-  }
-
-  private async deliver(e: HandoffEventRecord): Promise<void> {
+  /** POSTs one event and says how it went: sent, to retry at a time, or given up after its last attempt. */
+  async deliver(e: HandoffEventRecord): Promise<HandoffEventOutcome> {
     const body = JSON.stringify(e.payload);
     let error: string | undefined;
     try {
@@ -127,13 +66,10 @@ export class HandoffConnector {
     const now = this.clock.now();
     const outcome = error === undefined ? 'sent' : e.attempts >= (this.o.maxAttempts ?? 12) ? 'failed' : 'retry';
     this.o.metrics?.inc('colloquy_handoff_events_total', { type: e.type, outcome });
-    if (error === undefined) {
-      await this.o.store.settleHandoffEvent(e.id, e.claim, { sent: true }, now);
-      return;
-    }
+    if (error === undefined) return { sent: true };
     if (outcome === 'failed') this.logger.error({ event: e.eventId, type: e.type, attempts: e.attempts, reason: error }, 'handoff event given up after its last attempt');
     else this.logger.warn({ event: e.eventId, type: e.type, attempt: e.attempts, reason: error }, 'handoff event not delivered; will retry');
-    await this.o.store.settleHandoffEvent(e.id, e.claim, { sent: false, error, retryAt: outcome === 'retry' ? now + this.backoff(e.attempts) : undefined }, now);
+    return { sent: false, error, retryAt: outcome === 'retry' ? now + this.backoff(e.attempts) : undefined };
   }
 
   private backoff(attempt: number): number {

@@ -2,6 +2,7 @@
  * Waiting out a store that is unavailable for now (a locked database): background work retries
  * with a growing, jittered delay, and never waits for an unrelated event to be tried again.
  */
+import { isStoreUnavailable } from '../errors.js';
 import type { RuntimeClock } from './clock.js';
 
 /** The first wait after a store failure. */
@@ -36,4 +37,36 @@ export function pause(clock: RuntimeClock, ms: number): { done: Promise<void>; c
     };
   });
   return { done, cancel };
+}
+
+/** How {@link untilStored} waits. */
+export interface StoreWaits {
+  readonly clock: RuntimeClock;
+  /** True once the runtime stops: a store that stays unavailable is no longer waited out. */
+  readonly stopped: () => boolean;
+  /** The waits running, so that a stop can end them at once. */
+  readonly waits: Set<() => void>;
+  /** Called before each wait (to log and count it). */
+  readonly onWait: (err: Error, delayMs: number) => void;
+}
+
+/**
+ * Runs a store write, waiting out a store that is unavailable for now with {@link storeRetryDelay}:
+ * what the write records (a send's result, say) is known only here, so giving up would lose it.
+ * Any other error, or one after a stop, is thrown.
+ */
+export async function untilStored<T>(write: () => Promise<T>, w: StoreWaits): Promise<T> {
+  for (let failures = 1; ; failures++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isStoreUnavailable(err) || w.stopped()) throw err;
+      const delay = storeRetryDelay(failures);
+      w.onWait(err, delay);
+      const wait = pause(w.clock, delay);
+      w.waits.add(wait.cancel);
+      await wait.done;
+      w.waits.delete(wait.cancel);
+    }
+  }
 }

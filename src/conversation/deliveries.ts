@@ -1,11 +1,11 @@
 /**
  * What happens after a message fails: statuses from the provider, send failures from the
- * dispatcher. Each failure is recorded together with what follows it (an SMS fallback, or
+ * sender. Each failure is recorded together with what follows it (an SMS fallback, or
  * `delivery.failed` for the bot) in one transaction, so a restart neither loses nor repeats it.
  */
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { ConversationKey, NewStatus, OutboxRecord, SendRecord, Store } from '../store/types.js';
+import type { ConversationKey, FailureFollowUp, NewStatus, OutboxRecord, Store } from '../store/types.js';
 import type { SendFailed } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
@@ -21,7 +21,7 @@ interface Deps {
   /** The bot version a message's conversation runs on (its fallback policy and SMS tag apply). */
   readonly bot: (row: OutboxRecord) => Promise<Bot | undefined>;
   /** A fallback was queued. */
-  readonly wakeDispatcher: () => void;
+  readonly wakeSends: () => void;
   /** The bot has a `delivery.failed` inbound. */
   readonly kick: (key: ConversationKey) => void;
 }
@@ -56,25 +56,28 @@ export class Deliveries {
     if (failed) await this.statusFailed({ ...row, providerId }, failed.errors);
   }
 
-  /** Records a failure with what follows it, atomically. */
-  async failed(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger, record: SendRecord | undefined, claim?: string): Promise<boolean> {
-    const { store, clock } = this.d;
+  /**
+   * What follows a message's failure (a fallback, or `delivery.failed` for the bot), to record with
+   * it atomically, and what to do once it is recorded.
+   */
+  async plan(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger): Promise<{ follow: FailureFollowUp; after: () => void }> {
     const bot = await this.d.bot(row);
-    if (!bot) return record ? store.finishOutbound(row.id, record, clock.now(), claim) : true;
-    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: clock.now() });
-    if (!(await store.failOutbound(row.id, record, clock.now(), follow, claim))) return false;
-    if (fellBack) {
+    if (!bot) return { follow: {}, after: () => undefined };
+    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: this.d.clock.now() });
+    const after = () => {
+      if (!fellBack) return this.d.kick(row);
       this.d.metrics.inc('colloquy_fallbacks_total', { bot: bot.id, trigger });
       this.d.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
-      this.d.wakeDispatcher();
-    } else this.d.kick(row);
-    return true;
+      this.d.wakeSends();
+    };
+    return { follow, after };
   }
 
   private async statusFailed(row: OutboxRecord, errors: unknown): Promise<void> {
     const first = Array.isArray(errors) ? (errors[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined) : undefined;
     const detail = first ? `: ${first.title ?? first.message ?? ''}${first.error_data?.details ? ` (${first.error_data.details})` : ''}` : '';
     const failure: SendFailed = { ok: false, channel: row.channel, kind: 'permanent', reason: `the provider reported the message failed${detail}`, providerCode: first?.code, attempts: row.attempts };
-    await this.failed(row, failure, 'failed-status', undefined);
+    const { follow, after } = await this.plan(row, failure, 'failed-status');
+    if (await this.d.store.failOutbound(row.id, this.d.clock.now(), follow)) after();
   }
 }

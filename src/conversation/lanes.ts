@@ -1,15 +1,13 @@
 /**
  * Lanes: one per conversation, each running that conversation's work one piece at a time, in
- * arrival order. Lanes run independently of each other. Which process runs a lane is a lease in
- * the database: a process drains a lane only while it holds it, renews what it holds with a
- * heartbeat, and releases a drained lane only if no work was added since it looked. A poll claims
- * lanes with work whose lease ran out, so a dead process's conversations are taken over.
+ * arrival order. Lanes run independently of each other. Which process runs a lane is a claim in
+ * the database: a process drains a lane only while it holds it, and releases a drained lane only
+ * if no work was added since it looked. The worker claims lanes with work no live process holds
+ * and renews the ones held (its heartbeat), so a dead process's conversations are taken over.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { ConversationKey, InboxRecord, LaneClaim, LaneNext, LaneRelease, Store } from '../store/types.js';
+import type { Claimant, ConversationKey, HeldLane, InboxRecord, LaneClaim, LaneNext, Store } from '../store/types.js';
 import { pause, storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
@@ -19,8 +17,6 @@ export interface LaneWork {
   resume(key: ConversationKey): Promise<void>;
   /** Commits what a live actor did outside a turn. */
   sync(key: ConversationKey): Promise<void>;
-  /** The conversation's oldest pending inbound. */
-  next(key: ConversationKey): Promise<InboxRecord | undefined>;
   /** Runs one inbound's turn. */
   process(row: InboxRecord): Promise<void>;
   /** Whether the conversation has a live actor (an invocation running): its lane stays held. */
@@ -33,14 +29,8 @@ export interface LaneWork {
   observe?(e: { readonly type: 'takeover' } | { readonly type: 'held'; readonly count: number }): void;
 }
 
-/** How lanes are leased. */
+/** How many lanes run at once. */
 export interface LaneOptions {
-  /** How long a lane is ours without renewal (default 10 s): a dead process's lanes are taken over after it. */
-  readonly leaseMs?: number | undefined;
-  /** How often held lanes are renewed (default 3 s; shorter than the lease). */
-  readonly heartbeatMs?: number | undefined;
-  /** This process's name in the `lanes` table (default host, pid and a random suffix). */
-  readonly owner?: string | undefined;
   /**
    * Lanes running at once (default 128). More lanes with work wait their turn in arrival order:
    * their inbounds wait in the store, not in memory, so a burst costs disk, not heap, and earlier
@@ -51,11 +41,6 @@ export interface LaneOptions {
 
 /** The default number of lanes running at once. */
 export const DEFAULT_LANE_CONCURRENCY = 128;
-
-/** The default lane lease. */
-export const DEFAULT_LANE_LEASE_MS = 10_000;
-/** The default lane heartbeat. */
-export const DEFAULT_LANE_HEARTBEAT_MS = 3_000;
 
 interface Lane {
   running: boolean;
@@ -78,22 +63,24 @@ export function laneKey(key: ConversationKey): string {
   return `${key.botId}\u0000${key.user}`;
 }
 
-/** A fresh owner name: readable in the `lanes` table, unique per process start. */
-export /** Whether a claim starts a new hold of the lane here (not the fence this process holds already). */
+/** Whether a claim starts a new hold of the lane here (not the fence this process holds already). */
 function newHold(lane: Lane, c: LaneClaim): boolean {
   return !lane.held || lane.held.fence !== c.fence;
 }
 
-function newOwnerName(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+/** What the lanes need from the worker. */
+export interface LaneDeps {
+  readonly store: Pick<Store, 'claim' | 'settleLane'>;
+  readonly logger: Logger;
+  readonly clock: RuntimeClock;
+  /** Who claims (the worker's claimant: owner, lease, whether lapsed claims may be taken). */
+  readonly claimant: () => Claimant;
+  /** A lane slot came free: the worker may claim more lanes. */
+  readonly freed: () => void;
 }
 
 /** The conversations' lanes. */
 export class Lanes {
-  /** This process's name as the owner of lanes. */
-  readonly owner: string;
-  private readonly leaseMs: number;
-  private readonly heartbeatMs: number;
   private readonly concurrency: number;
   private readonly lanes = new Map<string, Lane>();
   /** Lanes waiting for a slot, oldest first. */
@@ -101,38 +88,27 @@ export class Lanes {
   private active = 0;
   private readonly waits = new Set<() => void>();
   private stopping = false;
-  private beat: unknown;
   /** Counts claims, so a heartbeat never judges lost a lane claimed while it ran. */
   private epoch = 0;
+  private readonly store: LaneDeps['store'];
+  private readonly logger: Logger;
+  private readonly clock: RuntimeClock;
 
   constructor(
     private readonly work: LaneWork,
-    private readonly store: Pick<Store, 'claimLanes' | 'renewLanes' | 'releaseLane' | 'nextOrReleaseLane'>,
-    private readonly logger: Logger,
-    private readonly clock: RuntimeClock,
+    private readonly d: LaneDeps,
     o: LaneOptions = {},
   ) {
-    this.owner = o.owner ?? newOwnerName();
-    this.leaseMs = o.leaseMs ?? DEFAULT_LANE_LEASE_MS;
-    this.heartbeatMs = o.heartbeatMs ?? Math.min(DEFAULT_LANE_HEARTBEAT_MS, Math.floor(this.leaseMs / 3));
+    this.store = d.store;
+    this.logger = d.logger;
+    this.clock = d.clock;
     this.concurrency = o.concurrency ?? DEFAULT_LANE_CONCURRENCY;
     if (!(Number.isInteger(this.concurrency) && this.concurrency > 0)) throw new ConfigError('lanes.concurrency', `must be a positive whole number (got ${this.concurrency})`);
-    if (!(this.leaseMs > 0)) throw new ConfigError('lanes.leaseMs', `must be a positive number of milliseconds (got ${this.leaseMs})`);
-    if (!(this.heartbeatMs > 0 && this.heartbeatMs < this.leaseMs))
-      throw new ConfigError('lanes.heartbeatMs', `must be positive and shorter than the lease (${this.leaseMs} ms), got ${this.heartbeatMs}`);
-  }
-
-  /** Starts the heartbeat. */
-  start(): void {
-    this.stopping = false;
-    this.scheduleBeat();
   }
 
   /** Lanes waiting out an unavailable store give up (their work stays in the store for a live process). */
   stop(): void {
     this.stopping = true;
-    if (this.beat !== undefined) this.clock.clearTimeout(this.beat);
-    this.beat = undefined;
     for (const cancel of this.waits) cancel();
     // Queued lanes never start: their work stays in the store for the next start or another process.
     for (const key of this.queue.splice(0)) {
@@ -143,19 +119,24 @@ export class Lanes {
     }
   }
 
-  /** After stop() and the lanes' end: gives up the lanes still held (live actors), for another process to take over at once. */
-  async giveUp(): Promise<void> {
-    try {
-      await this.store.renewLanes(this.owner, 0);
-    } catch (err) {
-      this.logger.warn({ err: errorInfo(err) }, 'could not give up the lanes held; another process takes them over when their leases run out');
-    }
+  /** After stop() and the lanes' end (the worker gives up the claims still held): forgets every lane. */
+  clear(): void {
     this.lanes.clear();
   }
 
   /** What a store needs to claim a lane along with the work it stores (see `Store.addInbound`); undefined once stopping. */
-  get claimWith(): { readonly owner: string; readonly leaseMs: number } | undefined {
-    return this.stopping ? undefined : { owner: this.owner, leaseMs: this.leaseMs };
+  get claimWith(): Claimant | undefined {
+    return this.stopping ? undefined : this.d.claimant();
+  }
+
+  /** How many more lanes may start now (the worker claims at most this many). */
+  free(): number {
+    return this.stopping ? 0 : Math.max(0, this.concurrency - this.active - this.queue.length);
+  }
+
+  /** A mark for {@link renewed}: lanes claimed after it are not judged by that renewal. */
+  mark(): number {
+    return this.epoch;
   }
 
   /**
@@ -200,6 +181,7 @@ export class Lanes {
         if (!this.stopping && (lane.again || lane.sync || lane.resume)) this.kick(at);
         else if (!lane.held && this.lanes.get(k) === lane) this.lanes.delete(k);
         this.startQueued();
+        if (!this.stopping && this.queue.length === 0) this.d.freed();
       });
   }
 
@@ -225,16 +207,13 @@ export class Lanes {
     return { running: this.active, queued: this.queue.length };
   }
 
-  /** Claims lanes with work that no live process holds (a dead process's, or never taken) and runs them. */
-  async poll(limit = 100): Promise<number> {
-    if (this.stopping) return 0;
-    const claims = await this.store.claimLanes(this.owner, { leaseMs: this.leaseMs, limit });
-    for (const c of claims) this.adopt(c);
-    return claims.length;
+  /** Runs lanes the worker claimed (with work no live process held: a dead process's, or never taken). */
+  adopt(claims: readonly LaneClaim[]): void {
+    for (const c of claims) this.adoptOne(c);
   }
 
   /** Records a claim the database granted, and runs the lane if it has work this process has not seen. */
-  private adopt(c: LaneClaim): void {
+  private adoptOne(c: LaneClaim): void {
     const lane = this.lane(c.key);
     const fresh = newHold(lane, c);
     const unseen = c.workSeq > lane.seq;
@@ -263,29 +242,12 @@ export class Lanes {
     return lane;
   }
 
-  private scheduleBeat(): void {
-    if (this.stopping) return;
-    this.beat = this.clock.setTimeout(() => {
-      this.beat = undefined;
-      void this.heartbeat().finally(() => this.scheduleBeat());
-    }, this.heartbeatMs);
-  }
-
   /**
-   * Renews every lane this process holds, in one statement. A lane missing from the answer was
-   * taken over by another process (our lease ran out): its live actor is dropped. A lane with work
+   * What the worker's heartbeat renewed: every lane this process holds. A lane missing from it was
+   * taken over by another process (our claim lapsed): its live actor is dropped. A lane with work
    * added by another process (its inbound could not take the lane) runs.
    */
-  async heartbeat(): Promise<void> {
-    const mark = this.epoch;
-    let renewed;
-    try {
-      renewed = await this.store.renewLanes(this.owner, this.leaseMs);
-    } catch (err) {
-      this.logger.warn({ err: errorInfo(err) }, 'could not renew the lanes held; trying at the next beat');
-      return;
-    }
-    this.work.observe?.({ type: 'held', count: renewed.length });
+  renewed(renewed: readonly HeldLane[], mark: number): void {
     const seen = new Set<string>();
     for (const r of renewed) {
       seen.add(laneKey(r.key));
@@ -355,13 +317,9 @@ export class Lanes {
         throw err;
       }
     }
-    // Everything added up to `seen` was committed before it was read, so `next` finds it.
-    const seen = lane.seq;
-    if (this.store.nextOrReleaseLane && lane.held && !this.work.keep(key)) return this.nextOrRelease(key, lane, seen, count);
-    const row = await this.work.next(key);
-    if (row) return this.turn(row, lane, count);
-    if (lane.again || lane.sync || lane.resume) return true;
-    return this.release(key, lane, seen);
+    // Everything added up to `seen` was committed before it was read, so the store finds it.
+    // A live actor (an invocation running) keeps its lane held: its inbounds run, the lane stays.
+    return lane.held ? this.settle(key, lane, this.work.keep(key) ? null : lane.seq, count) : false;
   }
 
   private async turn(row: InboxRecord, lane: Lane, count: { turns: number }): Promise<boolean> {
@@ -371,22 +329,23 @@ export class Lanes {
     return true;
   }
 
-  /** The next inbound, or the lane released when there is none, in one call (see `Store.nextOrReleaseLane`). */
-  private async nextOrRelease(key: ConversationKey, lane: Lane, seen: number, count: { turns: number }): Promise<boolean> {
+  /** The next inbound, or the lane released when there is none, in one call (see `Store.settleLane`). */
+  private async settle(key: ConversationKey, lane: Lane, seen: number | null, count: { turns: number }): Promise<boolean> {
     lane.releasing = true;
     let r: LaneNext;
     try {
-      r = await this.store.nextOrReleaseLane!(this.owner, key, lane.held!.fence, seen);
+      r = await this.store.settleLane(this.d.claimant().owner, key, lane.held!.fence, seen);
     } finally {
       lane.releasing = false;
     }
     if (r.outcome === 'next') return this.turn(r.inbound, lane, count);
+    if (r.outcome === 'idle') return lane.again || lane.sync || lane.resume;
     return this.released(key, lane, r);
   }
 
   /** Takes the lane for this process (the fast path after an inbound); false when another process holds it. */
   private async claim(key: ConversationKey, lane: Lane): Promise<boolean> {
-    const [c] = await this.store.claimLanes(this.owner, { leaseMs: this.leaseMs, key });
+    const [c] = await this.store.claim(this.d.claimant(), { kind: 'lane', key, limit: 1, now: this.clock.now() });
     if (!c) {
       // Its owner is alive and sees the new work (its release fails, its heartbeat or poll finds it).
       lane.sync = lane.resume = false;
@@ -396,21 +355,8 @@ export class Lanes {
     return true;
   }
 
-  /** Releases a drained lane; true when there is more to do. A live actor keeps the lane held. */
-  private async release(key: ConversationKey, lane: Lane, seen: number): Promise<boolean> {
-    if (this.work.keep(key) || !lane.held) return false;
-    lane.releasing = true;
-    let r: LaneRelease;
-    try {
-      r = await this.store.releaseLane(this.owner, key, lane.held.fence, seen);
-    } finally {
-      lane.releasing = false;
-    }
-    return this.released(key, lane, r);
-  }
-
   /** Acts on a release's outcome; true when there is more to do. */
-  private released(key: ConversationKey, lane: Lane, r: LaneRelease): boolean {
+  private released(key: ConversationKey, lane: Lane, r: Exclude<LaneNext, { outcome: 'next' | 'idle' }>): boolean {
     if (r.outcome === 'released') {
       lane.held = undefined;
       return false;

@@ -2,30 +2,28 @@
  * The conversation runtime: inbox → turn → outbox, exactly once. Each conversation has a lane that
  * runs its pending inbounds one at a time, in arrival order; lanes run independently. Timers and
  * delivery failures come back through the inbox, so they are deduplicated and ordered the same way.
+ * One worker claims, renews and settles every kind of work kept in the database (lanes, sends,
+ * helpdesk events, timers); `Runtime` is its wiring and the public API.
  */
 import { randomUUID } from 'node:crypto';
-import { ColloquyError, ConfigError, VersionConflictError, isStoreUnavailable } from '../errors.js';
+import { ColloquyError, ConfigError } from '../errors.js';
 import { errorInfo, silentLogger, type Logger } from '../log.js';
-import { choicesOf, type Message } from '../messages/message.js';
-import { matchSmsReply } from '../messages/sms.js';
 import { Metrics } from '../metrics.js';
-import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, InboundSource, InboxRecord, NewStatus, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationKey, HandoffEventOutcome, HandoffEventRecord, InboundSource, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
-import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
-import { replyEvent } from './events.js';
 import type { SmsSettings } from './outbound.js';
-import { commit, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
-import { closeIncompatible, reportIncompatible, reportMigrated } from './incompatible.js';
+import type { LiveConversation, TurnDeps } from './turn.js';
 import { ServedBots } from './served.js';
-import { decideTurn, factsToRead, firedEvent, isStaleFlow, SKIP_MESSAGES, type FactsToRead, type RunTurn, type TurnDecision, type TurnFacts, type TurnInputs } from './turn-policy.js';
-import { unhandledReply } from './unhandled.js';
 import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
-import { Poller } from './poller.js';
-import { Clockwork } from './timers.js';
+import { IdleSweep } from './sweep.js';
+import { Turns } from './turns.js';
 import { HandoffDesk } from './handoff-desk.js';
+import { Sender, type SendOptions } from './sends.js';
+import { untilStored, type StoreWaits } from './backoff.js';
+import { DEFAULT_POLL_MS, Worker, type Held, type WorkOptions } from './worker.js';
 
 /** What the runtime is built from. */
 export interface RuntimeOptions {
@@ -38,22 +36,27 @@ export interface RuntimeOptions {
   readonly clock?: RuntimeClock | undefined;
   readonly logger?: Logger | undefined;
   readonly metrics?: Metrics | undefined;
-  readonly dispatcher?: DispatcherOptions | undefined;
+  /** How sends are paced and retried (concurrency, attempts, backoff). */
+  readonly sends?: SendOptions | undefined;
   /** How often idle conversations are swept (default 60 s). */
   readonly sweepEveryMs?: number | undefined;
-  /** How conversations' lanes are leased in the database (lease, heartbeat, owner name). */
+  /** How claims on work are leased in the database (owner name, lease, heartbeat). */
+  readonly work?: Omit<WorkOptions, 'pollMs'> | undefined;
+  /** How many conversations' lanes run at once. */
   readonly lanes?: LaneOptions | undefined;
   /**
-   * How often the database is polled for work no event announced here (default 1 s): lanes, sends
-   * and timers another process left (it died) or added. PostgreSQL's notifications only wake it sooner.
+   * How often the database is polled for work no event announced here (default 1 s): lanes, sends,
+   * helpdesk events and timers another process left (it died) or added. PostgreSQL's notifications
+   * only wake it sooner.
    */
   readonly pollMs?: number | undefined;
-  /** Queue handoff events for a helpdesk connector (set when `COLLOQUY_HANDOFF_WEBHOOK_URL` is). */
+  /** Queue handoff events for a helpdesk connector (implied by `helpdesk`). */
   readonly handoffEvents?: boolean | undefined;
+  /** Delivers queued handoff events (a {@link HandoffConnector} from `colloquy/server`). */
+  readonly helpdesk?: { deliver(e: HandoffEventRecord): Promise<HandoffEventOutcome> } | undefined;
 }
 
-/** The default poll interval. */
-export const DEFAULT_POLL_MS = 1_000;
+export { DEFAULT_POLL_MS };
 
 /** An inbound for {@link Runtime.receive}. */
 export interface Inbound extends ConversationKey {
@@ -64,8 +67,6 @@ export interface Inbound extends ConversationKey {
   readonly raw?: unknown;
 }
 
-const MAX_CONFLICT_RETRIES = 5;
-
 /** Runs bots' conversations. */
 export class Runtime {
   readonly store: Store;
@@ -73,18 +74,19 @@ export class Runtime {
   readonly logger: Logger;
   readonly clock: RuntimeClock;
   private readonly bots: ServedBots;
-  private readonly live = new Map<string, LiveConversation>();
+  private readonly turns: Turns;
   private readonly lanes: Lanes;
-  private readonly dispatcher: Dispatcher;
+  private readonly worker: Worker;
+  private readonly sender: Sender;
   private readonly deliveries: Deliveries;
-  private readonly clockwork: Clockwork;
+  private readonly sweeper: IdleSweep;
   private readonly deps: TurnDeps;
   /** Handoffs to people: the agents' queue, claim, messages and release. */
   readonly handoffs: HandoffDesk;
   private accepting = false;
-  private readonly pollMs: number;
-  private readonly poller: Poller;
-  private readonly pollListeners = new Set<() => void>();
+  private stopped = false;
+  /** Waits for a store that is unavailable for now, ended at once by stop(). */
+  private readonly waits = new Set<() => void>();
   private unlisten: (() => Promise<void>) | undefined;
   /** Background work (timer checks, sweeps) that idle() waits for. */
   private readonly background = new Set<Promise<unknown>>();
@@ -96,73 +98,97 @@ export class Runtime {
     this.metrics = o.metrics ?? new Metrics();
     this.bots = new ServedBots(o.bots);
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
-    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: o.handoffEvents === true };
-    this.lanes = new Lanes(
-      {
-        resume: (k) => this.resume(k),
-        sync: (k) => this.sync(k),
-        next: (k) => this.store.nextInbound(k),
-        process: (row) => this.process(row),
-        keep: (k) => this.live.has(laneKey(k)),
-        lost: (k) => this.dropLive(k),
-        storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
-        observe: (e) => {
-          if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
-          else {
-            this.metrics.set('colloquy_lanes_held', {}, e.count);
-            const { queued } = this.lanes.load;
-            this.metrics.set('colloquy_lanes_waiting', {}, queued);
-          }
-        },
-      },
-      o.store,
-      this.logger,
-      this.clock,
-      o.lanes,
-    );
-    this.pollMs = o.pollMs ?? DEFAULT_POLL_MS;
-    this.poller = new Poller(
-      this.clock,
-      this.pollMs,
-      () => this.pollOnce(),
-      (p) => this.track(p),
-    );
+    const notify = o.handoffEvents === true || o.helpdesk !== undefined;
+    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: notify };
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
-    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeDispatcher: () => this.dispatcher.wake(), kick });
-    this.dispatcher = new Dispatcher(
+    const wakeSends = () => this.worker.wake('send');
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeSends, kick });
+    this.sender = new Sender(
       {
         ...base,
         adapter: o.adapter,
         logger: this.logger,
-        storeUnavailable: (err, delayMs, work) => this.storeUnavailable(work, err, delayMs),
-        onFailed: (row, r, record, exhausted, claim) => this.deliveries.failed(row, r, exhausted ? 'retries-exhausted' : 'permanent', record, claim),
+        waits: this.storeWaits('outbox-record'),
+        followUp: (row, r, exhausted) => this.deliveries.plan(row, r, exhausted ? 'retries-exhausted' : 'permanent'),
         onSent: (row, id) => this.deliveries.sent(row, id),
       },
-      o.dispatcher,
+      o.sends,
+    );
+    const helpdesk = o.helpdesk;
+    this.worker = new Worker(
+      {
+        store: o.store,
+        clock: this.clock,
+        logger: this.logger,
+        slots: { send: this.sender.o.concurrency, event: 16, timer: 500 },
+        storeUnavailable: (work, err, delayMs) => this.storeUnavailable(work, err, delayMs),
+        beat: (held) => {
+          this.metrics.set('colloquy_lanes_held', {}, held);
+          this.metrics.set('colloquy_lanes_waiting', {}, this.lanes.load.queued);
+        },
+        handlers: {
+          lanes: { free: () => this.lanes.free(), adopt: (c) => this.lanes.adopt(c), mark: () => this.lanes.mark(), renewed: (held, mark) => this.lanes.renewed(held, mark) },
+          send: (row, held) => this.sender.send(row, held),
+          event: helpdesk && ((e, held) => this.deliverEvent(helpdesk, e, held)),
+          fired: (keys) => {
+            for (const key of keys) kick(key);
+            this.metrics.inc('colloquy_timers_fired_total', {}, keys.length);
+          },
+        },
+      },
+      { ...o.work, pollMs: o.pollMs },
+    );
+    this.lanes = new Lanes(
+      {
+        resume: (k) => this.turns.resume(k),
+        sync: (k) => this.turns.sync(k),
+        process: (row) => this.turns.process(row),
+        keep: (k) => this.turns.keeps(k),
+        lost: (k) => this.turns.dropLive(k),
+        storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
+        observe: (e) => {
+          if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
+        },
+      },
+      { store: o.store, logger: this.logger, clock: this.clock, claimant: () => this.worker.claimant, freed: () => this.worker.laneFreed() },
+      o.lanes,
     );
     this.handoffs = new HandoffDesk({
       ...base,
       logger: this.logger,
       sender: o.sender,
       sms: o.sms ?? {},
-      notify: o.handoffEvents === true,
+      notify,
       bot: (id) => this.bots.newest(id),
       kick: (key) => kick(key),
-      wakeDispatcher: () => this.dispatcher.wake(),
+      wakeDispatcher: wakeSends,
     });
-    this.clockwork = new Clockwork(
-      {
-        ...base,
-        bots: () => this.bots.newestEach(),
-        kick,
-        track: (p) => this.track(p),
-        failed: (err, delayMs) => {
-          if (isStoreUnavailable(err)) this.storeUnavailable('timers', err, delayMs);
-          else this.logger.error({ err: errorInfo(err), delayMs }, 'checking the timers failed; trying again');
-        },
+    if (helpdesk) this.handoffs.onChange(() => this.worker.wake('event'));
+    this.turns = new Turns({
+      ...base,
+      logger: this.logger,
+      bots: this.bots,
+      turn: this.deps,
+      handoffs: this.handoffs,
+      kick,
+      committed: (sends, dueAt) => {
+        if (sends) this.worker.wake('send');
+        if (dueAt !== undefined) this.worker.noteDue(dueAt);
       },
-      o.sweepEveryMs ?? 60_000,
-    );
+    });
+    this.sweeper = new IdleSweep({ ...base, bots: () => this.bots.newestEach(), track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
+  }
+
+  /** How background work waits out a store that is unavailable for now. */
+  private storeWaits(work: string): StoreWaits {
+    return { clock: this.clock, stopped: () => this.stopped, waits: this.waits, onWait: (err, delayMs) => this.storeUnavailable(work, err, delayMs) };
+  }
+
+  /** Delivers a helpdesk event and records how it went under its claim. */
+  private async deliverEvent(helpdesk: NonNullable<RuntimeOptions['helpdesk']>, e: HandoffEventRecord, held: Held): Promise<void> {
+    const outcome = await helpdesk.deliver(e);
+    const ok = await untilStored(() => this.store.settleEvent(e.id, held.claim, outcome, this.clock.now()), this.storeWaits('handoff-event'));
+    if (!ok) this.logger.warn({ event: e.eventId }, 'another process claimed this helpdesk event while it was being delivered (its lease ran out); this result is not recorded');
   }
 
   /** A served bot by id: its newest version, or the version asked for. */
@@ -186,9 +212,9 @@ export class Runtime {
     return this.bots.all();
   }
 
-  /** This process's name as the owner of conversations' lanes in the database. */
+  /** This process's name as the owner of claims in the database. */
   get owner(): string {
-    return this.lanes.owner;
+    return this.worker.owner;
   }
 
   /**
@@ -198,42 +224,11 @@ export class Runtime {
    */
   async start(): Promise<void> {
     this.accepting = true;
-    this.lanes.start();
-    await this.pollLanes();
+    this.stopped = false;
+    this.worker.start();
     await this.deliveries.recover();
-    this.dispatcher.wake();
-    await this.clockwork.start();
-    this.poller.start();
-    this.unlisten = await this.store.onWork?.(() => this.poller.wake());
-  }
-
-  /** Looks for work in the database now: lanes to take over, rows to send, timers due. */
-  private async pollOnce(): Promise<void> {
-    await this.pollLanes();
-    this.dispatcher.wake();
-    await this.clockwork.check();
-    for (const listener of this.pollListeners) listener();
-  }
-
-  /**
-   * Called after every poll of the database (every `pollMs`): work kept in the database that no
-   * event of this process announces (a helpdesk event another process queued, then died) is
-   * found this way. Returns an unsubscribe.
-   */
-  onPoll(listener: () => void): () => void {
-    this.pollListeners.add(listener);
-    return () => this.pollListeners.delete(listener);
-  }
-
-  /** Claims lanes with work that no live process holds; a failure is tried again at the next poll. */
-  private async pollLanes(): Promise<void> {
-    try {
-      // More lanes wait: take the next batch, letting requests in between (a store call may not yield).
-      while ((await this.lanes.poll()) >= 100) await new Promise((r) => setImmediate(r));
-    } catch (err) {
-      if (isStoreUnavailable(err)) this.storeUnavailable('lanes', err, this.pollMs);
-      else this.logger.error({ err: errorInfo(err) }, 'polling for conversations failed; trying again');
-    }
+    this.sweeper.start();
+    this.unlisten = await this.store.onWork?.(() => this.worker.wake());
   }
 
   /** Commits an inbound to the inbox (a redelivery is a no-op) and queues its turn. */
@@ -275,8 +270,8 @@ export class Runtime {
         await Promise.all(lanes);
         continue;
       }
-      if (!this.dispatcher.idle) {
-        await this.dispatcher.settle();
+      if (!this.worker.idle) {
+        await this.worker.settle();
         continue;
       }
       if (this.background.size) {
@@ -308,231 +303,43 @@ export class Runtime {
 
   private busyLive(key: ConversationKey | undefined): LiveConversation[] {
     const k = key === undefined ? undefined : laneKey(key);
-    return [...this.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
+    return [...this.turns.live.entries()].filter(([lk, l]) => (k === undefined || lk === k) && l.handle.busy).map(([, l]) => l);
   }
 
   /** Stops taking inbounds, finishes turns in flight and the sends they started, stops timers. */
   async stop(): Promise<void> {
     this.accepting = false;
-    await this.poller.stop();
     await this.unlisten?.().catch((err: unknown) => this.logger.warn({ err: errorInfo(err) }, 'could not stop listening for work'));
     this.unlisten = undefined;
-    this.clockwork.stop();
+    this.sweeper.stop();
     this.lanes.stop();
     await Promise.all(this.lanes.running());
-    await this.dispatcher.stop();
-    for (const l of this.live.values()) l.handle.stop();
-    this.live.clear();
-    // Lanes still held ran an invocation: another process takes them over now and runs it again.
-    await this.lanes.giveUp();
+    this.stopped = true;
+    for (const cancel of this.waits) cancel();
+    await this.worker.stop();
+    await Promise.all(this.background);
+    for (const l of this.turns.live.values()) l.handle.stop();
+    this.turns.live.clear();
+    // Claims still held (lanes of live actors): another process takes them over now and runs them again.
+    await this.worker.giveUp();
+    this.lanes.clear();
   }
 
-  /** Wakes the dispatcher and the timers (after the clock moved, in tests). */
+  /** Looks for due work now: sends, helpdesk events and timers (after the clock moved, in tests). */
   async poke(): Promise<void> {
-    this.dispatcher.wake();
-    await this.clockwork.check();
+    this.worker.wake();
+    await this.worker.settle();
   }
 
   /** Expires conversations idle past their bot's expiry; returns how many. */
   sweep(): Promise<number> {
-    return this.clockwork.sweep();
+    return this.sweeper.sweep();
   }
 
   /** Both directions of a conversation, in order, with delivery results. */
   async transcript(key: ConversationKey | number): Promise<TranscriptEntry[]> {
     const conv = typeof key === 'number' ? await this.store.conversation(key) : ((await this.store.activeConversation(key)) ?? (await this.store.conversations(key)).at(-1));
     return conv ? this.store.transcript(conv.id) : [];
-  }
-
-  private async process(row: InboxRecord): Promise<void> {
-    const bot = this.bots.newest(row.botId);
-    if (!bot) {
-      await this.store.failInbound(row.id, `no bot "${row.botId}" is served`, this.clock.now());
-      return;
-    }
-    const started = performance.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await this.turn(bot, row);
-        this.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'ok' });
-        this.metrics.observe('colloquy_turn_seconds', { bot: bot.id }, (performance.now() - started) / 1000);
-        return;
-      } catch (err) {
-        this.dropLive(row);
-        // Not the bot's failure: the inbound stays pending and its lane tries the turn again.
-        if (isStoreUnavailable(err)) throw err;
-        if (err instanceof VersionConflictError && attempt < MAX_CONFLICT_RETRIES) {
-          this.metrics.inc('colloquy_turn_conflicts_total', { bot: bot.id });
-          if ((await this.store.inbound(row.id))?.state !== 'pending') return; // another process ran it
-          continue;
-        }
-        this.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'error' });
-        this.logger.error({ err: errorInfo(err), bot: bot.id, user: row.user, inbox: row.id, state: (err as { state?: string }).state }, 'turn failed; the inbound is kept as failed');
-        await this.store.failInbound(row.id, (err as Error).message ?? String(err), this.clock.now());
-        return;
-      }
-    }
-  }
-
-  private async turn(newest: Bot, row: InboxRecord): Promise<void> {
-    const key = { botId: row.botId, user: row.user };
-    const conversation = await this.store.activeConversation(key);
-    const chosen = conversation && this.bots.choose(key.botId, conversation.botVersion, storedValue(conversation))?.bot;
-    const inputs: TurnInputs = { inbound: row, newest, conversation, chosen, now: this.clock.now() };
-    const d = decideTurn({ ...inputs, ...(await this.readFacts(row.id, factsToRead(inputs))) });
-    if (d.kind === 'skip') await this.store.skipInbound(row.id, SKIP_MESSAGES[d.reason], this.clock.now());
-    else if (d.kind === 'hold') await this.holdForAgent(row.id, d);
-    else await this.runTurn(key, row, d);
-  }
-
-  /** Reads what the turn's policy asked for. */
-  private async readFacts(inboxId: number, reads: FactsToRead | undefined): Promise<Pick<TurnFacts, 'handoff' | 'timerKeys'>> {
-    if (!reads) return {};
-    const timerKeys = reads.timers ? (await this.store.timers(reads.conversationId)).map((t) => t.key) : undefined;
-    const handoff = reads.handoff === undefined ? undefined : await this.store.openHandoff(reads.conversationId, reads.handoff === 'as-of-inbound' ? inboxId : undefined);
-    return { handoff, timerKeys };
-  }
-
-  /** Runs an inbound's event on its conversation's actor and commits what it did. */
-  private async runTurn(key: ConversationKey, row: InboxRecord, d: RunTurn): Promise<void> {
-    const { bot, conversation: conv, expire, channel, timerKey } = d;
-    if (expire !== undefined) this.logger.info({ bot: bot.id, user: key.user, conversation: expire }, 'conversation expired after idling; starting a new one');
-    const existing = this.live.get(laneKey(key));
-    const reuse = conv && existing && existing.conversationId === conv.id && existing.version === conv.version;
-    const opened: Opened = reuse ? { live: existing, fresh: false } : await openActor(this.deps, bot, key, conv);
-    if (!reuse && existing) this.dropLive(key);
-    if (opened.incompatible && conv) reportIncompatible(this, bot, conv, opened.incompatible);
-    if (!opened.live) {
-      await closeIncompatible(this, bot, conv!, row.id, opened.incompatible);
-      return;
-    }
-    const { live, fresh } = opened;
-    if (conv && !fresh && conv.botVersion !== bot.version) reportMigrated(this, bot, conv, 'migrated' in opened ? (opened.migrated ?? []) : []);
-    const restarted = !fresh ? false : conv !== undefined;
-    if (timerKey !== undefined) live.handle.consumeDelay(timerKey); // a live actor still holds it as pending
-    // The conversation follows the user: SMS in, SMS out, until they write on WhatsApp again.
-    if (conv) live.channel = conv.channel; // a fallback may have moved it since a live actor opened
-    if (channel) live.channel = channel;
-    const fired = firedEvent(row, live.renameId);
-    const event = conv && row.source === 'sms' ? await this.smsReply(conv.id, fired) : fired;
-    let extra: readonly Message[] | undefined;
-    const handled = !isStaleFlow(event, conv, live.flowToken) && live.handle.offer(event);
-    throwIfFailed(bot, live.handle);
-    if (!handled && d.userActivity && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
-    if (restarted) this.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
-    const handoff: HandoffChange | undefined = d.handoffTimeout && { timeout: { id: d.handoffTimeout.id } };
-    const result = await commit(this.deps, { key, bot, conv, live, inboxId: row.id, userActivity: d.userActivity, expire, extra, channel, handoff });
-    this.afterCommit(bot, key, live, result);
-    if (d.handoffTimeout) this.handoffs.waited(d.handoffTimeout, this.clock.now());
-    this.afterHandoff(bot, result.handoff, expire);
-  }
-
-  /** During a handoff the user's message is the agents', not the machine's: stored for the conversation (and sent to the connector) without a turn. */
-  private async holdForAgent(inboxId: number, d: Extract<TurnDecision, { kind: 'hold' }>): Promise<void> {
-    await this.store.holdInbound(inboxId, d.handoff, d.channel, { now: this.clock.now(), notify: this.deps.notifyHandoffs === true });
-    this.metrics.inc('colloquy_handoff_messages_total', { bot: d.bot.id, from: 'user' });
-    this.handoffs.changed();
-  }
-
-  private afterHandoff(bot: Bot, change: HandoffChange | undefined, expired: number | undefined): void {
-    if (change === undefined && expired === undefined) return;
-    if (change && 'open' in change) this.metrics.inc('colloquy_handoffs_started_total', { bot: bot.id, queue: change.open.queue ?? '' });
-    if (change && 'timeout' in change) this.metrics.inc('colloquy_handoffs_timed_out_total', { bot: bot.id });
-    this.handoffs.changed();
-  }
-
-  /** An SMS answering a message that went by SMS: "2", "2." or a choice's title is that choice. */
-  private async smsReply(conversationId: number, event: InboxRecord['event']): Promise<InboxRecord['event']> {
-    if (event.type !== 'text' || typeof event['text'] !== 'string') return event;
-    const last = await this.store.lastInteractive(conversationId);
-    if (!last?.bySms) return event;
-    const choice = matchSmsReply(event['text'], choicesOf(last.record.message as Message));
-    return choice ? { ...replyEvent(choice.id, choice.title, 'sms') } : event;
-  }
-
-  /** A live actor changed outside a turn (an invoked promise settled): commit what it did. */
-  private async sync(key: ConversationKey): Promise<void> {
-    const live = this.live.get(laneKey(key));
-    const bot = live?.handle.bot;
-    if (!live || !bot) return;
-    const conv = await this.store.conversation(live.conversationId);
-    if (conv?.status !== 'active' || conv.version !== live.version) {
-      this.dropLive(key);
-      return;
-    }
-    live.channel = conv.channel;
-    try {
-      throwIfFailed(bot, live.handle);
-      const result = await commit(this.deps, { key, bot, conv, live, userActivity: false });
-      this.afterCommit(bot, key, live, result);
-      this.afterHandoff(bot, result.handoff, undefined);
-    } catch (err) {
-      // The store could not take the result now: the live actor keeps it and the lane commits it again.
-      if (isStoreUnavailable(err)) throw err;
-      this.dropLive(key);
-      if (err instanceof VersionConflictError) return;
-      this.logger.error({ err: errorInfo(err), bot: bot.id, user: key.user, state: live.handle.state }, 'an invocation failed the conversation; the next message starts a new one');
-      await this.store.commitTurn({
-        key,
-        conversationId: conv.id,
-        expectedVersion: conv.version,
-        snapshot: conv.snapshot,
-        state: conv.state ?? '',
-        status: 'failed',
-        flowToken: conv.flowToken,
-        userActivity: false,
-        outbox: [],
-        timers: { upsert: [], remove: [], activeStateNodes: [] },
-        now: this.clock.now(),
-      });
-    }
-  }
-
-  /** After a restart, re-opens a conversation whose invocation was running (it runs again). */
-  private async resume(key: ConversationKey): Promise<void> {
-    const conv = await this.store.activeConversation(key);
-    const bot = conv && this.bots.choose(key.botId, conv.botVersion, storedValue(conv))?.bot;
-    if (!bot || !conv || this.live.has(laneKey(key)) || !hasChildren(conv.snapshot)) return;
-    let opened: Opened;
-    try {
-      opened = await openActor(this.deps, bot, key, conv);
-    } catch (err) {
-      // Its next inbound runs the migration again and fails visibly; nothing to resume meanwhile.
-      this.logger.error({ err: errorInfo(err), bot: bot.id, version: conv.botVersion, conversation: conv.id, user: key.user }, 'could not resume a conversation: its migration failed');
-      return;
-    }
-    const { live } = opened;
-    if (!live) return; // its next inbound ends or fails it, per onIncompatible
-    // Dirty: the invocation settled already (between the actor's start and now); sync commits it.
-    if (opened.fresh || (!live.handle.busy && !live.handle.dirty)) {
-      live.handle.stop();
-      return;
-    }
-    this.logger.info({ bot: bot.id, user: key.user, state: live.handle.state }, 'resumed a conversation whose invocation was running when its process stopped; it runs again');
-    this.live.set(laneKey(key), live);
-    if (live.handle.said.length || live.handle.dirty) this.lanes.kick(key, 'sync');
-  }
-
-  private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { firstTimerAt?: number | undefined }): void {
-    live.conversationId = result.conversationId;
-    live.version = result.version;
-    const k = laneKey(key);
-    // Dirty: an invocation settled while this commit was being written; the next sync commits it.
-    if (live.handle.dirty || (live.handle.snapshot.status === 'active' && live.handle.busy)) this.live.set(k, live);
-    else {
-      if (this.live.get(k) === live) this.live.delete(k);
-      // An idle actor has nothing running (an inert clock, no active child) and is dropped here:
-      // stopping it (a machine step) only shows in the snapshot onTurn has always been given.
-      if (bot.options.onTurn) live.handle.stop();
-      else live.handle.release();
-    }
-    try {
-      bot.options.onTurn?.({ user: key.user, snapshot: live.handle.snapshot as never });
-    } catch (err) {
-      this.logger.warn({ err: errorInfo(err), bot: bot.id }, 'onTurn threw');
-    }
-    if (result.outboxIds.length) this.dispatcher.wake();
-    if (result.firstTimerAt !== undefined) this.clockwork.noteTimer(result.firstTimerAt);
   }
 
   /** Background work met an unavailable store and will try again after `delayMs`: said and counted, never the bot's failure. */
@@ -545,23 +352,4 @@ export class Runtime {
     const t = p.catch((err) => this.logger.error({ err: errorInfo(err) }, 'background work failed')).finally(() => this.background.delete(t));
     this.background.add(t);
   }
-
-  private dropLive(key: ConversationKey): void {
-    const k = laneKey(key);
-    const l = this.live.get(k);
-    if (!l) return;
-    this.live.delete(k);
-    l.handle.stop();
-  }
-}
-
-/** A stored conversation's state value (undefined before its first turn). */
-function storedValue(conv: ConversationRecord): unknown {
-  return (conv.snapshot as { value?: unknown } | null)?.value;
-}
-
-/** Whether a persisted snapshot has children (an invocation was running): cheap, before opening an actor. */
-function hasChildren(snapshot: unknown): boolean {
-  const children = (snapshot as { children?: unknown } | null)?.children;
-  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
 }

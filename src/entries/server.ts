@@ -14,7 +14,8 @@ export { loadConfig, type Config, type ProviderConfig } from '../config.js';
 // The runtime and what it is wired from.
 export { Runtime, type Inbound, type RuntimeOptions } from '../conversation/runtime.js';
 export type { RuntimeClock } from '../conversation/clock.js';
-export type { DispatcherOptions } from '../conversation/dispatcher.js';
+export type { SendOptions, SendOptions as DispatcherOptions } from '../conversation/sends.js';
+export type { WorkOptions } from '../conversation/worker.js';
 export type { SmsSettings } from '../conversation/outbound.js';
 export type { InboundSource, Store, TranscriptEntry } from '../store/types.js';
 export { openStore, describeStoreLocation, type OpenStoreOptions } from '../store/open.js';

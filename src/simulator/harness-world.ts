@@ -4,7 +4,7 @@
  */
 import { ManualClock } from '../conversation/clock.js';
 import type { Bot } from '../conversation/bot.js';
-import type { DispatcherOptions } from '../conversation/dispatcher.js';
+import type { SendOptions } from '../conversation/sends.js';
 import type { SmsSettings } from '../conversation/outbound.js';
 import { Runtime } from '../conversation/runtime.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -29,8 +29,10 @@ export interface TestBotOptions {
   readonly sms?: SmsSettings | undefined;
   /** Where the runtime logs (default nowhere). */
   readonly logger?: Logger | undefined;
-  /** Dispatcher pacing; a message put back for a later attempt waits for `advance()`. */
-  readonly dispatcher?: DispatcherOptions | undefined;
+  /** How sends are retried; a message put back for a later attempt waits for `advance()`. */
+  readonly sends?: SendOptions | undefined;
+  /** @deprecated The old name of `sends`. */
+  readonly dispatcher?: SendOptions | undefined;
   /**
    * Start from a conversation an older version of the bot stored (its snapshot and version): the
    * user's first action loads it as the runtime would after a deploy, migrations and all.
@@ -90,7 +92,7 @@ export class HarnessWorld {
       sms: o.sms,
       clock,
       logger: o.logger ?? silentLogger,
-      dispatcher: { baseDelayMs: 1000, ...o.dispatcher },
+      sends: { baseDelayMs: 1000, ...o.dispatcher, ...o.sends },
     });
     try {
       await runtime.start();

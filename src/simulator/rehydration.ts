@@ -272,7 +272,7 @@ async function openRuntime(bot: Bot, path: string, server: RunningSandbox, clock
     clientSecret: server.sandbox.clientSecret,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
   });
-  const runtime = new Runtime({ store, adapter, bots: [bot], sender: SANDBOX_SENDER, clock, logger, dispatcher: { baseDelayMs: 1000 } });
+  const runtime = new Runtime({ store, adapter, bots: [bot], sender: SANDBOX_SENDER, clock, logger, sends: { baseDelayMs: 1000 } });
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= (async () => {

@@ -126,10 +126,4 @@ export interface HandoffStore {
   addAgentMessage(m: AgentMessage): Promise<{ ok: true; outboxId: number; duplicate: boolean } | HandoffRefusal>;
   /** Closes open handoffs whose conversation is no longer active (expired); returns how many. */
   closeOrphanHandoffs(w: HandoffWrite): Promise<number>;
-  /** Claims connector events due now: the oldest unsent of each handoff, none in flight before it. */
-  claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]>;
-  /** Records a delivery attempt; false when the claim was lost. */
-  settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean>;
-  /** When the next unsent connector event becomes due, if any. */
-  nextHandoffEventAt(): Promise<number | undefined>;
 }

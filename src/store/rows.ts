@@ -93,6 +93,7 @@ export function toOutbox(r: Row): OutboxRecord {
     fallbackOf: num(r['fallback_of']),
     deliveryStatus: str(r['delivery_status']),
     claim: str(r['claim']),
+    resends: Number(r['resends'] ?? 0),
     createdAt: Number(r['created_at']),
     sentAt: num(r['sent_at']),
     // Only agents' messages carry it (a handoff's); the bot's own rows stay as they were.

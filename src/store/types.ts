@@ -3,7 +3,7 @@
  * implementation, and another database is one new file implementing it.
  */
 
-import type { HandoffChange, HandoffStore } from './handoff-types.js';
+import type { HandoffChange, HandoffEventOutcome, HandoffEventRecord, HandoffStore } from './handoff-types.js';
 export type * from './handoff-types.js';
 export type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
@@ -88,6 +88,12 @@ export interface OutboxRecord extends ConversationKey {
   readonly deliveryStatus: string | null;
   /** The token of the claim sending it, while it is `sending`. */
   readonly claim: string | null;
+  /**
+   * How often the row was taken from a lapsed claim (its sender died, or lost the database, before
+   * recording the result): each such take may send it once more. The worker never sends a row
+   * taken a second time, so a message reaches the provider at most twice however many crashes.
+   */
+  readonly resends: number;
   readonly createdAt: number;
   readonly sentAt: number | null;
   /** The agent who wrote it during a handoff; null (or absent) for the bot's own messages. */
@@ -199,40 +205,118 @@ export type TranscriptEntry =
   | { readonly direction: 'out'; readonly at: number; readonly record: OutboxRecord };
 
 /**
- * A conversation's lane as a process claimed it. Who runs a conversation's work is a lease in the
- * database: a lane with work (its `work_seq` ahead of its `done_seq`) and no live lease is taken by
- * any process, so a dead process's conversations are taken over once its leases run out.
+ * The kinds of claimable work: a conversation's lane (its turns, one at a time), an outbox row (a
+ * send), a helpdesk connector event, a due timer (moved into its conversation's inbox).
  */
+export type WorkKind = 'lane' | 'send' | 'event' | 'timer';
+
+/**
+ * Who claims, for how long. A claim holds while its owner renews it ({@link Store.renew}); leases
+ * are set and compared on the database's clock, never the claiming process's.
+ */
+export interface Claimant {
+  /** The claiming process's name (unique per process start). */
+  readonly owner: string;
+  /** How long a claim holds without renewal. */
+  readonly leaseMs: number;
+  /**
+   * Also take work whose claim lapsed (its owner stopped renewing: it died, or cannot reach the
+   * database). False while this process's own renewals have only just come back after failing for
+   * longer than a lease: after a database outage the owners who are alive renew theirs first.
+   */
+  readonly lapsed: boolean;
+}
+
+/** What a claim of each kind hands out. */
+export interface ClaimedWork {
+  readonly lane: LaneClaim;
+  /** An outbox row now `sending`, with its claim token and how often it was taken from a lapsed claim. */
+  readonly send: OutboxRecord;
+  readonly event: HandoffEventRecord;
+  /** A timer fired into its conversation's inbox (claimed and settled in one transaction): that conversation. */
+  readonly timer: ConversationKey;
+}
+
+/** What {@link Store.claim} looks at. */
+export interface ClaimRequest<K extends WorkKind = WorkKind> {
+  readonly kind: K;
+  /** At most this many (the worker's free slots for the kind). */
+  readonly limit: number;
+  /** The process's clock, for due times (a send's retry, a timer's firing): they are the bots' time, not leases. */
+  readonly now: number;
+  /** Lanes only: this conversation's lane (whether or not it has work), unless another owner's claim on it is live. */
+  readonly key?: ConversationKey | undefined;
+}
+
+/** A conversation's lane as a process claimed it. A lane with work (its `work_seq` ahead of its `done_seq`) and no live claim is taken by any process. */
 export interface LaneClaim {
   readonly key: ConversationKey;
   /** The claim token: it changes each time another owner takes the lane. */
   readonly fence: number;
   /** The lane's work counter when it was claimed: everything added up to it is visible now. */
   readonly workSeq: number;
-  /** The lane was another owner's (whose lease ran out, or who gave it up): re-open what it was running. */
+  /** The lane was another owner's (whose claim lapsed, or who gave it up): re-open what it was running. */
   readonly takeover: boolean;
 }
 
-/** How {@link Store.claimLanes} claims. */
-export interface LaneClaimOptions {
-  /** How long the claim holds without renewal, on the database's clock. */
-  readonly leaseMs: number;
-  /** Claims this conversation's lane (whether or not it has work), if no other owner's lease is live. */
-  readonly key?: ConversationKey | undefined;
-  /** At most this many lanes (without `key`; default 100). */
-  readonly limit?: number | undefined;
+/** A lane an owner holds, as its renewal found it. */
+export interface HeldLane {
+  readonly key: ConversationKey;
+  readonly fence: number;
+  readonly workSeq: number;
 }
 
-/** What {@link Store.releaseLane} found. */
-export type LaneRelease =
+/** A send or helpdesk event an owner holds, as its renewal found it. */
+export interface HeldClaim {
+  readonly id: number;
+  readonly claim: string;
+}
+
+/**
+ * Everything an owner holds, as its renewal found it. A send or event it holds that it does not
+ * know of (a claim whose answer was lost with its connection) is its to give back.
+ */
+export interface HeldWork {
+  readonly lanes: readonly HeldLane[];
+  readonly sends: readonly HeldClaim[];
+  readonly events: readonly HeldClaim[];
+}
+
+/** What {@link Store.settleLane} found. */
+export type LaneNext =
+  /** The conversation's oldest pending inbound: the lane stays held. */
+  | { readonly outcome: 'next'; readonly inbound: InboxRecord }
+  /** None pending, and no work added since `seen`: the lane is released. */
   | { readonly outcome: 'released' }
+  /** None pending, and the lane stays held (asked with `seen` null: a live actor runs in it). */
+  | { readonly outcome: 'idle' }
   /** Work was added since the owner looked: the lane stays its owner's, with the new counter. */
   | { readonly outcome: 'more'; readonly workSeq: number }
-  /** Another owner holds the lane now (this one's lease ran out). */
+  /** Another owner holds the lane now (this one's claim lapsed). */
   | { readonly outcome: 'lost' };
 
-/** What {@link Store.nextOrReleaseLane} found: the lane's oldest pending inbound, or what its release found. */
-export type LaneNext = { readonly outcome: 'next'; readonly inbound: InboxRecord } | LaneRelease;
+/** How a send ended, for {@link Store.settleSend}. */
+export type SendOutcome =
+  /** The provider took it. */
+  | { readonly kind: 'sent'; readonly record: SendRecord }
+  /** Try again at `at` (the process's clock). */
+  | { readonly kind: 'retry'; readonly at: number; readonly error: string; readonly errorCode?: string | undefined }
+  /** Failed for good (`record` absent: not sent at all), with what follows, in the same transaction. */
+  | { readonly kind: 'failed'; readonly record?: SendRecord | undefined; readonly follow: FailureFollowUp };
+
+/** A figure a store reports about itself for `/metrics`: a gauge's name, labels and value. */
+export interface StoreFigure {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly value: number;
+}
+
+/** A busy or failing database met by a store call (for metrics): retried, or given up. */
+export interface BusyEvent {
+  readonly code: string;
+  /** Whether the store gave up (the caller gets StoreUnavailableError) or will try again. */
+  readonly outcome: 'retried' | 'unavailable';
+}
 
 /** Whether the store can take work now (`GET /healthz`). */
 export interface StoreHealth {
@@ -251,17 +335,12 @@ export interface StoreHealth {
  */
 export interface Store extends HandoffStore {
   /**
-   * Commits an inbound; a known `providerId` is a no-op reported as a duplicate. With `claim`, a
-   * store may also claim the inbound's lane for `claim.owner` in the same write, as
-   * {@link Store.claimLanes} with its key would (never from another owner whose lease is live):
-   * `claim` in the answer is then that lane's claim. A store that does not (or could not) answers
-   * without it, and the owner claims the lane itself.
+   * Commits an inbound; a known `providerId` is a no-op reported as a duplicate. With `claim`, it
+   * also claims the inbound's lane for `claim.owner` in the same write, as {@link Store.claim} of
+   * the lane by its key would (never from another owner whose claim is live): `claim` in the answer
+   * is then that lane's claim. Without it in the answer, the owner claims the lane itself.
    */
-  addInbound(inbound: NewInbound, claim?: { readonly owner: string; readonly leaseMs: number }): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }>;
-  /** The oldest pending inbound of a conversation. */
-  nextInbound(key: ConversationKey): Promise<InboxRecord | undefined>;
-  /** Conversations with pending inbounds (for recovery on start). */
-  pendingKeys(): Promise<ConversationKey[]>;
+  addInbound(inbound: NewInbound, claim?: Claimant): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }>;
   /** Marks an inbound failed (a bot error); it is kept for inspection. */
   failInbound(id: number, error: string, now: number): Promise<void>;
   /** Marks an inbound done without a turn (a timer of an ended conversation), with a note. */
@@ -279,40 +358,18 @@ export interface Store extends HandoffStore {
   /** Marks active conversations of a bot idle since before `before` as expired; returns how many. */
   expireIdle(botId: string, before: number, now: number): Promise<number>;
 
-  /** Claims due outbound rows: the oldest unsent of each conversation, none in flight before it. */
-  claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]>;
   /**
-   * Records a final result. With `claim`, only while that claim still holds the row: returns false
-   * when another process claimed it since (its lease ran out), and records nothing.
+   * What follows a sent row's failure (the provider reported it failed), in one transaction: an
+   * SMS fallback (at most one per row), an inbound for the bot, a channel change. Idempotent: doing
+   * it again adds nothing twice. (A claimed send's failure is settled by {@link Store.settleSend}.)
    */
-  finishOutbound(id: number, result: SendRecord, now: number, claim?: string): Promise<boolean>;
-  /** Extends a claimed row's lease while its send is in flight; false when the claim was lost. */
-  renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean>;
-  /**
-   * Records a row's final failure (when `record` is given) together with what follows it, in one
-   * transaction: an SMS fallback (at most one per row), an inbound for the bot, a channel change.
-   * Idempotent: doing it again adds nothing twice.
-   */
-  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean>;
+  failOutbound(id: number, now: number, follow: FailureFollowUp): Promise<boolean>;
   /** Sent messages the provider reported failed whose follow-up (fallback or `delivery.failed`) is missing. */
   unfollowedFailures(): Promise<OutboxRecord[]>;
   /** The conversation's latest list, buttons or flow message, and whether it went by SMS. */
   lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined>;
-  /** Puts a claimed row back for a later attempt. */
-  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean>;
   outbound(id: number): Promise<OutboxRecord | undefined>;
   outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
-  /**
-   * The earliest time an unsent row becomes due, if any: a conversation's next row only (rows behind
-   * an in-flight or retried one are not due), its lease end while it is in flight. Rows already
-   * due count too (the dispatcher's wake-up).
-   */
-  nextOutboundAt(): Promise<number | undefined>;
-
-  /** The earliest timer, if any. */
-  nextTimerAt(): Promise<number | undefined>;
-  /** Moves due timers into the inbox, atomically; returns the conversations touched. */
-  fireDueTimers(now: number, limit: number): Promise<ConversationKey[]>;
   timers(conversationId: number): Promise<TimerSpec[]>;
 
   /** Records a status; returns whether it was new and the outbound row it is about. */
@@ -322,36 +379,50 @@ export interface Store extends HandoffStore {
   /** Both directions of a conversation, in order. */
   transcript(conversationId: number): Promise<TranscriptEntry[]>;
   /**
-   * Claims lanes for `owner`: with `key`, that conversation's lane (unless another owner's lease on
-   * it is live); else lanes with work whose lease is not live, those with the oldest pending inbound
-   * first (work added to lanes `owner` holds shows in {@link Store.renewLanes}). Leases are
-   * compared on the database's clock. Adding work to a lane (an inbound, a fired timer, a delivery
-   * failure's inbound) bumps its `work_seq` in the same transaction as the work.
-   */
-  claimLanes(owner: string, options: LaneClaimOptions): Promise<LaneClaim[]>;
-  /**
-   * The heartbeat: extends every lane `owner` holds by `leaseMs` (0 gives them up for others to take
-   * over at once), returning them with their work counters.
-   */
-  renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]>;
-  /**
-   * Releases a drained lane: only while `owner` still holds it with `fence`, and only if its work
-   * counter is still `seen` (work added since is never stranded).
-   */
-  releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease>;
-  /**
-   * A drained lane's last look and its release at once: the conversation's oldest pending inbound
-   * (`next`, the lane stays held; `lost` when another owner holds it now), or, when none is pending, the lane released as
-   * {@link Store.releaseLane} would release it (same guards, same outcomes). Optional: a store
-   * without it is asked `nextInbound`, then `releaseLane` (two round trips where one does).
-   */
-  nextOrReleaseLane?(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext>;
-  /**
    * Calls `listener` when another process may have added work or given up lanes (PostgreSQL's
    * LISTEN/NOTIFY); a hint only, polling stays the guarantee. Optional; returns an unsubscribe.
    */
   onWork?(listener: () => void): Promise<() => Promise<void>>;
 
+  /**
+   * Claims up to `limit` items of one kind for `who`: due, and held by no live claim (with
+   * `who.lapsed`, also those whose claim lapsed). Per kind:
+   * - `lane`: lanes with work, those with the oldest pending inbound first; with `key`, that lane.
+   * - `send`: each conversation's next unsent row, none in flight before it, due at `now`. A row
+   *   taken from a lapsed claim counts one more `resends`.
+   * - `event`: each handoff's next unsent connector event, due at `now`.
+   * - `timer`: due timers, moved into their conversations' inboxes in the same transaction.
+   * Two claimants never both get an item. Adding work to a lane (an inbound, a fired timer, a
+   * delivery failure's inbound) bumps its `work_seq` in the same transaction as the work.
+   */
+  claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]>;
+  /**
+   * The heartbeat: extends every claim `owner` holds (lanes, sends, events; one statement per
+   * table) by `leaseMs` on the database's clock (0 gives them all up, for others to take at once),
+   * and returns what it holds: the lanes with their work counters, the sends and events with their
+   * claims.
+   */
+  renew(owner: string, leaseMs: number): Promise<HeldWork>;
+  /**
+   * The earliest time a send, a connector event or a timer falls due, already due ones included
+   * (the worker's wake-up); undefined when nothing waits. Lapsed claims are not in it: the poll
+   * finds them.
+   */
+  nextDue(): Promise<number | undefined>;
+  /**
+   * A drained lane's last look and its release at once: the conversation's oldest pending inbound,
+   * or the lane released, only while `owner` still holds it with `fence` and its work counter is
+   * still `seen` (work added since is never stranded). With `seen` null the lane is never released
+   * (a live actor runs in it): the oldest pending inbound, or `idle`.
+   */
+  settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext>;
+  /** Records how a claimed send ended, only while `claim` still holds the row; false (nothing recorded) when another claim took it. */
+  settleSend(id: number, claim: string, outcome: SendOutcome, now: number): Promise<boolean>;
+  /** Records a connector event's delivery attempt, only while `claim` still holds it; false when it was lost. */
+  settleEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean>;
+
+  /** What the store reports about itself for `/metrics` (totals since it opened); optional. */
+  figures?(): readonly StoreFigure[];
   /** Whether the database can take work now; optional (without it `/healthz` does not check the store). */
   health?(): Promise<StoreHealth>;
   close(): Promise<void>;

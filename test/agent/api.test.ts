@@ -2,19 +2,26 @@
  * The agents' HTTP API against the real server wiring (sandbox provider, SQLite, runtime) with the
  * support bot: queue, claims, messages (idempotent), release, transcript, and the bad-input rules.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/server.js';
 import { verifyHandoffSignature } from '../../src/agent/signature.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { eventually } from '../support/eventually.js';
+import { rowsAt } from '../support/rows.js';
+import { tempDir } from '../support/temp.js';
 import { api, HOOK_SECRET, receiver, sentTo, serve, TOKEN, USER, user, walkToHandoff } from './helpers.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
+
+/** A SQLite file `name` in a folder of its own, removed after the test. */
+function tempFile(prefix: string, name: string): string {
+  const t = tempDir(prefix);
+  cleanup.push(() => t.remove());
+  return t.path(name);
+}
 
 async function start(o: Parameters<typeof serve>[0] = {}): Promise<RunningServer> {
   const { server } = await serve(o);
@@ -183,7 +190,7 @@ describe("agents' API", () => {
     await user(s, { type: 'text', text: 'Are you there?' });
     await api(s, 'POST', `/agent/handoffs/${id}/release`, { agent: 'ana', note: 'done' });
     await s.runtime.idle();
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started', 'handoff.claimed', 'handoff.message', 'handoff.ended']);
     for (const g of hook.got) {
       expect(verifyHandoffSignature(g.raw, g.headers['x-colloquy-signature-256'] as string, HOOK_SECRET)).toBe(true);
@@ -202,18 +209,45 @@ describe("agents' API", () => {
     const gone = await receiver();
     const goneUrl = gone.url;
     await gone.close(); // the first process's helpdesk is unreachable while it queues its events
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-connector-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, 'shared.db');
+    const db = tempFile('colloquy-connector-', 'shared.db');
     const survivor = await serve({ db, hook: hook.url });
     cleanup.push(() => survivor.server.close());
     const first = await serve({ db, hook: goneUrl });
     await walkToHandoff(first.server);
-    await first.server.handoffConnector!.settle();
+    await first.server.runtime.idle();
     await first.server.close(); // its events stay queued in the database
     expect(hook.got).toEqual([]);
     survivor.clock.advance(60_000); // past the refused event's retry time (2 s), and a poll; before the handoff's timeout
-    await vi.waitFor(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { timeout: 10_000, interval: 50 });
+    await eventually(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { what: 'the queued event delivered' });
+  });
+
+  it.each(['sqlite', 'postgres'] as const)('an event whose deliverer stopped renewing its claim is taken over and delivered once; the late answer records nothing (%s)', async (engine) => {
+    const hook = await receiver();
+    const stuck = await receiver();
+    stuck.holding = true; // the first process's POST hangs, as if the process had frozen mid-delivery
+    cleanup.push(() => hook.close());
+    cleanup.push(() => stuck.close());
+    let db: string;
+    if (engine === 'postgres') db = await freshDatabaseUrl();
+    else db = tempFile('colloquy-connector-', 'shared.db');
+    const first = await serve({ db, hook: stuck.url });
+    cleanup.push(() => first.server.close());
+    // The walk's last message opens the handoff; its event's POST then hangs (no waiting for it here).
+    await user(first.server, { type: 'text', text: 'hi' });
+    await user(first.server, { type: 'reply.billing', id: 'billing', title: 'A billing question', via: 'list' });
+    await user(first.server, { type: 'reply.agent', id: 'agent', title: 'No, talk to a person', via: 'button' });
+    await first.server.runtime.receive({ botId: 'support', user: USER, source: 'whatsapp', event: { type: 'text', text: 'I was charged twice.' } });
+    await eventually(() => expect(stuck.waiting()).toBe(1), { what: "the first process's POST held" });
+    // It stops renewing (its clock stands still) and its claim lapses: another process takes the event.
+    await first.server.store.renew(first.server.runtime.owner, 0);
+    const survivor = await serve({ db, hook: hook.url });
+    cleanup.push(() => survivor.server.close());
+    await eventually(() => expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']), { what: 'the event taken over and delivered' });
+    await survivor.server.runtime.idle();
+    stuck.letGo(); // the first delivery's answer arrives late: its claim no longer holds the event
+    await first.server.runtime.idle();
+    expect(await rowsAt(db, 'SELECT type, state, attempts, owner, claim FROM handoff_events')).toEqual([{ type: 'handoff.started', state: 'sent', attempts: 2, owner: null, claim: null }]);
+    expect(hook.got).toHaveLength(1);
   });
 
   it.each(['sqlite', 'postgres'] as const)('retries an event the helpdesk refused, later, with the same id (%s)', async (engine) => {
@@ -225,10 +259,10 @@ describe("agents' API", () => {
     cleanup.push(() => s.close());
     hook.failNext = 1;
     await walkToHandoff(s);
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(hook.got).toHaveLength(0);
     clock.advance(10_000);
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(hook.got.map((g) => g.body.type)).toEqual(['handoff.started']);
     expect(s.metrics.value('colloquy_handoff_events_total', { type: 'handoff.started', outcome: 'retry' })).toBe(1);
   });
@@ -246,7 +280,7 @@ describe("agents' API", () => {
     clock.advance(60_000);
     await s.runtime.poke();
     await s.runtime.idle();
-    await s.handoffConnector!.settle();
+    await s.runtime.idle();
     expect(await s.store.openHandoff(id)).toBeUndefined();
     expect((await s.store.conversation(id))!.state).toBe('callback');
     expect(sentTo(s).at(-1)).toContain('An agent will call this number within 2 hours');
@@ -268,9 +302,7 @@ describe("agents' API", () => {
   });
 
   it('survives a restart: the handoff, its claim and its messages are in the database', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-handoff-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, 'c.db');
+    const db = tempFile('colloquy-handoff-', 'c.db');
     const first = await serve({ db });
     const id = await walkToHandoff(first.server);
     await api(first.server, 'POST', `/agent/handoffs/${id}/claim`, { agent: 'ana' });
@@ -289,9 +321,7 @@ describe("agents' API", () => {
   });
 
   it('an unclaimed handoff still times out after a restart (its timer is in the database)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-handoff-'));
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = join(dir, 'c.db');
+    const db = tempFile('colloquy-handoff-', 'c.db');
     const first = await serve({ db });
     const id = await walkToHandoff(first.server);
     await first.server.close();

@@ -19,13 +19,18 @@ export interface Received {
 }
 
 /** A helpdesk on loopback that records every POST; `failNext` answers 503 that many times first. */
-export async function receiver(): Promise<{ url: string; got: Received[]; failNext: number; close(): Promise<void> }> {
+export async function receiver(): Promise<{ url: string; got: Received[]; failNext: number; holding: boolean; letGo(): void; waiting(): number; close(): Promise<void> }> {
   const got: Received[] = [];
-  const state = { failNext: 0 };
+  const state = { failNext: 0, holding: false };
+  const held: (() => void)[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (state.holding) {
+        held.push(() => res.end('ok'));
+        return;
+      }
       if (state.failNext > 0) {
         state.failNext--;
         res.statusCode = 503;
@@ -48,6 +53,18 @@ export async function receiver(): Promise<{ url: string; got: Received[]; failNe
     set failNext(n: number) {
       state.failNext = n;
     },
+    /** While true, requests are left unanswered until `letGo()`. */
+    get holding() {
+      return state.holding;
+    },
+    set holding(h: boolean) {
+      state.holding = h;
+    },
+    letGo: () => {
+      state.holding = false;
+      for (const answer of held.splice(0)) answer();
+    },
+    waiting: () => held.length,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { postgresUnavailable } from '../../bench/postgres.js';
+import { eventually } from '../support/eventually.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -173,10 +174,7 @@ describe('npm run bench -- --quick', () => {
       child.stdout.resume();
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       const pgDir = () => [...benchDirs()].find((d) => !before.has(d) && d.startsWith('colloquy-bench-pg-'));
-      const until = Date.now() + 120_000;
-      while (pgDir() === undefined && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-      const dir = pgDir();
-      expect(dir, 'PostgreSQL never started').toBeDefined();
+      const dir = await eventually(() => pgDir() ?? false, { what: "the bench's PostgreSQL folder", timeoutMs: 120_000, intervalMs: 100 });
       await new Promise((r) => setTimeout(r, 3_000)); // the Colloquy processes are starting or running
       process.kill(-child.pid!, 'SIGINT');
       await exited;
@@ -185,7 +183,7 @@ describe('npm run bench -- --quick', () => {
       const ps = execFileSync('ps', ['-eo', 'pgid=,stat=,args='], { encoding: 'utf8' });
       const running = ps.split('\n').filter((l) => {
         const [pgid, stat] = l.trim().split(/\s+/);
-        return !stat?.startsWith('Z') && (pgid === String(child.pid) || l.includes(dir!));
+        return !stat?.startsWith('Z') && (pgid === String(child.pid) || l.includes(dir));
       });
       expect(running).toEqual([]);
       expect([...benchDirs()].filter((d) => !before.has(d))).toEqual([]);

@@ -18,8 +18,7 @@ const runtime = new Runtime({
   adapter,
   bots: [counterBot],
   sender: SANDBOX_SENDER,
-  dispatcher: { leaseMs: Number(process.env['LEASE_MS'] ?? 60_000) },
-  lanes: { leaseMs: Number(process.env['LEASE_MS'] ?? 10_000) },
+  work: { leaseMs: Number(process.env['LEASE_MS'] ?? 10_000) },
 });
 await runtime.start();
 writeSync(1, 'ready\n');

@@ -61,7 +61,7 @@ describe.each(ENGINES)('on %s', (engine) => {
       const clock = new ManualClock();
       sb.sandbox.faults.fail('messaging', { status: 503, times: 1000 });
       sb.sandbox.faults.fail('sms', { status: 500, times: 3 }); // the first SMS attempt fails too (the adapter tries 3 times)
-      const a = await world([orderBot], { engine, sb, path, clock, dispatcher: { maxAttempts: 2, baseDelayMs: 1000 } });
+      const a = await world([orderBot], { engine, sb, path, clock, sends: { maxAttempts: 2, baseDelayMs: 1000 } });
       await a.send(textEvent('hi'), user);
       clock.advance(5_000);
       await a.runtime.idle();

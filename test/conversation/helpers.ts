@@ -12,7 +12,8 @@ import type { PgStore } from '../../src/store/postgres/store.js';
 import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
 import { openStore } from '../../src/store/open.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
-import type { DispatcherOptions } from '../../src/conversation/dispatcher.js';
+import type { SendOptions } from '../../src/conversation/sends.js';
+import type { WorkOptions } from '../../src/conversation/worker.js';
 
 export const USER = '5215512345678';
 
@@ -59,7 +60,9 @@ interface WorldOptions {
   path?: string;
   sb?: RunningSandbox;
   clock?: ManualClock;
-  dispatcher?: DispatcherOptions;
+  sends?: SendOptions;
+  work?: Omit<WorkOptions, 'pollMs'>;
+  pollMs?: number;
   store?: Partial<SqliteStoreOptions>;
 }
 
@@ -73,7 +76,7 @@ export async function world(bots: readonly Bot[], o: WorldOptions & { engine?: E
   const sb = o.sb ?? (await sandbox());
   const adapter = adapterFor(sb);
   const clock = o.clock ?? new ManualClock();
-  const runtime = new Runtime({ store, adapter, bots, sender: SANDBOX_SENDER, clock, dispatcher: { baseDelayMs: 1000, ...o.dispatcher } });
+  const runtime = new Runtime({ store, adapter, bots, sender: SANDBOX_SENDER, clock, sends: { baseDelayMs: 1000, ...o.sends }, work: o.work, pollMs: o.pollMs });
   await runtime.start();
   await runtime.idle();
   const stop = async () => {

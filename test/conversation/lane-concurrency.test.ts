@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/conversation/clock.js';
-import { Lanes, type LaneWork } from '../../src/conversation/lanes.js';
+import { Lanes, type LaneDeps, type LaneWork } from '../../src/conversation/lanes.js';
 import { ConfigError } from '../../src/errors.js';
 import { openStore } from '../../src/store/open.js';
 import type { ConversationKey, InboxRecord, Store } from '../../src/store/types.js';
@@ -26,9 +26,6 @@ class GatedWork implements LaneWork {
 
   async resume(): Promise<void> {}
   async sync(): Promise<void> {}
-  next(key: ConversationKey): Promise<InboxRecord | undefined> {
-    return this.store.nextInbound(key);
-  }
   async process(row: InboxRecord): Promise<void> {
     this.running++;
     this.most = Math.max(this.most, this.running);
@@ -58,6 +55,19 @@ class GatedWork implements LaneWork {
 /** An empty store on `engine`: SQLite in memory, or a PostgreSQL database of its own. */
 const emptyStore = async (engine: Engine): Promise<Store> => openStore(engine === 'postgres' ? await freshDatabaseUrl() : ':memory:');
 
+const OWNER = { owner: 'test', leaseMs: 10_000, lapsed: true };
+
+/** What lanes need from the worker, on `store`. */
+function deps(store: LaneDeps['store'], owner = OWNER, logger: LaneDeps['logger'] = silent): LaneDeps {
+  return { store, logger, clock: new ManualClock(), claimant: () => owner, freed: () => undefined };
+}
+
+/** The oldest pending inbound of a conversation, read as rows. */
+async function pending(store: Store, user: string): Promise<number> {
+  const rows = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((id) => store.inbound(id)));
+  return rows.filter((r) => r?.user === user && r.state === 'pending').length;
+}
+
 describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
   let store: Store | undefined;
   afterEach(async () => {
@@ -74,7 +84,7 @@ describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
   it('runs at most `concurrency` lanes at once, the waiting ones in arrival order, and loses none', async () => {
     store = await emptyStore(engine);
     const work = new GatedWork(store);
-    const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 2 });
+    const lanes = new Lanes(work, deps(store), { concurrency: 2 });
     const users = ['1001', '1002', '1003', '1004', '1005'];
     for (const u of users) lanes.kick(await receive(u));
     expect(lanes.load).toEqual({ running: 2, queued: 3 });
@@ -94,13 +104,13 @@ describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
     if (engine === 'sqlite') expect(work.started).toEqual(users);
     else expect([...work.started].sort()).toEqual(users);
     expect(lanes.load).toEqual({ running: 0, queued: 0 });
-    for (const u of users) expect(await store.nextInbound({ botId: 'bot', user: u })).toBeUndefined();
+    for (const u of users) expect(await pending(store, u)).toBe(0);
   });
 
   it('stop() never starts the waiting lanes: their work stays in the store, unclaimed, for a poll to take', async () => {
     store = await emptyStore(engine);
     const work = new GatedWork(store);
-    const lanes = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
+    const lanes = new Lanes(work, deps(store), { concurrency: 1 });
     lanes.kick(await receive('2001'));
     lanes.kick(await receive('2002'));
     await work.waitForGate(() => false);
@@ -108,9 +118,11 @@ describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
     work.open();
     await Promise.all(lanes.running());
     expect(work.started).toEqual(['2001']);
-    expect(await store.nextInbound({ botId: 'bot', user: '2002' })).toBeDefined();
-    const next = new Lanes(work, store, silent, new ManualClock(), { concurrency: 1 });
-    expect(await next.poll()).toBe(1);
+    expect(await pending(store, '2002')).toBe(1);
+    const next = new Lanes(work, deps(store, { ...OWNER, owner: 'next' }), { concurrency: 1 });
+    const claims = await store.claim({ ...OWNER, owner: 'next' }, { kind: 'lane', limit: next.free(), now: Date.now() });
+    expect(claims.map((c) => c.key.user)).toEqual(['2002']);
+    next.adopt(claims);
     await work.waitForGate(() => false);
     work.open();
     await Promise.all(next.running());
@@ -120,8 +132,8 @@ describe.each(ENGINES)('lane concurrency, on %s', (engine) => {
   it('refuses a concurrency that is not a positive whole number, naming the option', async () => {
     store = await emptyStore(engine);
     for (const concurrency of [0, -1, 1.5]) {
-      expect(() => new Lanes(new GatedWork(store!), store!, silent, new ManualClock(), { concurrency })).toThrow(ConfigError);
-      expect(() => new Lanes(new GatedWork(store!), store!, silent, new ManualClock(), { concurrency })).toThrow(/lanes\.concurrency/);
+      expect(() => new Lanes(new GatedWork(store!), deps(store!), { concurrency })).toThrow(ConfigError);
+      expect(() => new Lanes(new GatedWork(store!), deps(store!), { concurrency })).toThrow(/lanes\.concurrency/);
     }
   });
 });
@@ -136,7 +148,6 @@ describe.each(ENGINES)('the heartbeat and a release in flight, on %s', (engine) 
       const work: LaneWork = {
         resume: async () => undefined,
         sync: async () => undefined,
-        next: (key) => store.nextInbound(key),
         process: (row) => store.skipInbound(row.id, 'done by the test', Date.now()),
         keep: () => false,
         lost: (key) => void lost.push(key.user),
@@ -148,23 +159,27 @@ describe.each(ENGINES)('the heartbeat and a release in flight, on %s', (engine) 
       let released = false;
       const lanes = new Lanes(
         work,
-        {
-          claimLanes: (owner, o) => store.claimLanes(owner, o),
-          renewLanes: (owner, leaseMs) => store.renewLanes(owner, leaseMs),
-          releaseLane: async (...args) => {
-            const r = await store.releaseLane(...args);
-            released = true;
-            await held;
-            return r;
+        deps(
+          {
+            claim: (who, request) => store.claim(who, request),
+            settleLane: async (...args) => {
+              const r = await store.settleLane(...args);
+              if (r.outcome === 'released') {
+                released = true;
+                await held;
+              }
+              return r;
+            },
           },
-        },
-        logger,
-        new ManualClock(),
+          OWNER,
+          logger,
+        ),
       );
       await store.addInbound({ providerId: 'wamid.r1', botId: 'bot', user: '3001', source: 'whatsapp', event: { type: 'text', text: 'hi' }, raw: null, receivedAt: Date.now() });
       lanes.kick({ botId: 'bot', user: '3001' });
       await eventually(() => released, { what: 'the release reaching the database' });
-      await lanes.heartbeat(); // the renewal no longer lists the lane: it was released, not taken
+      const mark = lanes.mark();
+      lanes.renewed((await store.renew(OWNER.owner, OWNER.leaseMs)).lanes, mark); // the renewal no longer lists the lane: it was released, not taken
       expect(lost).toEqual([]);
       expect(warnings).toEqual([]);
       answer();

@@ -90,7 +90,7 @@ describe.each(DIALECTS)('a provider echoing every secret, on $name', (dialect) =
     cleanup.push(() => provider.close());
     const store = await dialect.open();
     const adapter = createHttpAdapter({ baseUrl: provider.url, authUrl: provider.url, clientId: 'client-1', clientSecret: CLIENT_SECRET, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
-    const runtime = new Runtime({ store, adapter, bots: [bot], sender: '5215500000000', clock: new ManualClock(), dispatcher: { baseDelayMs: 1, maxAttempts: 1 } });
+    const runtime = new Runtime({ store, adapter, bots: [bot], sender: '5215500000000', clock: new ManualClock(), sends: { baseDelayMs: 1, maxAttempts: 1 } });
     cleanup.push(async () => {
       await runtime.stop();
       await adapter.close();

@@ -15,7 +15,7 @@ afterEach(async () => {
 
 describe.each(ENGINES)('a send that fails for now, on %s', (engine) => {
   it('is recorded as pending with its attempt and next try, then sent at that time', async () => {
-    w = await world([counterBot], { engine, dispatcher: { baseDelayMs: 1000, maxAttempts: 3 } });
+    w = await world([counterBot], { engine, sends: { baseDelayMs: 1000, maxAttempts: 3 } });
     w.sb.sandbox.faults.fail('sms', { status: 500, times: 3 }); // one attempt: the adapter tries 3 times
     await w.send(textEvent('hi'));
     const [row] = await w.rows('SELECT state, attempts, next_attempt_at, error FROM outbox');

@@ -137,7 +137,7 @@ describe('a locked database', () => {
     const held = lock(path);
     const failed = unavailableCalls(w.store);
     w.clock.advance(1_000);
-    await metTheLock(failed, 'fireDueTimers');
+    await metTheLock(failed, 'claim');
     await w.runtime.idle();
     expect(await w.store.timers((await w.store.activeConversation({ botId: 'remind', user: USER }))!.id)).toHaveLength(1);
     held.release();
@@ -155,7 +155,7 @@ describe('a locked database', () => {
     const failed = unavailableCalls(store);
     const clock = new ManualClock();
     const { sb, runtime } = await startCounter(store, clock);
-    await metTheLock(failed, 'claimLanes');
+    await metTheLock(failed, 'claim');
     expect((await store.inbound(1))?.state).toBe('pending');
     held.release();
     clock.advance(10_000);
@@ -174,7 +174,7 @@ describe('a locked database', () => {
     const held = lock(path);
     const failed = unavailableCalls(store);
     const { sb, runtime } = await startCounter(store, clock);
-    await metTheLock(failed, 'claimOutbound');
+    await metTheLock(failed, 'claim');
     expect(textsTo(sb, USER)).toEqual([]);
     held.release();
     clock.advance(10_000);
@@ -184,7 +184,7 @@ describe('a locked database', () => {
   });
 });
 
-describe('the dispatcher wakes for the earliest due row', () => {
+describe('the worker wakes for the earliest due row', () => {
   it('a row that falls due while a claim runs is claimed without another event', async () => {
     /** Time passes while the store claims (a slow disk), without any timer running meanwhile. */
     class SlowClaims extends ManualClock {
@@ -198,12 +198,12 @@ describe('the dispatcher wakes for the earliest due row', () => {
     const store = openSqliteStore({ path });
     const key = { botId: 'counter', user: USER };
     await queueSms(store, key, 'due soon', 'ft_due', clock.now() + 3);
-    const claim = store.claimOutbound.bind(store);
-    store.claimOutbound = async (...args) => {
-      const rows = await claim(...args);
-      clock.drift += 5;
-      return rows;
-    };
+    const claim = store.claim.bind(store);
+    store.claim = (async (who, request) => {
+      const items = await claim(who, request);
+      if (request.kind === 'send') clock.drift += 5;
+      return items;
+    }) as typeof store.claim;
     const { sb, runtime } = await startCounter(store, clock);
     await eventually(() => expect(clock.drift).toBeGreaterThan(0), { what: 'a first claim' });
     clock.advance(60_000);

@@ -11,7 +11,7 @@ import { fromPromise, setup } from 'xstate';
 import { defineBot, say, text, type TextEvent } from '../../src/index.js';
 import { ManualClock } from '../../src/conversation/clock.js';
 import counterBot from '../fixtures/counter-bot.js';
-import { ENGINES, freshDatabase, holdingSandbox, killHard, startCrashChild, type CrashChild } from './helpers.js';
+import { ENGINES, freshDatabase, holdingSandbox, killHard, queueSms, startCrashChild, type CrashChild } from './helpers.js';
 import { execAt } from '../support/rows.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp.js';
@@ -53,7 +53,7 @@ describe.each(ENGINES)('on %s', (engine) => {
   async function survivor(db: string): Promise<Runtime> {
     const store = await openStore(db);
     const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
-    const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
+    const runtime = new Runtime({ store, adapter, bots: [counterBot], sender: SANDBOX_SENDER, work: { leaseMs: 1_000, heartbeatMs: 300 }, pollMs: 200 });
     runtimes.push(runtime);
     await runtime.start();
     return runtime;
@@ -113,6 +113,29 @@ describe.each(ENGINES)('on %s', (engine) => {
       await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 15_000, intervalMs: 50 });
       expect(texts(user)).toEqual(['#1']);
       expect((await peer.store.outbound(1))?.state).toBe('sent');
+    });
+
+    it('a send taken from a lapsed claim a second time is not sent a third time: it is kept failed, in_doubt', async () => {
+      const db = await freshDatabase(engine, tmp.dir, 'takeover-doubt.db');
+      const store = await openStore(db);
+      const twice = { botId: 'counter', user: '5215500002011' };
+      const once = { botId: 'counter', user: '5215500002012' };
+      await queueSms(store, twice, 'sent twice already', 'ft_twice', Date.now());
+      await queueSms(store, once, 'sent once already', 'ft_once', Date.now());
+      // A process claimed both and died before recording either; another took the first and died too.
+      await store.claim({ owner: 'dead-1', leaseMs: 60_000, lapsed: true }, { kind: 'send', limit: 10, now: Date.now() });
+      await store.renew('dead-1', 0);
+      expect(await store.claim({ owner: 'dead-2', leaseMs: 60_000, lapsed: true }, { kind: 'send', limit: 1, now: Date.now() })).toMatchObject([{ user: twice.user, resends: 1 }]);
+      await store.renew('dead-2', 0);
+      await store.close();
+      const peer = await survivor(db);
+      await eventually(async () => expect((await peer.store.outbound(2))?.state).toBe('sent'), { what: 'the row taken once sent again' });
+      await eventually(async () => expect((await peer.store.outbound(1))?.state).toBe('failed'), { what: 'the row taken twice kept as failed' });
+      await peer.idle();
+      expect(texts(twice.user)).toEqual([]);
+      expect(texts(once.user)).toEqual(['sent once already']);
+      expect(await peer.store.outbound(1)).toMatchObject({ state: 'failed', errorCode: 'in_doubt', resends: 2 });
+      expect(await peer.store.outbound(2)).toMatchObject({ state: 'sent', resends: 1 });
     });
 
     it('a timer armed by another process fires on a live one that never heard of it', async () => {
@@ -183,15 +206,22 @@ describe.each(ENGINES)('on %s', (engine) => {
       const adapter = createHttpAdapter({ baseUrl: sb.url, authUrl: sb.url, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET });
       const warnings: string[] = [];
       const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
-      const a = new Runtime({ store: await openStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, lanes: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200, logger });
+      const a = new Runtime({ store: await openStore(db), adapter, bots: [slowBot], sender: SANDBOX_SENDER, work: { leaseMs: 1_000, heartbeatMs: 100 }, pollMs: 200, logger });
       runtimes.push(a);
       await a.start();
       await a.receive({ botId: 'slow', user, providerId: 'wamid.x1', source: 'whatsapp', event: { type: 'text', text: 'go' } });
       await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 10_000, intervalMs: 50 });
       // As if this process had stalled past its lease: another owner takes the conversation over.
-      await execAt(db, 'UPDATE lanes SET lease_until = 0');
+      // (a's heartbeat, every 100 ms, may renew the lease between the two statements: then again)
       const thief = await openStore(db);
-      expect((await thief.claimLanes('thief', { leaseMs: 60_000 })).map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+      await eventually(
+        async () => {
+          await execAt(db, 'UPDATE lanes SET lease_until = 0');
+          const claims = await thief.claim({ owner: 'thief', leaseMs: 60_000, lapsed: true }, { kind: 'lane', limit: 10, now: Date.now() });
+          expect(claims.map((c) => [c.key.user, c.takeover])).toEqual([[user, true]]);
+        },
+        { what: 'the thief taking the lane' },
+      );
       // One of a's heartbeats tells it the lane is gone.
       await eventually(() => expect(warnings).toContain('another process took over this conversation (our lease ran out); it runs there now'), { what: 'a learning that its lane was taken' });
       const version = (await thief.activeConversation({ botId: 'slow', user }))!.version;

@@ -3,10 +3,10 @@
  * against the target page's headings as GitHub slugs them. The checker itself is tested on pages
  * written to a temporary folder, so a check that could not fail would be caught too.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp.js';
 import { anchors, brokenLinks, docFiles, links, ROOT, slug } from './markdown.js';
 
 describe('the documentation', () => {
@@ -23,11 +23,12 @@ describe('the documentation', () => {
 });
 
 describe('the link checker', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-doc-links-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const temp = tempDir('colloquy-doc-links-');
+  const dir = temp.dir;
+  afterAll(() => temp.remove());
   const page = (path: string, text: string): void => {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
+    mkdirSync(dirname(temp.path(path)), { recursive: true });
+    writeFileSync(temp.path(path), text);
   };
 
   it('names the file, line and target of a missing file and of a missing anchor', () => {

@@ -4,24 +4,23 @@
  * lost or done twice: the claim and the held messages survive, a retried agent message sends once,
  * and after the release the bot resumes exactly once. The same on SQLite and on PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buttonReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import { eventually } from '../support/eventually.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
+import { type TempDir, tempDir } from '../support/temp.js';
 import { serve } from './cli.js';
 
 const TOKEN = 'agent-token-0123456789';
 const SECRET = 'webhook-secret-e2e';
 const USER = '5215588880001';
-const dirs: string[] = [];
+const dirs: TempDir[] = [];
 const running: Awaited<ReturnType<typeof serve>>[] = [];
 afterEach(async () => {
   for (const s of running.splice(0)) if (s.proc.exitCode === null && s.proc.signalCode === null) await s.stop('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) d.remove();
 });
 
 let n = 0;
@@ -40,14 +39,8 @@ async function agent(url: string, path: string, body: unknown, headers: Record<s
   return { status: res.status, json: await res.json() };
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const v = await f();
-    if (v !== undefined && v !== false) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** Waits up to 30 s (the processes are real) for `probe` to hold; fails with what it last saw. */
+const until = <T>(what: string, probe: () => Promise<T>) => eventually(probe, { what, timeoutMs: 30_000, intervalMs: 50 });
 
 type Row = Record<string, unknown>;
 /** Where the servers keep their data, and a reader of it from outside (a separate connection per query). */
@@ -60,9 +53,9 @@ const BACKENDS: readonly Backend[] = [
   {
     name: 'SQLite',
     async setup() {
-      const dir = mkdtempSync(join(tmpdir(), 'colloquy-e2e-handoff-'));
+      const dir = tempDir('colloquy-e2e-handoff-');
       dirs.push(dir);
-      const db = join(dir, 'c.db');
+      const db = dir.path('c.db');
       const q = async (sql: string) => {
         const d = new Database(db, { readonly: true });
         try {
@@ -104,14 +97,18 @@ describe.each(BACKENDS)('handoffs across colloquy serve processes on $name', (ba
     expect(await webhook(first.url, listReplyMessage({ from: USER, id: `wamid.e2e.${++n}`, rowId: 'wifi', title: 'Wi-Fi problems' }))).toBe(200);
     expect(await webhook(first.url, buttonReplyMessage({ from: USER, id: `wamid.e2e.${++n}`, buttonId: 'agent', title: 'No, talk to a person' }))).toBe(200);
     expect(await webhook(first.url, text('No signal upstairs.'))).toBe(200);
-    const queued = await until('the handoff', async () => (await agent(first.url, 'handoffs', undefined)).json.handoffs[0]);
+    const queued = await until('the handoff', async () => {
+      const { handoffs } = (await agent(first.url, 'handoffs', undefined)).json;
+      expect(handoffs, 'the handoff queue').not.toEqual([]);
+      return handoffs[0];
+    });
     expect(queued).toMatchObject({ user: USER, queue: 'wifi', status: 'waiting' });
     const id = queued.conversationId as number;
     expect((await agent(first.url, `handoffs/${id}/claim`, { agent: 'ana' })).status).toBe(200);
     expect((await agent(first.url, `handoffs/${id}/claim`, { agent: 'bob' })).status).toBe(409);
     expect((await agent(first.url, `handoffs/${id}/messages`, { agent: 'ana', text: 'Ana here: restart the router please.' }, { 'idempotency-key': 'm-1' })).status).toBe(202);
     expect(await webhook(first.url, text('Done, still nothing.'))).toBe(200);
-    await until("the agent's message to be sent", async () => (await q(`SELECT 1 FROM outbox WHERE agent = 'ana' AND state = 'sent'`)).length === 1 || undefined);
+    await until("the agent's message to be sent", async () => expect(await q(`SELECT 1 FROM outbox WHERE agent = 'ana' AND state = 'sent'`)).toHaveLength(1));
     await first.stop('SIGKILL');
 
     const second = await serve(['bots/support.ts'], env);
@@ -128,7 +125,7 @@ describe.each(BACKENDS)('handoffs across colloquy serve processes on $name', (ba
 
     const third = await serve(['bots/support.ts'], env);
     running.push(third);
-    await until('the bot to resume', async () => (await q(`SELECT state FROM conversations WHERE id = ${id}`))[0]?.['state'] === 'anythingElse' || undefined);
+    await until('the bot to resume', async () => expect((await q(`SELECT state FROM conversations WHERE id = ${id}`))[0]?.['state']).toBe('anythingElse'));
     // Its message is queued once. (If the killed process was sending it, it goes out when that send's lease runs out.)
     expect(await q(`SELECT state FROM outbox WHERE message LIKE '%anything else%'`)).toHaveLength(1);
     const out = await q(`SELECT agent, kind, state FROM outbox WHERE conversation_id = ${id} ORDER BY id`);

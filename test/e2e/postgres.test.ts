@@ -7,6 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buttonReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
+import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { run, serve } from './cli.js';
@@ -27,17 +28,18 @@ async function post(url: string, message: object): Promise<Response> {
   return fetch(`${url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signBody(SECRET, body) }, body });
 }
 
-async function sandboxMessages(url: string): Promise<{ channel: string; request: Record<string, unknown> }[]> {
-  return (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${USER}`)).json()) as never;
-}
+type Sent = { channel: string; request: Record<string, unknown> };
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** The sandbox's messages to the user, once there are at least `n` (replies go out after the webhook's answer). */
+function sandboxMessages(url: string, n: number): Promise<Sent[]> {
+  return eventually(
+    async () => {
+      const got = (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${USER}`)).json()) as Sent[];
+      expect(got.length, JSON.stringify(got)).toBeGreaterThanOrEqual(n);
+      return got;
+    },
+    { what: `${n} messages to ${USER}`, timeoutMs: 15_000, intervalMs: 25 },
+  );
 }
 
 const started: { stop: (s?: NodeJS.Signals) => Promise<number | null>; proc: { exitCode: number | null } }[] = [];
@@ -64,8 +66,7 @@ async function contents(store: Store) {
     conversations,
     transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))),
     timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
-    pending: await store.pendingKeys(),
-    nextTimerAt: await store.nextTimerAt(),
+    nextDue: await store.nextDue(),
   };
 }
 
@@ -75,19 +76,13 @@ describe('colloquy on PostgreSQL', () => {
     let s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect(s.stdout()).toContain('database    postgres://postgres:***@127.0.0.1');
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
-    let got = await until(
-      () => sandboxMessages(s.url),
-      (m) => m.length >= 1,
-    );
+    let got = await sandboxMessages(s.url, 1);
     expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
     expect(await s.stop('SIGTERM')).toBe(0);
 
     s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    got = await until(
-      () => sandboxMessages(s.url),
-      (m) => m.length >= 1,
-    );
+    got = await sandboxMessages(s.url, 1);
     expect((got[0]!.request['replyButtons'] as Record<string, unknown>)['headerImage']).toEqual({ link: 'https://images.example.com/pizza/margherita.jpg' });
     expect(await s.stop('SIGTERM')).toBe(0);
     for (const out of [s.stdout(), s.stderr()]) expect(out).not.toContain(PASSWORD);
@@ -122,10 +117,7 @@ describe('colloquy db copy', () => {
     let s = await serveTracked({ COLLOQUY_DATABASE_URL: file });
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    await until(
-      () => sandboxMessages(s.url),
-      (m) => m.length >= 2,
-    );
+    await sandboxMessages(s.url, 2);
     expect(await s.stop('SIGTERM')).toBe(0);
 
     const url = withPassword(await freshDatabaseUrl());
@@ -141,10 +133,7 @@ describe('colloquy db copy', () => {
 
     s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
-    const got = await until(
-      () => sandboxMessages(s.url),
-      (m) => m.length >= 1,
-    );
+    const got = await sandboxMessages(s.url, 1);
     const flow = got[0]!.request as { flow: { action: { parameters: { flow_action_payload: unknown } } } };
     expect(flow.flow.action.parameters.flow_action_payload).toMatchObject({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita' } });
     expect(await s.stop('SIGTERM')).toBe(0);

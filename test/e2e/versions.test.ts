@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buttonReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
+import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp.js';
 import { run, serve } from './cli.js';
 
@@ -22,15 +23,17 @@ async function post(url: string, message: object): Promise<number> {
 
 const tap = (from: string, id: string) => buttonReplyMessage({ from, buttonId: id, title: id });
 
-/** The bodies the sandbox received for a user, oldest first, waiting until there are `n`. */
-async function bodies(url: string, user: string, n: number): Promise<string[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const got = (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${user}`)).json()) as { request: { replyButtons?: { body: string }; text?: string; message?: string } }[];
-    const out = got.map((m) => m.request.replyButtons?.body ?? JSON.stringify(m.request));
-    if (out.length >= n || Date.now() > deadline) return out;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** The bodies the sandbox received for a user, oldest first, once there are at least `n`. */
+function bodies(url: string, user: string, n: number): Promise<string[]> {
+  return eventually(
+    async () => {
+      const got = (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${user}`)).json()) as { request: { replyButtons?: { body: string }; text?: string; message?: string } }[];
+      const out = got.map((m) => m.request.replyButtons?.body ?? JSON.stringify(m.request));
+      expect(out.length, JSON.stringify(out)).toBeGreaterThanOrEqual(n);
+      return out;
+    },
+    { what: `${n} messages to ${user}`, timeoutMs: 10_000, intervalMs: 25 },
+  );
 }
 
 const started: { stop: (s?: NodeJS.Signals) => Promise<number | null>; proc: { exitCode: number | null } }[] = [];

@@ -5,18 +5,19 @@
  * repository's files in a temporary folder, with node_modules linked in minus what the case lacks.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type TempDir, tempDir } from '../support/temp.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const made: string[] = [];
+const made: TempDir[] = [];
 
 /** A copy of the checkout without dist/, whose node_modules lacks `without`. */
 function clone(without: readonly string[] = []): string {
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-clone-'));
-  made.push(dir);
+  const temp = tempDir('colloquy-clone-');
+  made.push(temp);
+  const dir = temp.dir;
   for (const f of ['package.json', 'bin', 'src', 'migrations', 'simulator-page', 'bots']) cpSync(join(ROOT, f), join(dir, f), { recursive: true });
   mkdirSync(join(dir, 'node_modules'));
   for (const name of readdirSync(join(ROOT, 'node_modules'))) {
@@ -45,7 +46,7 @@ const explain = (r: Run): string => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
 const NO_TRACE = /\n\s+at |ERR_MODULE_NOT_FOUND/;
 
 afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  for (const temp of made) temp.remove();
 });
 
 describe('the colloquy command in a clone that was never built', () => {

@@ -16,12 +16,12 @@
  * project gets the binary this repository built, for the same better-sqlite3 version.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyDatabaseUrl } from '../support/postgres.js';
+import { type TempDir, tempDir } from '../support/temp.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'node_modules/.bin');
@@ -54,6 +54,7 @@ const explain = (r: Run): string => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
 /** A whole type check of the project and its dependencies' declarations takes a while on a busy machine. */
 const SLOW = 180_000;
 
+let temp: TempDir | undefined;
 let dir: string;
 let tarball: string;
 let authoring: string;
@@ -87,7 +88,8 @@ async function installed(cwd: string, packages: readonly string[]): Promise<Run>
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'colloquy-published-'));
+  temp = tempDir('colloquy-published-');
+  dir = temp.dir;
   const pack = await run('npm', ['pack', '--pack-destination', dir], ROOT);
   const packed = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
   if (pack.code !== 0 || packed.length !== 1) throw new Error(`npm pack failed: ${explain(pack)}`);
@@ -108,7 +110,7 @@ beforeAll(async () => {
 }, 480_000);
 
 afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  temp?.remove();
 });
 
 /** Stops a child with SIGTERM and waits for it to exit. */

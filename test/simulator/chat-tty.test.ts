@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SESSION = `colloquy-chat-${process.pid}`;
@@ -17,14 +18,15 @@ function tmux(...args: string[]): string {
 
 const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', SESSION);
 
-async function waitFor(text: string | RegExp): Promise<string> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const s = screen();
-    if (typeof text === 'string' ? s.includes(text) : text.test(s)) return s;
-    if (Date.now() > deadline) throw new Error(`the screen never showed ${String(text)}:\n${s}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function waitFor(text: string | RegExp): Promise<string> {
+  return eventually(
+    () => {
+      const s = screen();
+      if (!(typeof text === 'string' ? s.includes(text) : text.test(s))) throw new Error(`the screen shows:\n${s}`);
+      return s;
+    },
+    { what: `the screen showing ${String(text)}`, timeoutMs: 15_000, intervalMs: 50 },
+  );
 }
 
 async function type(line: string): Promise<void> {

@@ -1,18 +1,18 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setup } from 'xstate';
 import { buttons, defineBot, say, text, type ReplyEvent } from '../../src/index.js';
 import { createTestBot, expectTranscript, recordTranscript, replayTranscript, TranscriptMismatchError, type TestConversation } from '../../src/simulator/testing.js';
 import { diffLines, formatDiff } from '../../src/simulator/transcript-diff.js';
 import orderBot from '../fixtures/order-bot.js';
+import { eventually } from '../support/eventually.js';
+import { type TempDir, tempDir } from '../support/temp.js';
 
 const open: TestConversation[] = [];
-const temp: string[] = [];
+const temp: TempDir[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
-  for (const dir of temp.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of temp.splice(0)) dir.remove();
   delete process.env['COLLOQUY_UPDATE_TRANSCRIPTS'];
 });
 
@@ -108,9 +108,9 @@ describe('recordTranscript and replayTranscript', () => {
 
 describe('expectTranscript', () => {
   it('writes the file the first time, then compares, and rewrites on COLLOQUY_UPDATE_TRANSCRIPTS=1', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'colloquy-transcripts-'));
+    const dir = tempDir('colloquy-transcripts-');
     temp.push(dir);
-    const file = join(dir, 'nested', 'sizes.json');
+    const file = dir.path('nested/sizes.json');
     expectTranscript(await talk(), file);
     expect(existsSync(file)).toBe(true);
     const written = JSON.parse(readFileSync(file, 'utf8')) as { bot: string; user: string; steps: unknown[] };
@@ -168,7 +168,7 @@ describe('replaying a conversation with an async lookup that takes real time', (
   it('recorded by waiting in real time, then advance(0): the unchanged bot replays without a mismatch', async () => {
     const c = await toTracking();
     c.expectState('tracking').expectNothingSent();
-    await new Promise((r) => setTimeout(r, 150)); // longer than the lookup's own 50 ms timer
+    await eventually(() => !c.invoking, { what: "the lookup's own 50 ms timer to fire" }); // real time, as a user waits
     await c.advance(0);
     c.expectText(/is in the oven/).expectState('done');
     const recorded = recordTranscript(c);

@@ -3,9 +3,6 @@
  * through a list, reply buttons and a flow; the page shows bubbles, state and raw requests, and the
  * store holds what production traffic would leave. Two tabs are two independent users.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -14,25 +11,26 @@ import { simulatorExtension } from '../../src/simulator/web/index.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import orderBot from '../fixtures/order-bot.js';
 import webBot from '../fixtures/web-bot.js';
+import { type TempDir, tempDir } from '../support/temp.js';
 import { launchChromium, onlyLoopback, requireChromium, shot } from './browser.js';
 
 let server: RunningServer;
 let browser: Browser | undefined;
-let dir: string;
+let dir: TempDir | undefined;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
   browser = await launchChromium();
   if (!browser) return; // each test fails with requireChromium()'s message
-  dir = mkdtempSync(join(tmpdir(), 'colloquy-simulator-'));
-  const config = { ...loadConfig({}), port: 0, db: join(dir, 'simulator.db'), webhookSecret: 'simulator-test-secret', logLevel: 'silent' as const };
+  dir = tempDir('colloquy-simulator-');
+  const config = { ...loadConfig({}), port: 0, db: dir.path('simulator.db'), webhookSecret: 'simulator-test-secret', logLevel: 'silent' as const };
   server = await startServer({ bots: [orderBot, webBot], config, extensions: [simulatorExtension] });
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir?.remove();
 });
 
 afterEach(() => {

@@ -7,10 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { VersionConflictError } from '../../src/errors.js';
 import type { PgStore } from '../../src/store/postgres/store.js';
 import type { CommitResult, ConversationKey, Store } from '../../src/store/types.js';
-import { DIALECTS, T0, inbound, text, turn } from './helpers.js';
+import { DIALECTS, T0, claimLanes, claimSends, inbound, text, turn } from './helpers.js';
 
 const OWNER = 'process-a';
-const LONG = 60_000;
 const user = (i: number): ConversationKey => ({ botId: 'pizza', user: `+49160000${String(i).padStart(5, '0')}` });
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -47,12 +46,12 @@ describe.each(DIALECTS)('calls that arrive together ($name)', ({ name, open: ope
     expect(results[12]).toEqual({ id: results[0]!.id, duplicate: true });
     expect(results[13]).toEqual({ id: earlier.id, duplicate: true });
     expect(new Set(results.slice(0, 12).map((r) => r.id)).size).toBe(12);
-    const claims = await store.claimLanes(OWNER, { leaseMs: LONG });
+    const claims = await claimLanes(store, OWNER);
     expect(Object.fromEntries(claims.map((c) => [c.key.user, c.workSeq]))).toEqual({ [user(0).user]: 4, [user(1).user]: 4, [user(2).user]: 4, [user(9).user]: 1 });
     if (name === 'postgres') expect(statements.n).toBeLessThan(calls.length);
   });
 
-  it('reads: each key its own next inbound, active conversation and statuses', async () => {
+  it('reads: each key its own active conversation and statuses', async () => {
     const store = await openStore();
     for (const i of range(6)) {
       await store.addInbound(inbound({ ...user(i), providerId: `a${i}` }));
@@ -61,15 +60,10 @@ describe.each(DIALECTS)('calls that arrive together ($name)', ({ name, open: ope
       await store.addStatus({ providerMessageId: `pm${i}`, status: 'delivered', receivedAt: T0 });
     }
     const statements = countStatements(store);
-    const [next, active, statuses] = await Promise.all([
-      Promise.all(range(7).map((i) => store.nextInbound(user(i)))),
-      Promise.all(range(7).map((i) => store.activeConversation(user(i)))),
-      Promise.all(range(7).map((i) => store.statuses(`pm${i}`))),
-    ]);
-    expect(next.map((r) => r?.providerId)).toEqual([...range(6).map((i) => `a${i}`), undefined]);
+    const [active, statuses] = await Promise.all([Promise.all(range(7).map((i) => store.activeConversation(user(i)))), Promise.all(range(7).map((i) => store.statuses(`pm${i}`)))]);
     expect(active.map((c) => (c ? (c.snapshot as { n: number }).n : undefined))).toEqual([0, undefined, 2, undefined, 4, undefined, undefined]);
     expect(statuses.map((s) => s.map((x) => x.status))).toEqual([...range(6).map(() => ['delivered']), []]);
-    if (name === 'postgres') expect(statements.n).toBeLessThan(21);
+    if (name === 'postgres') expect(statements.n).toBeLessThan(14);
   });
 
   it('turns: a stale one among many conflicts alone and commits nothing; the others commit, their rows in order', async () => {
@@ -162,28 +156,35 @@ describe.each(DIALECTS)('calls that arrive together ($name)', ({ name, open: ope
     ]);
   });
 
-  it('sends, lanes: finishes with a stale claim, claims and releases by key, each its own outcome', async () => {
+  it('sends, lanes: settles with a stale claim, claims and settles lanes by key, each its own outcome', async () => {
     const store = await openStore();
-    const statements = countStatements(store);
     const { outboxIds } = await store.commitTurn(turn({ outbox: [text('x')] }));
     const others = await Promise.all(range(5).map((i) => store.commitTurn(turn({ key: user(i), outbox: [text(`o${i}`)] }))));
-    const rows = await store.claimOutbound(T0, 10, LONG);
+    for (const i of range(4)) await store.skipInbound((await store.addInbound(inbound({ ...user(i) }))).id, 'consumed', T0);
+    const statements = countStatements(store);
+    const rows = await claimSends(store);
     expect(rows).toHaveLength(6);
-    const finished = await Promise.all(
-      rows.map((r) => store.finishOutbound(r.id, { state: 'sent', providerId: `pm-${r.id}`, httpStatus: 200 }, T0 + 1, r.id === outboxIds[0] ? 'not-the-claim' : (r.claim ?? undefined))),
+    const settled = await Promise.all(
+      rows.map((r) => store.settleSend(r.id, r.id === outboxIds[0] ? 'not-the-claim' : r.claim!, { kind: 'sent', record: { state: 'sent', providerId: `pm-${r.id}`, httpStatus: 200 } }, T0 + 1)),
     );
-    expect(finished).toEqual(rows.map((r) => r.id !== outboxIds[0]));
+    expect(settled).toEqual(rows.map((r) => r.id !== outboxIds[0]));
     expect((await store.outbound(outboxIds[0]!))?.state).toBe('sending');
     expect((await store.outbound(others[0]!.outboxIds[0]!))?.state).toBe('sent');
 
-    await Promise.all(range(4).map((i) => store.addInbound(inbound({ ...user(i) }))));
-    const claims = await Promise.all(range(5).map((i) => store.claimLanes(OWNER, { leaseMs: LONG, key: user(i) })));
+    const claims = await Promise.all(range(5).map((i) => claimLanes(store, OWNER, { key: user(i) })));
     expect(claims.map((c) => c.map((x) => [x.fence, x.workSeq]))).toEqual([[[1, 1]], [[1, 1]], [[1, 1]], [[1, 1]], [[1, 0]]]);
-    expect(await Promise.all(range(5).map((i) => store.claimLanes('process-b', { leaseMs: LONG, key: user(i) })))).toEqual(range(5).map(() => []));
-    await store.addInbound(inbound({ ...user(1) }));
-    const released = await Promise.all(range(5).map((i) => store.releaseLane(i === 2 ? 'process-b' : OWNER, user(i), 1, i === 4 ? 0 : 1)));
-    expect(released).toEqual([{ outcome: 'released' }, { outcome: 'more', workSeq: 2 }, { outcome: 'lost' }, { outcome: 'released' }, { outcome: 'released' }]);
-    // 2 + 1 + 6 + 4 + 5 + 5 + 1 + 5 calls
-    if (name === 'postgres') expect(statements.n).toBeLessThan(20);
+    expect(await Promise.all(range(5).map((i) => claimLanes(store, 'process-b', { key: user(i) })))).toEqual(range(5).map(() => []));
+    await store.addInbound(inbound({ ...user(1), providerId: 'wamid.next' }));
+    await store.skipInbound((await store.addInbound(inbound({ ...user(3) }))).id, 'consumed', T0);
+    const outcomes = await Promise.all(range(5).map((i) => store.settleLane(i === 2 ? 'process-b' : OWNER, user(i), 1, i === 4 ? 0 : 1)));
+    expect(outcomes).toEqual([
+      { outcome: 'released' },
+      { outcome: 'next', inbound: expect.objectContaining({ providerId: 'wamid.next', state: 'pending' }) },
+      { outcome: 'lost' },
+      { outcome: 'more', workSeq: 2 },
+      { outcome: 'released' },
+    ]);
+    // 1 + 6 + 5 + 5 + 3 + 5 calls
+    if (name === 'postgres') expect(statements.n).toBeLessThan(25);
   });
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
+import { eventually, sleep } from '../support/eventually.js';
 import { inbound, tempDir } from './helpers.js';
 
 const open: SqliteStore[] = [];
@@ -17,11 +18,10 @@ afterEach(async () => {
 });
 
 const walSize = (file: string) => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until the store's checkpoint worker has opened its connection. */
 async function started(s: SqliteStore): Promise<void> {
-  while (s.stats().checkpoints.mode === 'starting') await pause(5);
+  await eventually(() => expect(s.stats().checkpoints.mode).not.toBe('starting'), { what: 'the checkpoint worker started', intervalMs: 5 });
 }
 
 describe('WAL checkpoints in a worker thread', () => {
@@ -46,7 +46,7 @@ describe('WAL checkpoints in a worker thread', () => {
     for (let round = 0; round < 300; round++) {
       await Promise.all(Array.from({ length: 20 }, () => s.addInbound(inbound({ raw }))));
       largest = Math.max(largest, walSize(file));
-      await pause(2);
+      await sleep(2);
     }
     // About 15 MB went through the WAL; without checkpoints it would hold all of it. The worker
     // runs beside the writes, not in them, so how far the WAL gets ahead of it depends on how much
@@ -59,8 +59,7 @@ describe('WAL checkpoints in a worker thread', () => {
     expect(checkpoints.truncate).toBeGreaterThan(0);
     // Once the writes stop, the worker brings the WAL back under its limit, whatever size it reached.
     const limit = walPages * (s.db.pragma('page_size', { simple: true }) as number);
-    for (let i = 0; i < 400 && walSize(file) >= limit; i++) await pause(5);
-    expect(walSize(file)).toBeLessThan(limit);
+    await eventually(() => expect(walSize(file)).toBeLessThan(limit), { what: 'the WAL back under its limit', intervalMs: 5 });
   });
 
   it('close() stops the worker and leaves the WAL empty, even while another connection stays open', async () => {

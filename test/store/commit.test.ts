@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError, VersionConflictError } from '../../src/errors.js';
-import type { TurnCommit, Store } from '../../src/store/types.js';
-import { ALICE, BOB, DIALECTS, NO_TIMERS, T0, allOutbound, everything, inbound, text, turn } from './helpers.js';
+import type { TurnCommit } from '../../src/store/types.js';
+import { ALICE, BOB, DIALECTS, NO_TIMERS, T0, allOutbound, everything, inbound, nextPending, text, turn } from './helpers.js';
 
 async function conflict(p: Promise<unknown>): Promise<VersionConflictError> {
   const err = await p.then(
@@ -79,6 +79,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
         fallbackOf: null,
         deliveryStatus: null,
         claim: null,
+        resends: 0,
         createdAt: T0 + 1,
         sentAt: null,
       });
@@ -264,7 +265,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       await store.commitTurn(turn({ conversationId: 1, expectedVersion: 1, status: 'failed', now: T0 + 9 }));
       expect(await store.conversation(1)).toMatchObject({ status: 'failed', endedAt: T0 + 9 });
       expect(await store.timers(1)).toEqual([]);
-      expect(await store.nextTimerAt()).toBeUndefined();
+      expect(await store.nextDue()).toBeUndefined();
     });
 
     it('marks the conversation to expire as expired and starts the new one in the same commit', async () => {
@@ -313,9 +314,9 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     it('switches the channel as a failure follow-up', async () => {
       const store = await open();
       await store.commitTurn(turn({ now: T0, outbox: [text('a')] }));
-      await store.failOutbound(1, undefined, T0 + 4, { channel: 'sms' });
+      await store.failOutbound(1, T0 + 4, { channel: 'sms' });
       expect(await store.conversation(1)).toMatchObject({ channel: 'sms', updatedAt: T0 + 4, version: 1 });
-      await store.failOutbound(1, undefined, T0 + 5, { channel: 'interactive' });
+      await store.failOutbound(1, T0 + 5, { channel: 'interactive' });
       expect((await store.conversation(1))?.channel).toBe('interactive');
     });
 
@@ -341,7 +342,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const seenByTwo = await two.activeConversation(ALICE);
       expect(seenByOne?.version).toBe(1);
       expect(seenByTwo?.version).toBe(1);
-      expect((await two.nextInbound(ALICE))?.id).toBe(inboxId);
+      expect((await nextPending(two, ALICE))?.id).toBe(inboxId);
 
       const commit = (snapshot: string): TurnCommit => turn({ conversationId: 1, expectedVersion: 1, inboxId, snapshot: { value: snapshot }, state: snapshot, outbox: [text(snapshot)], now: T0 + 1 });
       expect(await one.commitTurn(commit('one'))).toMatchObject({ conversationId: 1, version: 2, outboxIds: [1] });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { VersionConflictError } from '../../src/errors.js';
 import type { ConversationKey, Store } from '../../src/store/types.js';
-import { DIALECTS, NO_TIMERS, T0, allInbound, inbound, text, turn } from './helpers.js';
+import { DIALECTS, NO_TIMERS, T0, WORKER, allInbound, claimSends, inbound, sent as settleSent, text, turn } from './helpers.js';
 
 const user = (i: number): ConversationKey => ({ botId: 'pizza', user: `+49151${String(i).padStart(8, '0')}` });
 
@@ -26,9 +26,10 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     }
     const sent: string[] = [];
     const inFlight = new Set<number>();
-    const dispatcher = async (s: Store) => {
+    const dispatcher = async (s: Store, i: number) => {
+      const who = { owner: `dispatcher-${i}`, leaseMs: 60_000, lapsed: true };
       for (let idle = 0; idle < 5; ) {
-        const claimed = await s.claimOutbound(T0, 3, 60_000);
+        const claimed = await claimSends(s, T0, 3, who);
         if (!claimed.length) {
           idle++;
           await new Promise((r) => setTimeout(r, 5));
@@ -44,7 +45,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
         for (const row of claimed) {
           sent.push((row.message as { text: string }).text);
           inFlight.delete(row.conversationId);
-          expect(await s.finishOutbound(row.id, { state: 'sent', providerId: `p${row.id}` }, T0, row.claim!)).toBe(true);
+          expect(await s.settleSend(row.id, row.claim!, { kind: 'sent', record: { state: 'sent', providerId: `p${row.id}` } }, T0)).toBe(true);
         }
       }
     };
@@ -56,17 +57,20 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     }
   });
 
-  it("a row another instance claimed after the lease ran out is no longer the first claim's to record", async () => {
+  it("a row another instance claimed after the claim lapsed is no longer the first claim's to record", async () => {
     const [a, b] = await instances(2);
     await a!.commitTurn(turn({ outbox: [text('once')], now: T0 }));
     // Each instance's first claim: the same row, the same count of claims before it.
-    const [first] = await a!.claimOutbound(T0, 1, 1_000);
-    const [second] = await b!.claimOutbound(T0 + 1_000, 1, 1_000);
-    expect(second).toMatchObject({ id: first!.id, attempts: 2 });
+    const A = { owner: 'process-a', leaseMs: 60_000, lapsed: true };
+    const [first] = await claimSends(a!, T0, 1, A);
+    await a!.renew(A.owner, 0);
+    const [second] = await claimSends(b!, T0, 1, { ...A, owner: 'process-b' });
+    expect(second).toMatchObject({ id: first!.id, attempts: 2, resends: 1 });
     expect(second!.claim).not.toBe(first!.claim);
-    expect(await a!.finishOutbound(first!.id, { state: 'sent', providerId: 'wamid.late' }, T0 + 1_500, first!.claim!)).toBe(false);
-    expect(await a!.renewLease(first!.id, first!.claim!, T0 + 5_000)).toBe(false);
-    expect(await b!.finishOutbound(second!.id, { state: 'sent', providerId: 'wamid.B' }, T0 + 1_500, second!.claim!)).toBe(true);
+    expect(await a!.settleSend(first!.id, first!.claim!, { kind: 'sent', record: { state: 'sent', providerId: 'wamid.late' } }, T0 + 1_500)).toBe(false);
+    await a!.renew(A.owner, 60_000); // the row is not A's any more: its heartbeat keeps nothing of it
+    expect(await claimSends(a!, T0, 1, A)).toEqual([]);
+    expect(await b!.settleSend(second!.id, second!.claim!, { kind: 'sent', record: { state: 'sent', providerId: 'wamid.B' } }, T0 + 1_500)).toBe(true);
     expect(await a!.outbound(first!.id)).toMatchObject({ state: 'sent', providerId: 'wamid.B', claim: null });
   });
 
@@ -79,7 +83,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     const fire = async (s: Store) => {
       let fired = 0;
       for (let got = 1; got > 0; ) {
-        got = (await s.fireDueTimers(T0 + 10, 7)).length;
+        got = (await s.claim(WORKER, { kind: 'timer', limit: 7, now: T0 + 10 })).length;
         fired += got;
       }
       return fired;
@@ -88,7 +92,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
     expect(counts.reduce((a, b) => a + b, 0)).toBe(n);
     const inbox = await allInbound(stores[0]!, 2 * n);
     expect(inbox.filter((r) => r.source === 'timer')).toHaveLength(n);
-    expect(await stores[1]!.nextTimerAt()).toBeUndefined();
+    expect(await stores[1]!.nextDue()).toBeUndefined();
   });
 
   it('the same turn committed by five processes at once runs once', async () => {
@@ -113,8 +117,8 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
   it('statuses reported at once through several processes end at the furthest one', async () => {
     const stores = await instances(4);
     await stores[0]!.commitTurn(turn({ outbox: [text('hi')], now: T0 }));
-    const [row] = await stores[0]!.claimOutbound(T0, 1, 60_000);
-    await stores[0]!.finishOutbound(row!.id, { state: 'sent', providerId: 'wamid.S' }, T0, row!.claim!);
+    const [row] = await claimSends(stores[0]!);
+    await settleSent(stores[0]!, row!, { state: 'sent', providerId: 'wamid.S' });
     const reports = ['read', 'sent', 'delivered', 'read', 'delivered', 'sent'];
     await Promise.all(reports.map((status, i) => stores[i % stores.length]!.addStatus({ providerMessageId: 'wamid.S', status, receivedAt: T0 + i })));
     expect((await stores[3]!.outbound(row!.id))?.deliveryStatus).toBe('read');

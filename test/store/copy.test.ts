@@ -5,7 +5,7 @@ import { StoreError } from '../../src/errors.js';
 import { copySqliteToPostgres } from '../../src/store/copy.js';
 import type { Store } from '../../src/store/types.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
-import { ALICE, BOB, NO_TIMERS, T0, allInbound, allOutbound, inbound, postgres, sqlite, tempDir, text, turn } from './helpers.js';
+import { ALICE, BOB, NO_TIMERS, T0, WORKER, allInbound, allOutbound, claimLanes, claimSends, inbound, postgres, sent, sqlite, tempDir, text, turn } from './helpers.js';
 
 /** A SQLite file with a bit of everything: two conversations (one ended), a fallback, statuses, a timer, a failed inbound, a claimed handoff with an agent's message and connector events. */
 async function filled(): Promise<string> {
@@ -15,12 +15,13 @@ async function filled(): Promise<string> {
   await s.commitTurn(
     turn({ inboxId: a.id, outbox: [text('one'), text('two')], timers: { ...NO_TIMERS, upsert: [{ key: 'remind', stateNode: null, event: { type: 'remind' }, fireAt: T0 + 9 }] }, now: T0 }),
   );
-  const [row] = await s.claimOutbound(T0, 1, 60_000);
-  await s.finishOutbound(row!.id, { state: 'failed', error: 'not on WhatsApp', errorCode: '131026' }, T0 + 1, row!.claim!);
-  await s.failOutbound(row!.id, undefined, T0 + 1, { fallback: text('one by sms', { kind: 'sms', channel: 'sms' }), channel: 'sms' });
+  const [row] = await claimSends(s, T0, 1);
+  const follow = { fallback: text('one by sms', { kind: 'sms', channel: 'sms' }), channel: 'sms' } as const;
+  await s.settleSend(row!.id, row!.claim!, { kind: 'failed', record: { state: 'failed', error: 'not on WhatsApp', errorCode: '131026' }, follow }, T0 + 1);
   await s.commitTurn(turn({ key: BOB, status: 'done', outbox: [text('bye')], now: T0 + 2 }));
-  const [bye] = (await s.claimOutbound(T0 + 2, 10, 60_000)).filter((r) => r.user === BOB.user);
-  await s.finishOutbound(bye!.id, { state: 'sent', providerId: 'wamid.bye', response: { ok: true } }, T0 + 3, bye!.claim!);
+  // ALICE's fallback stays in flight: its claim (owner, lease, token) is copied too.
+  const [bye] = (await claimSends(s, T0 + 2)).filter((r) => r.user === BOB.user);
+  await sent(s, bye!, { state: 'sent', providerId: 'wamid.bye', response: { ok: true } }, T0 + 3);
   await s.addStatus({ providerMessageId: 'wamid.bye', status: 'read', receivedAt: T0 + 4, raw: { x: 1 } });
   const bad = await s.addInbound(inbound({ ...BOB, providerId: 'w-bad' }));
   await s.failInbound(bad.id, 'the bot threw', T0 + 5);
@@ -28,6 +29,7 @@ async function filled(): Promise<string> {
   await s.commitTurn(turn({ conversationId: 1, expectedVersion: 1, handoff: { open: { reason: 'human', timeoutMs: 60_000 } }, notifyHandoffs: true, now: T0 + 7 }));
   await s.claimHandoff(1, 'ana', { now: T0 + 8, notify: true });
   await s.addAgentMessage({ conversationId: 1, agent: 'ana', outbound: text('ana here'), idempotencyKey: 'k1', now: T0 + 9 });
+  await claimLanes(s, WORKER.owner, { key: ALICE }); // held by a process of the source's
   await s.close();
   return file;
 }
@@ -41,14 +43,13 @@ async function contents(store: Store) {
     statuses: await store.statuses('wamid.bye'),
     transcripts: await Promise.all(conversations.map((c) => store.transcript(c.id))),
     timers: await Promise.all(conversations.map((c) => store.timers(c.id))),
-    pending: await store.pendingKeys(),
-    nextTimerAt: await store.nextTimerAt(),
-    nextOutboundAt: await store.nextOutboundAt(),
+    nextDue: await store.nextDue(),
     handoffs: await Promise.all(conversations.map((c) => store.handoffs(c.id))),
     openHandoffs: await store.openHandoffs(),
-    nextHandoffEventAt: await store.nextHandoffEventAt(),
-    // Last, as it claims them (the claim tokens differ by nature).
-    events: (await store.claimHandoffEvents(T0 + 10, 10, 1_000)).map(({ claim: _, ...e }) => e),
+    // Last, as they claim (the claim tokens differ by nature): the lanes and the sending row held by the source's owner.
+    held: await store.renew(WORKER.owner, 60_000),
+    events: (await store.claim({ ...WORKER, owner: 'copy-test' }, { kind: 'event', limit: 10, now: T0 + 10 })).map(({ claim: _, ...e }) => e),
+    lanes: await store.claim({ ...WORKER, owner: 'copy-test' }, { kind: 'lane', limit: 10, now: T0 + 10 }),
   };
 }
 
@@ -79,7 +80,7 @@ describe('copySqliteToPostgres', () => {
     expect(r).toMatchObject({ conversationId: 3, version: 1, outboxIds: [6] });
     await pg.commitTurn(turn({ key: BOB, handoff: { open: { timeoutMs: 1 } }, notifyHandoffs: true, now: T0 + 11 }));
     expect((await pg.handoffs(4)).map((h) => h.id)).toEqual([2]);
-    expect((await pg.claimHandoffEvents(T0 + 20, 10, 1_000)).map((e) => [e.id, e.handoffId])).toEqual([
+    expect((await pg.claim(WORKER, { kind: 'event', limit: 10, now: T0 + 20 })).map((e) => [e.id, e.handoffId])).toEqual([
       [1, 1],
       [3, 2],
     ]);

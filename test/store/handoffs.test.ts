@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { HANDOFF_TIMER_KEY, type HandoffEventRecord } from '../../src/store/handoff-types.js';
 import type { Store } from '../../src/store/types.js';
-import { ALICE, BOB, DIALECTS, allOutbound, inbound, T0, text, turn } from './helpers.js';
+import { ALICE, BOB, DIALECTS, WORKER, allOutbound, inbound, nextPending, T0, text, turn } from './helpers.js';
 
 const W = (now = T0, notify = true) => ({ now, notify });
 const OPEN = { open: { reason: 'charged twice', queue: 'billing', timeoutMs: 600_000 } } as const;
@@ -14,8 +14,9 @@ const FAR = T0 + 365 * 86_400_000;
 /** Every connector event queued since the last call, in queue order, taken (and marked sent) through the port. */
 async function drain(s: Store): Promise<HandoffEventRecord[]> {
   const out: HandoffEventRecord[] = [];
-  for (let batch = await s.claimHandoffEvents(FAR, 100, 1); batch.length > 0; batch = await s.claimHandoffEvents(FAR, 100, 1)) {
-    for (const e of batch) expect(await s.settleHandoffEvent(e.id, e.claim, { sent: true }, FAR)).toBe(true);
+  const claim = () => s.claim(WORKER, { kind: 'event', limit: 100, now: FAR });
+  for (let batch = await claim(); batch.length > 0; batch = await claim()) {
+    for (const e of batch) expect(await s.settleEvent(e.id, e.claim, { sent: true }, FAR)).toBe(true);
     out.push(...batch);
   }
   return out.sort((a, b) => a.id - b.id);
@@ -123,7 +124,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       expect(await s.holdInbound(inboxId, h, 'sms', W(T0 + 100))).toBe(false);
       expect(await s.inbound(inboxId)).toMatchObject({ state: 'done', conversationId: id });
       expect(await s.conversation(id)).toMatchObject({ lastActivityAt: T0 + 100, channel: 'sms', version: 1 });
-      expect(await s.nextInbound(ALICE)).toBeUndefined();
+      expect(await nextPending(s, ALICE)).toBeUndefined();
       const ev = (await drain(s)).at(-1)!;
       expect(ev.payload).toMatchObject({ type: 'handoff.message', message: { event: { type: 'text', text: 'hello?' }, source: 'sms' }, handoff: { id: h.id } });
     });
@@ -191,22 +192,27 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const { s, id } = await handedOff();
       await s.claimHandoff(id, 'ana', W(T0 + 1));
       const b = await s.commitTurn(turn({ key: BOB, handoff: OPEN, notifyHandoffs: true }));
-      const first = await s.claimHandoffEvents(T0 + 10, 10, 60_000);
+      const events = (now: number) => s.claim(WORKER, { kind: 'event', limit: 10, now });
+      const first = await events(T0 + 10);
       expect(first.map((e) => [e.handoffId, e.type, e.attempts])).toEqual([
         [1, 'handoff.started', 1],
         [2, 'handoff.started', 1],
       ]);
       expect(first[0]!.payload).toMatchObject({ id: first[0]!.eventId, type: 'handoff.started', handoff: { conversationId: id, state: 'waiting' } });
-      expect(await s.claimHandoffEvents(T0 + 10, 10, 60_000)).toEqual([]); // in flight: nothing behind them either
-      expect(await s.settleHandoffEvent(first[0]!.id, first[0]!.claim, { sent: true }, T0 + 11)).toBe(true);
-      expect(await s.settleHandoffEvent(first[1]!.id, first[1]!.claim, { sent: false, error: 'HTTP 503', retryAt: T0 + 5_000 }, T0 + 11)).toBe(true);
-      expect(await s.settleHandoffEvent(first[1]!.id, first[1]!.claim, { sent: true }, T0 + 12)).toBe(false); // the claim is spent
-      expect(await s.nextHandoffEventAt()).toBe(T0 + 1); // ana's claim event, due since it was queued
-      const next = await s.claimHandoffEvents(T0 + 20, 10, 60_000);
+      expect(await events(T0 + 10)).toEqual([]); // in flight: nothing behind them either
+      expect(await s.settleEvent(first[0]!.id, first[0]!.claim, { sent: true }, T0 + 11)).toBe(true);
+      expect(await s.settleEvent(first[1]!.id, first[1]!.claim, { sent: false, error: 'HTTP 503', retryAt: T0 + 5_000 }, T0 + 11)).toBe(true);
+      expect(await s.settleEvent(first[1]!.id, first[1]!.claim, { sent: true }, T0 + 12)).toBe(false); // the claim is spent
+      expect(await s.nextDue()).toBe(T0 + 1); // ana's claim event, due since it was queued
+      const next = await events(T0 + 20);
       expect(next.map((e) => e.type)).toEqual(['handoff.claimed']);
-      expect(await s.claimHandoffEvents(T0 + 5_000, 10, 60_000)).toMatchObject([{ handoffId: 2, attempts: 2 }]);
-      // A lease that ran out (a process died mid-POST) makes the event claimable again.
-      expect((await s.claimHandoffEvents(T0 + 60_021, 10, 60_000)).map((e) => e.type)).toEqual(['handoff.claimed']);
+      expect(await events(T0 + 5_000)).toMatchObject([{ handoffId: 2, attempts: 2 }]);
+      // A claim that lapsed (a process died mid-POST) makes the event claimable again.
+      await s.renew(WORKER.owner, 0);
+      expect((await events(T0 + 5_000)).map((e) => [e.type, e.attempts])).toEqual([
+        ['handoff.claimed', 2],
+        ['handoff.started', 3],
+      ]);
       void b;
     });
 
@@ -214,7 +220,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const { s, id } = await handedOff(false);
       await s.claimHandoff(id, 'ana', W(T0, false));
       expect(await drain(s)).toEqual([]);
-      expect(await s.nextHandoffEventAt()).toBeUndefined();
+      expect(await s.nextDue()).toBeUndefined();
     });
 
     it("an SMS fallback of an agent's message is the agent's too; the bot's stays the bot's", async () => {
@@ -224,8 +230,8 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const agentRow = (sent as { outboxId: number }).outboxId;
       const botRow = (await s.commitTurn(turn({ conversationId: id, expectedVersion: 1, outbox: [text('bot')] }))).outboxIds[0]!;
       const sms = (body: string) => ({ fallback: text(body, { kind: 'sms', channel: 'sms' }) });
-      expect(await s.failOutbound(agentRow, undefined, T0 + 1, sms('on it by sms'))).toBe(true);
-      expect(await s.failOutbound(botRow, undefined, T0 + 1, sms('bot by sms'))).toBe(true);
+      expect(await s.failOutbound(agentRow, T0 + 1, sms('on it by sms'))).toBe(true);
+      expect(await s.failOutbound(botRow, T0 + 1, sms('bot by sms'))).toBe(true);
       const rows = await allOutbound(s);
       expect(rows.find((o) => o.fallbackOf === agentRow)).toMatchObject({ agent: 'ana', channel: 'sms', conversationId: id });
       expect(rows.find((o) => o.fallbackOf === botRow)).not.toHaveProperty('agent');
@@ -269,9 +275,9 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
         await stores[0]!.releaseHandoff(id, `agent${i}`, undefined, W(T0, true));
       }
       const seen: HandoffEventRecord[] = [];
-      const worker = async (s: Store) => {
+      const worker = async (s: Store, i: number) => {
         for (let idle = 0; idle < 3; ) {
-          const batch = await s.claimHandoffEvents(T0, 2, 60_000);
+          const batch = await s.claim({ ...WORKER, owner: `process-${i}` }, { kind: 'event', limit: 2, now: T0 });
           if (!batch.length) {
             idle++;
             await new Promise((r) => setTimeout(r, 5));
@@ -279,7 +285,7 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
           }
           idle = 0;
           seen.push(...batch);
-          for (const e of batch) expect(await s.settleHandoffEvent(e.id, e.claim, { sent: true }, T0)).toBe(true);
+          for (const e of batch) expect(await s.settleEvent(e.id, e.claim, { sent: true }, T0)).toBe(true);
         }
       };
       await Promise.all(stores.map(worker));

@@ -8,7 +8,7 @@ import { afterEach } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { PgStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
-import type { ConversationKey, NewInbound, NewOutbound, Store, TimerChanges, TurnCommit } from '../../src/store/types.js';
+import type { Claimant, ConversationKey, InboxRecord, LaneClaim, NewInbound, NewOutbound, OutboxRecord, SendRecord, Store, TimerChanges, TurnCommit } from '../../src/store/types.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { type TempDir, tempDir as makeTempDir } from '../support/temp.js';
 
@@ -138,5 +138,42 @@ export const allOutbound = (store: Store, upTo = 40) => byIds((id) => store.outb
 export async function everything(store: Store): Promise<Record<string, unknown>> {
   const conversations = await store.conversations();
   const timers = await Promise.all(conversations.map(async (c) => [c.id, await store.timers(c.id)]));
-  return { conversations, timers, inbox: await allInbound(store), outbox: await allOutbound(store), next: await store.nextTimerAt() };
+  return { conversations, timers, inbox: await allInbound(store), outbox: await allOutbound(store), next: await store.nextDue() };
+}
+
+/** The conversation's oldest pending inbound (what its lane runs next), read through the port. */
+export async function nextPending(store: Store, key: ConversationKey, upTo = 40): Promise<InboxRecord | undefined> {
+  return (await allInbound(store, upTo)).find((i) => i.state === 'pending' && i.botId === key.botId && i.user === key.user);
+}
+
+/** The claimant the tests claim work as, unless they race several: a long lease, lapsed claims taken. */
+export const WORKER: Claimant = { owner: 'test-worker', leaseMs: 60_000, lapsed: true };
+
+/** Claims up to `limit` due sends at `now`. */
+export function claimSends(store: Store, now = T0, limit = 100, who: Claimant = WORKER): Promise<OutboxRecord[]> {
+  return store.claim(who, { kind: 'send', limit, now });
+}
+
+/** Claims lanes with work (or the lane of `key`) for `owner`. */
+export function claimLanes(
+  store: Store,
+  owner: string,
+  o: { readonly leaseMs?: number; readonly key?: ConversationKey; readonly limit?: number; readonly lapsed?: boolean } = {},
+): Promise<LaneClaim[]> {
+  return store.claim({ owner, leaseMs: o.leaseMs ?? 60_000, lapsed: o.lapsed ?? true }, { kind: 'lane', limit: o.limit ?? 100, now: T0, key: o.key });
+}
+
+/** Records a claimed send as sent (it must hold its claim). */
+export async function sent(store: Store, row: OutboxRecord, record: SendRecord = { state: 'sent' }, now = T0): Promise<void> {
+  if (!(await store.settleSend(row.id, row.claim!, { kind: 'sent', record }, now))) throw new Error(`outbox row ${row.id} lost its claim`);
+}
+
+/** Claims and sends every due send at `now`, each conversation's rows in order, as the worker would; the rows sent. */
+export async function sendAll(store: Store, now = T0): Promise<OutboxRecord[]> {
+  const out: OutboxRecord[] = [];
+  for (let batch = await claimSends(store, now); batch.length > 0; batch = await claimSends(store, now)) {
+    for (const o of batch) await sent(store, o, { state: 'sent', providerId: `wamid.out${o.id}` }, now);
+    out.push(...batch);
+  }
+  return out;
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ALICE, BOB, T0, inbound, DIALECTS, turn, allInbound } from './helpers.js';
+import type { ConversationKey, InboxRecord, Store } from '../../src/store/types.js';
+import { ALICE, BOB, T0, inbound, DIALECTS, turn, allInbound, claimLanes, nextPending } from './helpers.js';
+
+/** What a lane's owner runs next: the lane claimed by its key, then its settle's `next` (undefined when it released the lane). */
+async function next(store: Store, key: ConversationKey): Promise<InboxRecord | undefined> {
+  const [lane] = await claimLanes(store, 'worker', { key });
+  const r = await store.settleLane('worker', key, lane!.fence, lane!.workSeq);
+  return r.outcome === 'next' ? r.inbound : undefined;
+}
 
 describe.each(DIALECTS)('$name', ({ open }) => {
   describe('addInbound', () => {
@@ -48,43 +56,42 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       await store.commitTurn(turn({ inboxId: id }));
       expect(await store.addInbound(inbound({ providerId: 'wamid.X' }))).toEqual({ id, duplicate: true });
       expect((await store.inbound(id))?.state).toBe('done');
-      expect(await store.nextInbound(ALICE)).toBeUndefined();
+      expect(await nextPending(store, ALICE)).toBeUndefined();
     });
   });
 
-  describe('nextInbound and pendingKeys', () => {
-    it('returns the oldest pending inbound of the conversation, not of another one', async () => {
+  describe('the next inbound of a lane', () => {
+    it('is the oldest pending inbound of the conversation, not of another one', async () => {
       const store = await open();
       const b1 = await store.addInbound(inbound({ ...BOB, providerId: 'b1' }));
       const a1 = await store.addInbound(inbound({ providerId: 'a1', receivedAt: T0 + 10 }));
       const a2 = await store.addInbound(inbound({ providerId: 'a2', receivedAt: T0 }));
       await store.addInbound(inbound({ botId: 'other-bot', user: ALICE.user, providerId: 'o1' }));
 
-      expect((await store.nextInbound(ALICE))?.id).toBe(a1.id);
-      expect((await store.nextInbound(BOB))?.id).toBe(b1.id);
+      expect((await next(store, ALICE))?.id).toBe(a1.id);
+      expect((await next(store, BOB))?.id).toBe(b1.id);
 
       await store.commitTurn(turn({ inboxId: a1.id }));
-      expect((await store.nextInbound(ALICE))?.id).toBe(a2.id);
+      expect((await next(store, ALICE))?.id).toBe(a2.id);
       await store.failInbound(a2.id, 'bot broke', T0 + 20);
-      expect(await store.nextInbound(ALICE)).toBeUndefined();
-      expect(await store.nextInbound({ botId: 'nobody', user: 'x' })).toBeUndefined();
+      expect(await next(store, ALICE)).toBeUndefined();
+      expect(await next(store, { botId: 'nobody', user: 'x' })).toBeUndefined();
     });
 
-    it('lists each conversation with pending inbounds once, oldest first', async () => {
+    it('lanes with work are claimed the one with the oldest pending inbound first', async () => {
       const store = await open();
-      expect(await store.pendingKeys()).toEqual([]);
+      expect(await claimLanes(store, 'worker')).toEqual([]);
       await store.addInbound(inbound({ ...BOB, providerId: 'b1' }));
       const a1 = await store.addInbound(inbound({ providerId: 'a1' }));
       await store.addInbound(inbound({ providerId: 'a2' }));
       await store.addInbound(inbound({ ...BOB, providerId: 'b2' }));
       await store.addInbound(inbound({ botId: 'quiz', user: ALICE.user, providerId: 'q1' }));
-      expect(await store.pendingKeys()).toEqual([BOB, ALICE, { botId: 'quiz', user: ALICE.user }]);
-
-      const b = await store.nextInbound(BOB);
-      await store.skipInbound(b!.id, 'ended', T0);
-      await store.failInbound((await store.nextInbound(BOB))!.id, 'boom', T0);
       await store.failInbound(a1.id, 'boom', T0);
-      expect(await store.pendingKeys()).toEqual([ALICE, { botId: 'quiz', user: ALICE.user }]);
+      await store.skipInbound((await nextPending(store, BOB))!.id, 'ended', T0);
+      // Pending now: a2 (3), b2 (4), q1 (5).
+      const order = [];
+      for (let lanes = await claimLanes(store, 'worker', { limit: 1 }); lanes.length > 0; lanes = await claimLanes(store, 'worker', { limit: 1 })) order.push(...lanes.map((l) => l.key));
+      expect(order).toEqual([ALICE, BOB, { botId: 'quiz', user: ALICE.user }]);
     });
   });
 

@@ -8,19 +8,18 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { ALICE, BOB, T0, inbound, postgres } from './helpers.js';
-import { sleep } from '../support/eventually.js';
 import { blockedOnLock } from '../support/postgres.js';
 
-const A = { owner: 'process-a', leaseMs: 60_000 };
-const B = { owner: 'process-b', leaseMs: 60_000 };
-const nextOf = (store: Store, owner: string, fence: number, seen: number) => store.nextOrReleaseLane!(owner, ALICE, fence, seen);
+const A = { owner: 'process-a', leaseMs: 60_000, lapsed: true };
+const B = { owner: 'process-b', leaseMs: 60_000, lapsed: true };
+const nextOf = (store: Store, owner: string, fence: number, seen: number) => store.settleLane(owner, ALICE, fence, seen);
 
 describe('an inbound that claims its lane (postgres)', () => {
   it('claims a free lane for its owner, with the inbound as the turn’s next; another owner gets no claim', async () => {
     const store = await postgres.open();
     const r = await store.addInbound(inbound({ providerId: 'wamid.1' }), A);
     expect(r).toMatchObject({ duplicate: false, claim: { key: ALICE, fence: 1, workSeq: 1, takeover: false } });
-    expect(await store.claimLanes(B.owner, { leaseMs: B.leaseMs, key: ALICE })).toEqual([]);
+    expect(await store.claim(B, { kind: 'lane', limit: 1, now: T0, key: ALICE })).toEqual([]);
     const b = await store.addInbound(inbound({ providerId: 'wamid.2' }), B);
     expect(b).toMatchObject({ duplicate: false });
     expect(b.claim).toBeUndefined();
@@ -32,13 +31,25 @@ describe('an inbound that claims its lane (postgres)', () => {
     expect(await store.addInbound(inbound({ providerId: 'wamid.1' }), B)).toEqual({ id: r.id, duplicate: true, claim: undefined });
   });
 
-  it('its own lane again: the same fence; a lease that ran out: taken over with a new one', async () => {
+  it('its own lane again: the same fence; a lapsed claim: taken over with a new one, only by a claimant that takes lapsed claims', async () => {
     const store = await postgres.open();
-    await store.addInbound(inbound(), { owner: A.owner, leaseMs: 50 });
-    expect((await store.addInbound(inbound(), { owner: A.owner, leaseMs: 50 })).claim).toEqual({ key: ALICE, fence: 1, workSeq: 2, takeover: false });
-    await sleep(120);
-    expect((await store.addInbound(inbound(), B)).claim).toEqual({ key: ALICE, fence: 2, workSeq: 3, takeover: true });
-    expect(await store.renewLanes(A.owner, A.leaseMs)).toEqual([]);
+    await store.addInbound(inbound(), A);
+    expect((await store.addInbound(inbound(), A)).claim).toEqual({ key: ALICE, fence: 1, workSeq: 2, takeover: false });
+    await store.renew(A.owner, 0); // A stops renewing: its claim lapses now
+    const cautious = await store.addInbound(inbound(), { ...B, lapsed: false });
+    expect(cautious.claim).toBeUndefined();
+    expect((await store.addInbound(inbound(), B)).claim).toEqual({ key: ALICE, fence: 2, workSeq: 4, takeover: true });
+    expect((await store.renew(A.owner, A.leaseMs)).lanes).toEqual([]);
+    expect((await store.renew(B.owner, B.leaseMs)).lanes).toEqual([{ key: ALICE, fence: 2, workSeq: 4 }]);
+  });
+
+  it('never takes a live claim of another owner, whatever the caller’s clock says', async () => {
+    const store = await postgres.open();
+    await store.addInbound(inbound(), A);
+    const late = await store.addInbound({ ...inbound(), receivedAt: T0 + 10 * 365 * 86_400_000 }, B);
+    expect(late.claim).toBeUndefined();
+    expect(await store.claim(B, { kind: 'lane', limit: 5, now: T0 + 10 * 365 * 86_400_000 })).toEqual([]);
+    expect(await store.claim(B, { kind: 'lane', limit: 1, now: T0 + 10 * 365 * 86_400_000, key: ALICE })).toEqual([]);
   });
 
   it('an older inbound committed between its snapshot and its lock is the turn’s next, not its own', async () => {

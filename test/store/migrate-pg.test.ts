@@ -7,6 +7,7 @@ import { StoreError } from '../../src/errors.js';
 import { MIGRATIONS_DIR, PG_MIGRATIONS_DIR, migrate, readMigrations } from '../../src/store/sqlite/migrate.js';
 import { migratePg, readPgMigrations } from '../../src/store/postgres/migrate.js';
 import { PgDb } from '../../src/store/postgres/db.js';
+import { openPgStore } from '../../src/store/postgres/store.js';
 import { emptyDatabaseUrl } from '../support/postgres.js';
 import { tempDir } from './helpers.js';
 
@@ -117,5 +118,45 @@ describe('both dialects', () => {
     const sort = (cs: { table: string; column: string }[]) => [...cs].sort((a, b) => a.table.localeCompare(b.table) || a.column.localeCompare(b.column));
     expect(sort(pgColumns)).toEqual(sort(liteColumns));
     expect(pgIndexes).toEqual(liteIndexes);
+  });
+});
+
+describe('0013_work_kernel on a database in use (postgres)', () => {
+  it('a send and an event left `sending` by a version before owners are lapsed claims: taken only with `lapsed`, as a resend', async () => {
+    const url = await emptyDatabaseUrl();
+    const db = pool(url);
+    const files = readPgMigrations();
+    await migratePg(
+      db,
+      files.filter((f) => f.name < '0013'),
+    );
+    // Claimed by a process of the old version: a lease on its own clock, far ahead, and no owner.
+    const ahead = Date.now() + 3_600_000;
+    await db.query(`INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, created_at, updated_at, last_activity_at)
+      VALUES ('pizza', '+4915100000001', 'active', NULL, 'menu', 1, 'ft', 0, 0, 0)`);
+    await db.query(
+      `INSERT INTO outbox (conversation_id, bot_id, user_number, kind, message, channel, request, state, attempts, lease_until, claim, next_attempt_at, created_at)
+      VALUES (1, 'pizza', '+4915100000001', 'text', '{}', 'interactive', '{}', 'sending', 1, $1, 'old-1', 0, 0)`,
+      [ahead],
+    );
+    await db.query(`INSERT INTO handoffs (conversation_id, bot_id, user_number, state, started_at) VALUES (1, 'pizza', '+4915100000001', 'waiting', 0)`);
+    await db.query(
+      `INSERT INTO handoff_events (event_id, handoff_id, type, payload, state, attempts, lease_until, claim, next_attempt_at, created_at)
+      VALUES ('ev-1', 1, 'handoff.started', '{}', 'sending', 1, $1, 'old-1', 0, 0)`,
+      [ahead],
+    );
+    await migratePg(db, files);
+
+    const store = await openPgStore({ url, migrate: false });
+    try {
+      const cautious = { owner: 'new-a', leaseMs: 60_000, lapsed: false };
+      expect(await store.claim(cautious, { kind: 'send', limit: 10, now: 0 })).toEqual([]);
+      expect(await store.claim(cautious, { kind: 'event', limit: 10, now: 0 })).toEqual([]);
+      const taker = { ...cautious, lapsed: true };
+      expect(await store.claim(taker, { kind: 'send', limit: 10, now: 0 })).toMatchObject([{ id: 1, resends: 1, attempts: 2, state: 'sending' }]);
+      expect(await store.claim(taker, { kind: 'event', limit: 10, now: 0 })).toMatchObject([{ id: 1, attempts: 2 }]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
 import { MIGRATIONS_DIR, migrate, readMigrations, type MigrationFile } from '../../src/store/sqlite/migrate.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
-import { ALICE, inbound, openSqlite as open, T0, tempDir, text, turn } from './helpers.js';
+import { ALICE, WORKER, claimSends, inbound, nextPending, openSqlite as open, sent, T0, tempDir, text, turn } from './helpers.js';
 
 const dbs: Database.Database[] = [];
 afterEach(() => {
@@ -222,6 +222,7 @@ describe('openSqliteStore', () => {
       '0010_pg_commit_turn_slices.sql',
       '0011_lean_outbox_indexes.sql',
       '0012_idempotency_fingerprint.sql',
+      '0013_work_kernel.sql',
     ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));
@@ -261,8 +262,8 @@ describe('0011_lean_outbox_indexes', () => {
     const { id: inboxId } = await before.addInbound(inbound());
     const { conversationId, outboxIds } = await before.commitTurn(turn({ inboxId, outbox: [text('one'), text('two')] }));
     await before.addInbound(inbound()); // pending: no conversation yet
-    const [first] = await before.claimOutbound(T0, 10, 30_000);
-    await before.finishOutbound(first!.id, { state: 'sent', providerId: 'wamid.out1', httpStatus: 200 }, T0, first!.claim!);
+    const [first] = await claimSends(before);
+    await sent(before, first!, { state: 'sent', providerId: 'wamid.out1', httpStatus: 200 });
     const byProvider = await before.outboundByProviderId('wamid.out1');
     const transcript = await before.transcript(conversationId);
     await before.close();
@@ -275,10 +276,44 @@ describe('0011_lean_outbox_indexes', () => {
       expect(await after.outboundByProviderId('wamid.none')).toBeUndefined();
       expect(await after.transcript(conversationId)).toEqual(transcript);
       expect(transcript.filter((e) => e.direction === 'in')).toHaveLength(1);
-      expect(await after.nextInbound(ALICE)).toMatchObject({ conversationId: null });
+      expect(await nextPending(after, ALICE)).toMatchObject({ conversationId: null });
       const plan = (sql: string, ...args: unknown[]) => (after.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail).join('; ');
       expect(plan('SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1', 'x')).toContain('USING INDEX outbox_provider_id (provider_id=?)');
       expect(plan('SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id', 1)).toContain('USING INDEX inbox_conversation (conversation_id=?)');
+    } finally {
+      await after.close();
+    }
+  });
+});
+
+describe('0013_work_kernel', () => {
+  it('takes a send left `sending` by a version before owners as a lapsed claim, and looks up an owner by index', async () => {
+    const older = join(tempDir(), 'older');
+    mkdirSync(older);
+    for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0013')) copyFileSync(join(MIGRATIONS_DIR, f), join(older, f));
+    // Today's store cannot open that database (its statements name the new columns): the rows are
+    // written as that version's dispatcher left them, claimed with its lease on the process clock.
+    const path = join(tempDir(), 'upgraded.db');
+    const db = new Database(path);
+    migrate(db, readMigrations(older));
+    db.prepare(`INSERT INTO conversations (bot_id, user_number, status, version, flow_token, channel, created_at, updated_at, last_activity_at)
+      VALUES ('pizza', '+4915100000001', 'active', 1, 'ft', 'interactive', ?, ?, ?)`).run(T0, T0, T0);
+    const row = db.prepare(`INSERT INTO outbox (conversation_id, bot_id, user_number, kind, message, channel, request, next_attempt_at, created_at, state, claim, attempts, lease_until)
+      VALUES (1, 'pizza', '+4915100000001', 'text', '{}', 'interactive', '{}', ?, ?, ?, ?, ?, ?)`);
+    const outboxIds = [row.run(T0, T0, 'sending', 'old-1', 1, T0 * 2).lastInsertRowid, row.run(T0, T0, 'pending', null, 0, null).lastInsertRowid].map(Number);
+    db.close();
+
+    const after = openSqliteStore({ path, checkpoint: false });
+    try {
+      expect(await after.claim({ ...WORKER, lapsed: false }, { kind: 'send', limit: 10, now: T0 })).toEqual([]);
+      const [taken, ...rest] = await after.claim(WORKER, { kind: 'send', limit: 10, now: T0 });
+      expect(rest).toEqual([]);
+      expect(taken).toMatchObject({ id: outboxIds[0], state: 'sending', attempts: 2, resends: 1 });
+      expect(await after.settleSend(taken!.id, 'old-1', { kind: 'sent', record: { state: 'sent' } }, T0)).toBe(false);
+      const plan = (table: string) =>
+        (after.db.prepare(`EXPLAIN QUERY PLAN UPDATE ${table} SET lease_until = 1 WHERE owner = ? AND state = 'sending'`).all('w') as { detail: string }[]).map((r) => r.detail).join('; ');
+      expect(plan('outbox')).toContain('USING INDEX outbox_sending_owner (owner=?)');
+      expect(plan('handoff_events')).toContain('USING INDEX handoff_events_sending_owner (owner=?)');
     } finally {
       await after.close();
     }

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from '../../src/store/postgres/analyze.js';
 import type { PgStore } from '../../src/store/postgres/store.js';
+import { eventually } from '../support/eventually.js';
 import { ALICE, inbound, postgres, T0, turn } from './helpers.js';
 
 const analyzed = async (store: PgStore): Promise<string[]> =>
@@ -30,7 +31,6 @@ describe('statistics of a young database (postgres)', () => {
       const { id } = await store.addInbound(inbound({ ...key, providerId: `wamid.${i}` }));
       await store.commitTurn(turn({ key, inboxId: id, now: T0 + i, flowToken: `flow-${i}` }));
     }
-    for (let i = 0; i < 100 && (await analyzed(store)).length < 5; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await analyzed(store)).toEqual(['conversations', 'inbox', 'lanes', 'outbox', 'timers']);
+    await eventually(async () => expect(await analyzed(store)).toEqual(['conversations', 'inbox', 'lanes', 'outbox', 'timers']), { what: 'the hot tables analyzed' });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The dispatcher's PostgreSQL queries under a backlog the statistics have not seen. Found from
+ * The send queries of the PostgreSQL store (the next due time, the claim) under a backlog the statistics have not seen. Found from
  * outside: after ANALYZE had seen an outbox with almost nothing unsent, a backlog of a few
  * thousand unsent rows made "the head of each conversation" an anti-join that rescanned every
  * unsent row for every unsent row (2.9 million rows filtered for 1,700 unsent, ~1 s per call),
@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PG } from '../../src/store/postgres/sql.js';
+import { bound, claimArgs, PGW } from '../../src/store/postgres/work.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 import { postgres, T0, text, turn } from './helpers.js';
 
@@ -63,17 +63,19 @@ describe('the outbox heads under a backlog the statistics never saw (postgres)',
     await c.query(`UPDATE outbox SET state = 'pending', sent_at = NULL`);
     const backlog = conversations * 2;
 
-    const next = await explain(c, PG.nextOutboxAt);
+    const nextDue = bound(PGW.nextDue, {});
+    const next = await explain(c, nextDue.text);
     await c.query('BEGIN');
-    const claim = await explain(c, PG.claim.text, [T0 + 1, 64, T0 + 60_000, 'test-claim']);
+    const claimSends = bound(PGW.claimSends, claimArgs({ owner: 'test-owner', leaseMs: 60_000, lapsed: true }, 64, T0 + 1));
+    const claim = await explain(c, claimSends.text, claimSends.values);
     await c.query('ROLLBACK');
     // The quadratic plans touched 1–24 million rows here; one pass over the backlog touches a few per row.
     expect(next).toBeLessThan(backlog * 20);
     expect(claim).toBeLessThan(backlog * 20);
 
     // And the answers are the heads: the first message of each conversation, due now.
-    expect((await c.query(PG.nextOutboxAt)).rows[0]).toEqual({ t: String(T0) });
-    const claimed = await store.claimOutbound(T0 + 1, 5_000, 60_000);
+    expect((await c.query(nextDue.text)).rows[0]).toEqual({ t: String(T0) });
+    const claimed = await store.claim({ owner: 'test-owner', leaseMs: 60_000, lapsed: true }, { kind: 'send', limit: 5_000, now: T0 + 1 });
     expect(claimed).toHaveLength(conversations);
     expect(new Set(claimed.map((o) => o.conversationId)).size).toBe(conversations);
     expect(claimed.every((o) => (o.message as { text?: string }).text === 'one')).toBe(true);

@@ -5,9 +5,12 @@ import { StoreError, StoreUnavailableError, VersionConflictError } from '../../s
 import { openStore } from '../../src/store/open.js';
 import { PgStore } from '../../src/store/postgres/store.js';
 import { PgDb } from '../../src/store/postgres/db.js';
-import { freshDatabaseUrl } from '../support/postgres.js';
+import { eventually } from '../support/eventually.js';
+import { blockedOnLock, freshDatabaseUrl } from '../support/postgres.js';
 import { admin } from '../support/postgres-server.js';
 import { ALICE, BOB, T0, inbound, postgres, text, turn } from './helpers.js';
+
+const WHO = { owner: 'process-a', leaseMs: 60_000, lapsed: true };
 
 describe('PostgreSQL store', () => {
   it('says the database is unavailable, by name, when nothing listens', async () => {
@@ -34,14 +37,15 @@ describe('PostgreSQL store', () => {
       (e: unknown) => e,
     );
     // Wait until the sleep runs, then end that backend the way a failover or an operator would.
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
-      if (rows.length) {
-        await admin(url, `SELECT pg_terminate_backend(${Number(rows[0]!['pid'])})`);
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const pid = await eventually(
+      async () => {
+        const { rows } = await admin(url, `SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'`);
+        expect(rows).toHaveLength(1);
+        return Number(rows[0]!['pid']);
+      },
+      { what: 'the slow statement running', intervalMs: 10 },
+    );
+    await admin(url, `SELECT pg_terminate_backend(${pid})`);
     const err = await slow;
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect((err as StoreUnavailableError).cause).toMatchObject({ code: '57P01' });
@@ -99,13 +103,10 @@ describe('PostgreSQL store', () => {
     try {
       await other.query('BEGIN');
       await other.query('LOCK TABLE inbox IN ACCESS EXCLUSIVE MODE');
-      const released = new Promise<void>((resolve) =>
-        setTimeout(() => {
-          void other.query('COMMIT').then(() => resolve());
-        }, 150),
-      );
-      const r = await store.addInbound(inbound({ providerId: 'wamid.waited' }));
-      await released;
+      const adding = store.addInbound(inbound({ providerId: 'wamid.waited' }));
+      await blockedOnLock(url); // it waits for the lock (not merely ran before the lock was taken)
+      await other.query('COMMIT');
+      const r = await adding;
       expect((await store.inbound(r.id))?.providerId).toBe('wamid.waited');
     } finally {
       await other.end();
@@ -124,7 +125,7 @@ describe('PostgreSQL store', () => {
       expect(err).toBeInstanceOf(StoreUnavailableError);
       expect(err).toMatchObject({ code: 'store_unavailable', reason: '55P03' });
       await other.query('COMMIT');
-      expect(await store.pendingKeys()).toEqual([]);
+      expect((await other.query('SELECT COUNT(*)::int AS n FROM inbox')).rows).toEqual([{ n: 0 }]);
       expect(await store.health?.()).toEqual({ ok: true });
     } finally {
       await other.end();
@@ -154,9 +155,9 @@ describe('PostgreSQL store', () => {
       await other.query('BEGIN');
       await other.query('SELECT id FROM outbox WHERE id = 1 FOR UPDATE');
       // Row 1 is still unsent: ALICE's row 2 must wait behind it; BOB's head goes, without waiting for the lock.
-      expect((await store.claimOutbound(T0, 10, 60_000)).map((r) => r.id)).toEqual([3]);
+      expect((await store.claim(WHO, { kind: 'send', limit: 10, now: T0 })).map((r) => r.id)).toEqual([3]);
       await other.query('COMMIT');
-      expect((await store.claimOutbound(T0, 10, 60_000)).map((r) => r.id)).toEqual([1]);
+      expect((await store.claim(WHO, { kind: 'send', limit: 10, now: T0 })).map((r) => r.id)).toEqual([1]);
     } finally {
       await other.end();
     }
@@ -172,13 +173,44 @@ describe('PostgreSQL store', () => {
     try {
       await other.query('BEGIN');
       await other.query(`SELECT id FROM timers WHERE key = 'a' FOR UPDATE`);
-      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect(await store.claim(WHO, { kind: 'timer', limit: 10, now: T0 })).toEqual([ALICE]);
       expect((await store.timers(1)).map((x) => x.key)).toEqual(['a']);
       await other.query('COMMIT');
-      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect(await store.claim(WHO, { kind: 'timer', limit: 10, now: T0 })).toEqual([ALICE]);
       expect(await store.timers(1)).toEqual([]);
     } finally {
       await other.end();
+    }
+  });
+
+  it('refuses a lease that is not a number of milliseconds, and takes a fractional one as whole milliseconds', async () => {
+    const store = await postgres.open();
+    await store.addInbound(inbound());
+    for (const leaseMs of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+      await expect(store.claim({ ...WHO, leaseMs }, { kind: 'lane', limit: 1, now: T0, key: ALICE })).rejects.toThrow(/a lease is a number of milliseconds/);
+      await expect(store.renew(WHO.owner, leaseMs)).rejects.toThrow(/a lease is a number of milliseconds/);
+    }
+    expect(await store.claim({ ...WHO, leaseMs: 1_500.4 }, { kind: 'lane', limit: 1, now: T0, key: ALICE })).toHaveLength(1);
+    expect((await store.addInbound(inbound(), { ...WHO, leaseMs: 2_000.6 })).claim).toBeDefined();
+    expect((await store.renew(WHO.owner, 60_000.5)).lanes).toHaveLength(1);
+  });
+
+  it('renews its claims while every connection of the main pool is busy: the heartbeat never queues behind the work', async () => {
+    const url = await freshDatabaseUrl();
+    const store = (await postgres.open(url)) as PgStore;
+    const { claim } = await store.addInbound(inbound({ providerId: 'wamid.held' }), WHO);
+    expect(claim).toBeDefined();
+    const max = store.db.pool.options.max ?? 10;
+    const clients = await Promise.all(Array.from({ length: max }, () => store.db.pool.connect()));
+    try {
+      for (const c of clients) await c.query('BEGIN');
+      // Answered while every main-pool connection is still taken.
+      expect((await store.renew(WHO.owner, WHO.leaseMs)).lanes).toEqual([{ key: ALICE, fence: 1, workSeq: 1 }]);
+    } finally {
+      for (const c of clients) {
+        await c.query('ROLLBACK');
+        c.release();
+      }
     }
   });
 
@@ -195,8 +227,7 @@ describe('PostgreSQL store', () => {
         stored = true;
         return r;
       });
-      for (let i = 0; i < 200 && !stored; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(stored).toBe(true); // before any main-pool connection came back
+      await eventually(() => expect(stored).toBe(true), { what: 'the inbound stored', intervalMs: 10 }); // before any main-pool connection came back
       for (const c of clients) {
         await c.query('ROLLBACK');
         c.release();

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { NewStatus, Store } from '../../src/store/types.js';
-import { BOB, T0, DIALECTS, text, turn } from './helpers.js';
+import { BOB, T0, DIALECTS, claimSends, sent as settleSent, text, turn } from './helpers.js';
 
 /** One sent row (id 1) with provider id `wamid.S`. */
 async function sent(store: Store): Promise<void> {
   await store.commitTurn(turn({ outbox: [text('hi')], now: T0 }));
-  await store.claimOutbound(T0, 10, 60_000);
-  await store.finishOutbound(1, { state: 'sent', providerId: 'wamid.S' }, T0);
+  const [row] = await claimSends(store);
+  await settleSent(store, row!, { state: 'sent', providerId: 'wamid.S' });
 }
 
 const status = (s: string, over: Partial<NewStatus> = {}): NewStatus => ({ providerMessageId: 'wamid.S', status: s, receivedAt: T0 + 1, ...over });
@@ -89,12 +89,12 @@ describe.each(DIALECTS)('$name', ({ open }) => {
     it('applies statuses that arrived before the send was recorded', async () => {
       const store = await open();
       await store.commitTurn(turn({ outbox: [text('hi')], now: T0 }));
-      await store.claimOutbound(T0, 10, 60_000);
+      const [row] = await claimSends(store);
       // The provider's webhook was faster than our bookkeeping.
       await store.addStatus(status('delivered'));
       await store.addStatus(status('sent'));
       expect((await store.outbound(1))?.deliveryStatus).toBeNull();
-      await store.finishOutbound(1, { state: 'sent', providerId: 'wamid.S' }, T0 + 2);
+      await settleSent(store, row!, { state: 'sent', providerId: 'wamid.S' }, T0 + 2);
       expect(await store.outbound(1)).toMatchObject({ state: 'sent', providerId: 'wamid.S', deliveryStatus: 'delivered' });
       await store.addStatus(status('read'));
       expect((await store.outbound(1))?.deliveryStatus).toBe('read');
@@ -104,15 +104,15 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       const store = await open();
       await store.commitTurn(turn({ outbox: [text('a')], now: T0 }));
       await store.commitTurn(turn({ key: BOB, outbox: [text('b')], now: T0 }));
-      const [a, b] = await store.claimOutbound(T0, 10, 60_000);
+      const [a, b] = await claimSends(store);
       for (const s of ['read', 'failed', 'delivered']) await store.addStatus(status(s));
       await store.addStatus({ ...status('deleted'), providerMessageId: 'wamid.B' });
-      await store.finishOutbound(a!.id, { state: 'sent', providerId: 'wamid.S' }, T0 + 2, a!.claim!);
+      await settleSent(store, a!, { state: 'sent', providerId: 'wamid.S' }, T0 + 2);
       expect((await store.outbound(a!.id))?.deliveryStatus).toBe('failed');
-      await store.finishOutbound(b!.id, { state: 'sent', providerId: 'wamid.B' }, T0 + 2, b!.claim!);
+      await settleSent(store, b!, { state: 'sent', providerId: 'wamid.B' }, T0 + 2);
       expect(await store.outbound(b!.id)).toMatchObject({ state: 'sent', deliveryStatus: null });
       await store.addStatus({ ...status('read'), providerMessageId: 'wamid.B' });
-      expect(await store.finishOutbound(b!.id, { state: 'sent', providerId: 'wamid.B' }, T0 + 3, 'lost-claim')).toBe(false);
+      expect(await store.settleSend(b!.id, 'lost-claim', { kind: 'sent', record: { state: 'sent', providerId: 'wamid.B' } }, T0 + 3)).toBe(false);
       expect((await store.outbound(b!.id))?.deliveryStatus).toBe('read'); // addStatus applied it; the refused finish changed nothing
     });
   });

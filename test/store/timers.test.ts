@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { TimerChanges, TimerSpec, Store } from '../../src/store/types.js';
-import { ALICE, BOB, NO_TIMERS, T0, DIALECTS, turn, allInbound } from './helpers.js';
+import { ALICE, BOB, NO_TIMERS, T0, DIALECTS, turn, allInbound, claimLanes, nextPending, WORKER } from './helpers.js';
+
+/** Fires the timers due at `now` (up to `limit`) into the inbox; the conversations touched, in firing order. */
+const fire = (store: Store, now: number, limit = 10) => store.claim(WORKER, { kind: 'timer', limit, now });
 
 const timer = (key: string, stateNode: string | null, fireAt: number, extra: Record<string, unknown> = {}): TimerSpec => ({ key, stateNode, event: { type: `xstate.after.${key}`, ...extra }, fireAt });
 
@@ -60,29 +63,29 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
     });
   });
 
-  describe('nextTimerAt', () => {
+  describe('nextDue of timers', () => {
     it('is the earliest fire time of any conversation, or undefined', async () => {
       const store = await open();
-      expect(await store.nextTimerAt()).toBeUndefined();
+      expect(await store.nextDue()).toBeUndefined();
       await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 300), timer('b', null, T0 + 200)] } }));
       await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('a', null, T0 + 250)] } }));
-      expect(await store.nextTimerAt()).toBe(T0 + 200);
-      await store.fireDueTimers(T0 + 200, 10);
-      expect(await store.nextTimerAt()).toBe(T0 + 250);
+      expect(await store.nextDue()).toBe(T0 + 200);
+      await fire(store, T0 + 200);
+      expect(await store.nextDue()).toBe(T0 + 250);
     });
   });
 
-  describe('fireDueTimers', () => {
+  describe('claims of timers', () => {
     it('moves only due timers into the inbox as timer rows and deletes them', async () => {
       const store = await open();
       await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('due', 'bot.menu', T0 + 100, { payload: { x: 1 } }), timer('later', null, T0 + 101)] } }));
       await store.commitTurn(turn({ key: BOB, timers: { ...NO_TIMERS, upsert: [timer('also-due', null, T0 + 50)] } }));
 
-      expect(await store.fireDueTimers(T0 + 100, 10)).toEqual([BOB, ALICE]);
+      expect(await fire(store, T0 + 100)).toEqual([BOB, ALICE]);
       expect(await store.timers(1)).toEqual([timer('later', null, T0 + 101)]);
       expect(await store.timers(2)).toEqual([]);
 
-      const inbox = await store.nextInbound(ALICE);
+      const inbox = await nextPending(store, ALICE);
       expect(inbox).toEqual({
         id: 2,
         providerId: 'timer:1:1',
@@ -98,23 +101,27 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
         receivedAt: T0 + 100,
         processedAt: null,
       });
-      expect(await store.nextInbound(BOB)).toMatchObject({
+      expect(await nextPending(store, BOB)).toMatchObject({
         id: 1,
         providerId: 'timer:2:3',
         source: 'timer',
         event: { type: 'xstate.after.also-due' },
         raw: { key: 'also-due', fireAt: T0 + 50, conversationId: 2 },
       });
-      expect(await store.pendingKeys()).toEqual([BOB, ALICE]);
+      // Each inbound is its lane's work: the lanes are claimed, the oldest pending inbound first.
+      expect((await claimLanes(store, 'worker')).map((l) => [l.key, l.workSeq])).toEqual([
+        [BOB, 1],
+        [ALICE, 1],
+      ]);
     });
 
     it('is idempotent: a second call fires nothing more', async () => {
       const store = await open();
       await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('a', null, T0)] } }));
-      expect(await store.fireDueTimers(T0, 10)).toEqual([ALICE]);
+      expect(await fire(store, T0)).toEqual([ALICE]);
       const inbox = await allInbound(store);
-      expect(await store.fireDueTimers(T0, 10)).toEqual([]);
-      expect(await store.fireDueTimers(T0 + 60_000, 10)).toEqual([]);
+      expect(await fire(store, T0)).toEqual([]);
+      expect(await fire(store, T0 + 60_000)).toEqual([]);
       expect(await allInbound(store)).toEqual(inbox);
       expect(inbox).toHaveLength(1);
     });
@@ -122,7 +129,7 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
     it('fires the earliest first, up to the limit', async () => {
       const store = await open();
       await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('c', null, T0 + 3), timer('a', null, T0 + 1), timer('b', null, T0 + 2)] } }));
-      await store.fireDueTimers(T0 + 10, 2);
+      await fire(store, T0 + 10, 2);
       expect((await allInbound(store)).map((r) => (r.raw as { key: string }).key)).toEqual(['a', 'b']);
       expect((await store.timers(1)).map((t) => t.key)).toEqual(['c']);
     });
@@ -130,9 +137,9 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
     it('fires a timer re-armed with the same key again (a new inbox row, not a duplicate)', async () => {
       const store = await open();
       await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 10)] } }));
-      await store.fireDueTimers(T0 + 10, 10);
+      await fire(store, T0 + 10);
       await store.commitTurn(turn({ conversationId: 1, expectedVersion: 1, inboxId: 1, timers: { ...NO_TIMERS, upsert: [timer('remind', null, T0 + 20)] } }));
-      await store.fireDueTimers(T0 + 20, 10);
+      await fire(store, T0 + 20);
       expect((await allInbound(store)).map((r) => [r.providerId, r.state])).toEqual([
         ['timer:1:1', 'done'],
         ['timer:1:2', 'pending'],
@@ -143,12 +150,12 @@ describe.each(DIALECTS)('$name', ({ open, failInboxInserts }) => {
       const store = await open();
       await store.commitTurn(turn({ timers: { ...NO_TIMERS, upsert: [timer('ok', null, T0 + 1), timer('boom', null, T0 + 2)] } }));
       const undo = await failInboxInserts(store, 'boom');
-      await expect(store.fireDueTimers(T0 + 5, 10)).rejects.toThrow('boom');
+      await expect(fire(store, T0 + 5)).rejects.toThrow('boom');
       expect(await allInbound(store)).toEqual([]);
       expect((await store.timers(1)).map((t) => t.key)).toEqual(['ok', 'boom']);
 
       await undo();
-      await store.fireDueTimers(T0 + 5, 10);
+      await fire(store, T0 + 5);
       expect((await allInbound(store)).map((r) => r.event.type)).toEqual(['xstate.after.ok', 'xstate.after.boom']);
       expect(await store.timers(1)).toEqual([]);
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store, TranscriptEntry } from '../../src/store/types.js';
-import { ALICE, BOB, DIALECTS, T0, inbound, text, turn } from './helpers.js';
+import { ALICE, BOB, DIALECTS, T0, claimSends, inbound, sent, text, turn } from './helpers.js';
 
 /** A transcript as short lines: `in <providerId>` / `out <text>`. */
 async function lines(store: Store, conversationId: number): Promise<string[]> {
@@ -33,7 +33,7 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       await bobTurn(await hear('b2', BOB), 'bob bye');
       await aliceTurn(a2, 'crust?', 'thin or thick');
       await aliceTurn(await hear('a3')); // handled, said nothing
-      await store.failOutbound(5, undefined, T0, { fallback: text('by sms', { kind: 'sms', channel: 'sms' }) });
+      await store.failOutbound(5, T0, { fallback: text('by sms', { kind: 'sms', channel: 'sms' }) });
       await aliceTurn(await hear('a4'), 'last');
 
       expect(await lines(store, 1)).toEqual([
@@ -64,8 +64,8 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       const store = await open();
       const { id } = await store.addInbound(inbound({ providerId: 'wamid.in', source: 'whatsapp', event: { type: 'reply.small', id: 'small', title: 'Small', via: 'button' }, receivedAt: T0 + 1 }));
       await store.commitTurn(turn({ inboxId: id, outbox: [text('ok')], now: T0 + 2 }));
-      await store.claimOutbound(T0 + 2, 10, 60_000);
-      await store.finishOutbound(1, { state: 'sent', providerId: 'wamid.out', httpStatus: 200 }, T0 + 3);
+      const [row] = await claimSends(store, T0 + 2);
+      await sent(store, row!, { state: 'sent', providerId: 'wamid.out', httpStatus: 200 }, T0 + 3);
       await store.addStatus({ providerMessageId: 'wamid.out', status: 'read', receivedAt: T0 + 4 });
 
       const entries: TranscriptEntry[] = await store.transcript(1);

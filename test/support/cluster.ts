@@ -16,7 +16,7 @@ import echoBot from '../fixtures/order-echo-bot.js';
  */
 const ECHO_THINK_MS = '1000';
 import { ROOT, serve } from '../e2e/cli.js';
-import { sleep } from './eventually.js';
+import { eventually } from './eventually.js';
 
 const BIN = join(ROOT, 'bin', 'colloquy.js');
 /** The bot every server of a cluster serves. */
@@ -92,10 +92,14 @@ export async function startNode(provider: ProviderProcess, database: Record<stri
     ECHO_THINK_MS,
     ...env,
   });
-  const deadline = Date.now() + 10_000;
-  let owner: string | undefined;
-  while (!(owner = /"owner":"([^"]+)"/.exec(s.stderr())?.[1]) && Date.now() < deadline) await sleep(20);
-  if (!owner) throw new Error(`serve never logged its owner name: ${s.stderr()}`);
+  const owner = await eventually(
+    () => {
+      const named = /"owner":"([^"]+)"/.exec(s.stderr())?.[1];
+      if (!named) throw new Error(`its stderr so far: ${s.stderr()}`);
+      return named;
+    },
+    { what: 'serve logging its owner name' },
+  );
   return {
     url: s.url,
     proc: s.proc,
@@ -141,11 +145,14 @@ export async function referenceRun(script: ReadonlyMap<string, readonly string[]
     }
     // Replies come from invocations, after the turns: wait for all of them.
     const expected = [...script.values()].reduce((n, t) => n + t.length, 0);
-    const deadline = Date.now() + 30_000;
-    while (sb.sandbox.messages.length < expected && Date.now() < deadline) {
-      await runtime.idle();
-      await sleep(20);
-    }
+    await eventually(
+      async () => {
+        await runtime.idle();
+        const got = sb.sandbox.messages.length;
+        if (got < expected) throw new Error(`${got} of ${expected} replies sent`);
+      },
+      { what: 'every reply of the reference run', timeoutMs: 30_000 },
+    );
     return new Map([...script.keys()].map((u) => [u, sb.sandbox.messagesTo(u).map((m) => (m.channel === 'sms' ? m.text : '?'))]));
   } finally {
     await runtime.stop();

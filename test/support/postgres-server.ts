@@ -9,14 +9,14 @@
  * end. PostgreSQL refuses to run as root, so as root its binaries run as the `postgres` OS user.
  */
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migratePg } from '../../src/store/postgres/migrate.js';
 import { PgDb } from '../../src/store/postgres/db.js';
+import { tempDir } from './temp.js';
 
 /** What test files get from `inject('postgres')`. */
 export interface ProvidedPostgres {
@@ -113,7 +113,8 @@ async function freePort(): Promise<number> {
 
 async function startThrowaway(): Promise<Server> {
   const bin = binDir();
-  const dir = mkdtempSync(join(tmpdir(), 'colloquy-pg-'));
+  const temp = tempDir('colloquy-pg-');
+  const dir = temp.dir;
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
@@ -138,7 +139,7 @@ async function startThrowaway(): Promise<Server> {
         /* already gone */
       }
     }
-    rmSync(dir, { recursive: true, force: true });
+    temp.remove();
   };
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-sync']);

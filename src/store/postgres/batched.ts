@@ -1,30 +1,26 @@
 /**
  * The PostgreSQL store's operations of every turn, each with a statement for a batch of calls (see
- * `pg-batch.ts`): the many-call twin of a one-call statement, with the same guards, per call.
+ * `batch.ts`): the many-call twin of a one-call statement, with the same guards, per call.
  * Arguments travel as arrays (`unnest … WITH ORDINALITY`: `n` is a call's place in the batch).
  */
 import { Batcher } from './batch.js';
 import { addInboundsClaiming, type Ingress, type IngressResult } from './ingress.js';
 import { prepared, type PgDb } from './db.js';
-import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseLaneIn, nextOrReleaseOutcome, releaseLaneIn, releaseOutcome, toClaim, WORK_CHANNEL } from './lanes.js';
+import { claimLanesIn, FENCE_OF, NOW, nextOrReleaseOutcome, settleLaneIn, toClaim, WORK_CHANNEL } from './lanes.js';
 import { addInboundIn, finishFields, finishIn } from './outbox.js';
 import { PG } from './sql.js';
+import { PGW, run } from './work.js';
 import { PREFETCH_COLUMNS, Prefetched } from './prefetch.js';
 import { callCommit, commitResult, turnFields } from './turns.js';
-import { j, toConversation, toInbox, toStatus } from '../rows.js';
+import { j, toConversation, toStatus } from '../rows.js';
 import { statusRank } from '../sql.js';
-import type { CommitResult, ConversationKey, ConversationRecord, InboxRecord, LaneClaim, LaneNext, LaneRelease, NewInbound, NewStatus, SendRecord, TurnCommit } from '../types.js';
+import type { Claimant, CommitResult, ConversationKey, ConversationRecord, LaneClaim, LaneNext, NewInbound, NewStatus, SendRecord, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
 
 const KEYS = `unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(kb, ku, n)`;
 
 const SQL = {
-  nextInbox: prepared(
-    'next_inbox_many',
-    `SELECT k.n, i.* FROM ${KEYS}
-    CROSS JOIN LATERAL (SELECT * FROM inbox WHERE bot_id = k.kb AND user_number = k.ku AND state = 'pending' ORDER BY id LIMIT 1) i`,
-  ),
   active: prepared('active_many', `SELECT k.n, c.* FROM ${KEYS} JOIN conversations c ON c.bot_id = k.kb AND c.user_number = k.ku AND c.status = 'active'`),
   statuses: prepared('statuses_many', `SELECT k.n, s.* FROM unnest($1::text[]) WITH ORDINALITY AS k(pid, n) JOIN statuses s ON s.provider_message_id = k.pid ORDER BY k.n, s.id`),
   /** See PG.addInbound: the lanes are upserted (in key order, one row each) before any inbound takes an id. */
@@ -47,18 +43,18 @@ const SQL = {
     SELECT k.n, ins.id, known.id AS known, (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM ins LIMIT 1) x) AS notified
     FROM k LEFT JOIN ins ON ins.provider_id = k.provider_id LEFT JOIN known ON known.provider_id = k.provider_id`,
   ),
-  /** See pg-lanes.ts's claimOne, for several keys (and owners) at once. */
+  /** See lanes.ts's claimOne, for several keys (and owners) at once. */
   claimLanes: prepared(
     'claim_lane_many',
-    `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) WITH ORDINALITY AS k(owner, kb, ku, lease, n)),
+    `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::boolean[]) WITH ORDINALITY AS k(owner, kb, ku, lease, lapsed, n)),
     ins AS (
       INSERT INTO lanes (bot_id, user_number, owner, lease_until, fence)
       SELECT kb, ku, owner, ${NOW} + lease, 1 FROM k ORDER BY kb, ku
       ON CONFLICT (bot_id, user_number) DO NOTHING
       RETURNING bot_id, user_number, fence, work_seq, NULL::text AS prev),
     c AS (
-      SELECT l.bot_id, l.user_number, l.owner AS prev, k.owner AS claimer, k.lease FROM lanes l JOIN k ON l.bot_id = k.kb AND l.user_number = k.ku
-      WHERE l.owner IS NULL OR l.owner = k.owner OR l.lease_until <= ${NOW}
+      SELECT l.bot_id, l.user_number, l.owner AS prev, k.owner AS claimer, k.lease, k.lapsed FROM lanes l JOIN k ON l.bot_id = k.kb AND l.user_number = k.ku
+      WHERE l.owner IS NULL OR l.owner = k.owner OR (k.lapsed AND l.lease_until <= ${NOW})
       ORDER BY l.bot_id, l.user_number FOR UPDATE OF l SKIP LOCKED),
     up AS (
       UPDATE lanes SET owner = c.claimer, lease_until = ${NOW} + c.lease, fence = ${FENCE_OF('c.claimer')}
@@ -68,18 +64,7 @@ const SQL = {
       EXISTS (SELECT 1 FROM lanes v WHERE v.bot_id = k.kb AND v.user_number = k.ku) AS visible, ${PREFETCH_COLUMNS('k.kb', 'k.ku', 'r.fence IS NOT NULL')}
     FROM k LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM up) r ON r.bot_id = k.kb AND r.user_number = k.ku`,
   ),
-  /** See pg-lanes.ts's release, for several lanes at once. */
-  release: prepared(
-    'release_lane_many',
-    `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(owner, kb, ku, seen, fence, n)),
-    r AS (
-      UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = k.seen FROM k
-      WHERE lanes.bot_id = k.kb AND lanes.user_number = k.ku AND lanes.owner = k.owner AND lanes.fence = k.fence AND lanes.work_seq = k.seen
-      RETURNING k.n)
-    SELECT k.n, EXISTS (SELECT 1 FROM r WHERE r.n = k.n) AS released, l.owner, l.fence, l.work_seq
-    FROM k LEFT JOIN lanes l ON l.bot_id = k.kb AND l.user_number = k.ku`,
-  ),
-  /** See pg-lanes.ts's nextOrRelease, for several lanes at once. */
+  /** See lanes.ts's nextOrRelease, for several lanes at once. */
   nextOrRelease: prepared(
     'next_or_release_lane_many',
     `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS k(owner, kb, ku, seen, fence, n)),
@@ -97,12 +82,12 @@ const SQL = {
     'finish_many',
     `UPDATE outbox SET state = u.state, provider_id = u.provider_id, http_status = u.http_status, response = u.response,
       sms_code = u.sms_code, sms_mailing_id = u.sms_mailing_id, sms_result = u.sms_result, error = u.error, error_code = u.error_code,
-      sent_at = CASE WHEN u.state = 'sent' THEN u.now ELSE outbox.sent_at END, lease_until = NULL, claim = NULL,
+      sent_at = CASE WHEN u.state = 'sent' THEN u.now ELSE outbox.sent_at END, owner = NULL, lease_until = NULL, claim = NULL,
       delivery_status = COALESCE((SELECT s.status FROM statuses s WHERE s.provider_message_id = u.provider_id
         AND ${statusRank('s.status')} > ${statusRank('outbox.delivery_status')} ORDER BY ${statusRank('s.status')} DESC LIMIT 1), outbox.delivery_status)
     FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[])
       AS u(id, state, provider_id, http_status, response, sms_code, sms_mailing_id, sms_result, error, error_code, now, claim)
-    WHERE outbox.id = u.id AND (u.claim IS NULL OR (outbox.claim = u.claim AND outbox.state = 'sending'))
+    WHERE outbox.id = u.id AND outbox.claim = u.claim AND outbox.state = 'sending'
     RETURNING outbox.id`,
   ),
   /** See migration 0010: each turn's outbox rows and timers are a slice (first index, count) of the arrays. */
@@ -163,47 +148,40 @@ interface Release {
   readonly owner: string;
   readonly key: ConversationKey;
   readonly fence: number;
-  readonly seen: number;
+  readonly seen: number | null;
 }
 interface Claim {
-  readonly owner: string;
+  readonly who: Claimant;
   readonly key: ConversationKey;
-  readonly leaseMs: number;
 }
 interface Finish {
   readonly id: number;
   readonly record: SendRecord;
   readonly now: number;
-  readonly claim: string | undefined;
+  readonly claim: string;
 }
 
 /** The batched operations of one store. */
 export class PgBatches {
-  readonly nextInbound: Batcher<ConversationKey, InboxRecord | undefined>;
   readonly activeConversation: Batcher<ConversationKey, ConversationRecord | undefined>;
   readonly statuses: Batcher<string, NewStatus[]>;
-  readonly nextTimerAt: Batcher<undefined, number | undefined>;
+  readonly nextDue: Batcher<undefined, number | undefined>;
   readonly addInbound: Batcher<NewInbound, { id: number; duplicate: boolean }>;
   readonly addInboundClaiming: Batcher<Ingress, IngressResult>;
   readonly claimLane: Batcher<Claim, LaneClaim[]>;
-  readonly releaseLane: Batcher<Release, LaneRelease>;
-  readonly nextOrReleaseLane: Batcher<Release, LaneNext>;
+  readonly settleLane: Batcher<Release, LaneNext>;
   readonly finishOutbound: Batcher<Finish, boolean>;
   readonly commitTurn: Batcher<TurnCommit, CommitResult>;
 
-  /** What claims read for the lanes' next steps (see pg-prefetch.ts). */
+  /** What claims read for the lanes' next steps (see prefetch.ts). */
   readonly prefetched = new Prefetched();
 
   constructor(db: PgDb, ingress: PgDb = db) {
-    const granted = (key: ConversationKey, r: Row) => this.prefetched.keep(key, r);
-    const one = async <T>(sql: typeof PG.nextInbox, params: unknown[], map: (r: Row) => T): Promise<T | undefined> => {
+    const granted = (key: ConversationKey, r: Row, owner: string) => this.prefetched.keep(key, r, owner);
+    const one = async <T>(sql: typeof PG.active, params: unknown[], map: (r: Row) => T): Promise<T | undefined> => {
       const r = (await db.query(sql, params)).rows[0];
       return r && map(r);
     };
-    this.nextInbound = new Batcher({
-      one: (k) => one(PG.nextInbox, [k.botId, k.user], toInbox),
-      many: async (keys) => byCall(keys.length, (await db.query(SQL.nextInbox, keyColumns(keys))).rows, toInbox),
-    });
     this.activeConversation = new Batcher({
       one: (k) => one(PG.active, [k.botId, k.user], toConversation),
       many: async (keys) => byCall(keys.length, (await db.query(SQL.active, keyColumns(keys))).rows, toConversation),
@@ -217,11 +195,11 @@ export class PgBatches {
       },
     });
     // Every caller waiting while one runs is answered by the next query, which starts after they asked.
-    const nextTimer = async () => {
-      const t = (await db.query(PG.nextTimer)).rows[0]?.['t'];
+    const nextDue = async () => {
+      const t = (await run(db, PGW.nextDue, {})).rows[0]?.['t'];
       return t === null || t === undefined ? undefined : Number(t);
     };
-    this.nextTimerAt = new Batcher({ one: nextTimer, many: async (calls) => new Array(calls.length).fill(await nextTimer()), inflight: 1 });
+    this.nextDue = new Batcher({ one: nextDue, many: async (calls) => new Array(calls.length).fill(await nextDue()), inflight: 1 });
     this.addInbound = new Batcher({
       key: (i) => i.providerId,
       one: (i) => addInboundIn(ingress, i),
@@ -242,7 +220,7 @@ export class PgBatches {
     });
     const ingressResult = async (c: Ingress, r: Row | undefined): Promise<IngressResult> => {
       const claimed = r?.['claimed'] === true;
-      if (claimed) granted(c.inbound, r!);
+      if (claimed) granted(c.inbound, r!, c.claim.owner);
       const claim = claimed ? toClaim(c.claim.owner, r!, r!['prev']) : undefined;
       if (r?.['id'] !== null && r?.['id'] !== undefined) return { id: Number(r['id']), duplicate: false, claim };
       if (r?.['known'] !== null && r?.['known'] !== undefined) return { id: Number(r['known']), duplicate: true, claim };
@@ -258,43 +236,39 @@ export class PgBatches {
     });
     this.claimLane = new Batcher({
       key: (c) => laneKey(c.key),
-      one: (c) => claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted),
+      one: (c) => claimLanesIn(db, c.who, 1, c.key, granted),
       many: async (calls) => {
         const cols = columns(
-          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.leaseMs]),
-          4,
+          calls.map((c) => [c.who.owner, c.key.botId, c.key.user, c.who.leaseMs, c.who.lapsed]),
+          5,
         );
         const rows = byCall(calls.length, (await db.query(SQL.claimLanes, cols)).rows, (r) => r);
         return Promise.all(
           rows.map((r, i) => {
             const c = calls[i]!;
             if (r && r['fence'] !== null) {
-              granted(c.key, r);
-              return [toClaim(c.owner, r, r['prev'])];
+              granted(c.key, r, c.who.owner);
+              return [toClaim(c.who.owner, r, r['prev'])];
             }
             // Created by another process after this statement's snapshot: claimed alone, now that it is seen.
-            return r?.['visible'] === false ? claimLanesIn(db, c.owner, { key: c.key, leaseMs: c.leaseMs }, granted) : [];
+            return r?.['visible'] === false ? claimLanesIn(db, c.who, 1, c.key, granted) : [];
           }),
         );
       },
     });
-    // A release, or a look for more that releases: one statement for several lanes, each row read as alone.
-    type Outcome<T> = (db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number) => Promise<T>;
-    const releases = <T>(sql: typeof SQL.release, alone: Outcome<T>, outcome: (db: PgDb, r: Row, owner: string, key: ConversationKey, fence: number, seen: number) => Promise<T> | T) =>
-      new Batcher<Release, T>({
-        key: (r) => laneKey(r.key),
-        one: (r) => alone(db, r.owner, r.key, r.fence, r.seen),
-        many: async (calls) => {
-          const cols = columns(
-            calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
-            5,
-          );
-          const rows = byCall(calls.length, (await db.query(sql, cols)).rows, (r) => r);
-          return Promise.all(rows.map((r, i) => outcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
-        },
-      });
-    this.releaseLane = releases(SQL.release, releaseLaneIn, releaseOutcome);
-    this.nextOrReleaseLane = releases(SQL.nextOrRelease, nextOrReleaseLaneIn, nextOrReleaseOutcome);
+    // A look for more that releases: one statement for several lanes, each row read as alone.
+    this.settleLane = new Batcher<Release, LaneNext>({
+      key: (r) => laneKey(r.key),
+      one: (r) => settleLaneIn(db, r.owner, r.key, r.fence, r.seen),
+      many: async (calls) => {
+        const cols = columns(
+          calls.map((c) => [c.owner, c.key.botId, c.key.user, c.seen, c.fence]),
+          5,
+        );
+        const rows = byCall(calls.length, (await db.query(SQL.nextOrRelease, cols)).rows, (r) => r);
+        return Promise.all(rows.map((r, i) => nextOrReleaseOutcome(db, r ?? {}, calls[i]!.owner, calls[i]!.key, calls[i]!.fence, calls[i]!.seen)));
+      },
+    });
     this.finishOutbound = new Batcher({
       key: (f) => String(f.id),
       one: (f) => finishIn(db, f.id, f.record, f.now, f.claim),

@@ -134,6 +134,13 @@ export class PgDb implements Queryable {
       throw mapError(err);
     }
     let broken: unknown;
+    // A connection lost while checked out (a server restart between two statements) emits 'error'
+    // on the client, which the pool only listens for while the client is idle: without a listener
+    // here it would crash the process. The next statement fails, and the client is not reused.
+    const lost = (err: Error) => {
+      broken = err;
+    };
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const result = await fn(client as unknown as Queryable);
@@ -145,7 +152,8 @@ export class PgDb implements Queryable {
       });
       throw mapError(err);
     } finally {
-      // A connection that failed to roll back is not returned to the pool for reuse.
+      // A connection that failed to roll back, or was lost, is not returned to the pool for reuse.
+      client.off('error', lost);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }

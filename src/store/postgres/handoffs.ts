@@ -1,30 +1,19 @@
 /**
- * The PostgreSQL store's handoff methods ({@link HandoffStore}), ported from `sqlite-handoffs.ts`:
+ * The PostgreSQL store's handoff methods ({@link HandoffStore}), ported from SQLite's `handoffs.ts`:
  * each method one transaction; what SQLite decides under its single writer lock is decided here by
  * a row lock on the open handoff (`FOR UPDATE`), a guarded single statement, or `SKIP LOCKED`.
  */
-import { randomBytes } from 'node:crypto';
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
-import {
-  HANDOFF_TIMER_KEY,
-  handoffTimeoutAt,
-  type AgentMessage,
-  type HandoffEventOutcome,
-  type HandoffEventRecord,
-  type HandoffEventType,
-  type HandoffRecord,
-  type HandoffRefusal,
-  type HandoffStore,
-  type HandoffWrite,
-} from '../handoff-types.js';
+import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
 import { prepared, type PgDb, type Queryable } from './db.js';
-import { bumpLaneIn, lockLaneIn } from './lanes.js';
-import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from '../rows.js';
+import { bumpLaneIn, lockLaneIn, WORK_CHANNEL } from './lanes.js';
+import { keyAnswer, toHandoff, toInbox } from '../rows.js';
 import { OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
-const UNSENT = `state IN ('pending', 'sending')`;
+/** Tells the peers (on commit) of a row the statement's CTE `i` inserted: any process may send it. */
+const NOTIFY_INSERTED = `SELECT id, (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM i) n) AS notified FROM i`;
 
 /** The handoff statements, in PostgreSQL's dialect. */
 export const PGH = {
@@ -66,28 +55,13 @@ export const PGH = {
   touch: 'UPDATE conversations SET last_activity_at = $1, updated_at = $1, channel = COALESCE($2, channel) WHERE id = $3',
   outboxByKey: 'SELECT id, agent, idempotency_fingerprint FROM outbox WHERE conversation_id = $1 AND idempotency_key = $2',
   /** A concurrent request with the same key that committed first makes this one insert nothing. */
-  insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
-    SELECT c.id, c.bot_id, c.user_number, NULL, $2, $3, $4, $5, $6, $6, $7, $8, $9 FROM conversations c WHERE c.id = $1
-    ON CONFLICT (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
-  insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $5)`,
-  /**
-   * Claims each handoff's oldest unsent event when due; rows another process holds locked are
-   * skipped, and an event behind an unsent one (pending, or in flight anywhere) is never taken.
-   */
-  claimEvents: `WITH c AS (
-      SELECT e.id FROM handoff_events e
-      WHERE e.${UNSENT} AND ((e.state = 'pending' AND e.next_attempt_at <= $1) OR (e.state = 'sending' AND e.lease_until <= $1))
-        AND NOT EXISTS (SELECT 1 FROM handoff_events e2 WHERE e2.handoff_id = e.handoff_id AND e2.${UNSENT} AND e2.id < e.id)
-      ORDER BY e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED)
-    UPDATE handoff_events SET state = 'sending', lease_until = $3, claim = $4::text || '-' || handoff_events.id, attempts = attempts + 1
-    FROM c WHERE handoff_events.id = c.id RETURNING handoff_events.*`,
-  eventSent: `UPDATE handoff_events SET state = 'sent', sent_at = $1, lease_until = NULL, claim = NULL, last_error = NULL
-    WHERE id = $2 AND claim = $3 AND state = 'sending'`,
-  eventRetry: `UPDATE handoff_events SET state = 'pending', next_attempt_at = $1, last_error = $2, lease_until = NULL, claim = NULL
-    WHERE id = $3 AND claim = $4 AND state = 'sending'`,
-  eventFailed: `UPDATE handoff_events SET state = 'failed', last_error = $1, lease_until = NULL, claim = NULL
-    WHERE id = $2 AND claim = $3 AND state = 'sending'`,
-  nextEventAt: `SELECT MIN(CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END) AS t FROM handoff_events WHERE ${UNSENT}`,
+  insertOutbox: `WITH i AS (
+      INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
+      SELECT c.id, c.bot_id, c.user_number, NULL, $2, $3, $4, $5, $6, $6, $7, $8, $9 FROM conversations c WHERE c.id = $1
+      ON CONFLICT (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id)
+    ${NOTIFY_INSERTED}`,
+  insertEvent: `WITH i AS (INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING id)
+    ${NOTIFY_INSERTED}`,
 } as const;
 
 type Claimed = { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal;
@@ -184,7 +158,7 @@ export class PgHandoffs implements HandoffStore {
       const ended = toHandoff((await q.query(PGH.end, [h.id, 'ended', agent, note ?? null, w.now])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
       const ev = handoffEndedEvent(agent, note);
-      await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see pg-lanes.ts)
+      await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see lanes.ts)
       const r = await q.query<{ id: number }>(PGH.insertInbox, [`handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now]);
       await bumpLaneIn(q, h);
       await event(q, 'handoff.ended', h.id, w);
@@ -246,25 +220,5 @@ export class PgHandoffs implements HandoffStore {
       }
       return closed.length;
     });
-  }
-
-  async claimHandoffEvents(now: number, limit: number, leaseMs: number): Promise<HandoffEventRecord[]> {
-    const token = randomBytes(6).toString('hex');
-    const { rows } = await this.db.query(PGH.claimEvents, [now, limit, now + leaseMs, token]);
-    return rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
-  }
-
-  async settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
-    const r = outcome.sent
-      ? await this.db.query(PGH.eventSent, [now, id, claim])
-      : outcome.retryAt !== undefined
-        ? await this.db.query(PGH.eventRetry, [outcome.retryAt, outcome.error, id, claim])
-        : await this.db.query(PGH.eventFailed, [outcome.error, id, claim]);
-    return r.rowCount === 1;
-  }
-
-  async nextHandoffEventAt(): Promise<number | undefined> {
-    const t = (await this.db.query(PGH.nextEventAt)).rows[0]?.['t'];
-    return t === null || t === undefined ? undefined : Number(t);
   }
 }

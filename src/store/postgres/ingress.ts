@@ -2,8 +2,8 @@
  * Storing inbounds and claiming their lanes in the same statement. A received message used to cost
  * the webhook's statement (the inbound, its lane's work, the `NOTIFY`), then its lane's claim by
  * key: two statements one after the other. With a claim asked for, the inbound's lane upsert also
- * takes the lane when nobody else's lease on it is live (as a claim by key would), and the row
- * carries what the turn reads next (see pg-prefetch.ts), so the lane starts its turn without a
+ * takes the lane when nobody else's lease on it is live (as a claim by key would, taking a lapsed one only when the claimant takes those), and the row
+ * carries what the turn reads next (see prefetch.ts), so the lane starts its turn without a
  * round trip.
  *
  * The lane's row is locked by the upsert before any inbound takes an id (as before), so inbounds of
@@ -23,18 +23,12 @@
 import { prepared, type PgDb } from './db.js';
 import { NOW, WORK_CHANNEL } from './lanes.js';
 import { j } from '../rows.js';
-import type { LaneClaim, NewInbound } from '../types.js';
-
-/** A claim asked for with an inbound: the owner and its lease. */
-export interface IngressClaim {
-  readonly owner: string;
-  readonly leaseMs: number;
-}
+import type { Claimant, LaneClaim, NewInbound } from '../types.js';
 
 /** An inbound and the claim asked for with it. */
 export interface Ingress {
   readonly inbound: NewInbound;
-  readonly claim: IngressClaim;
+  readonly claim: Claimant;
 }
 
 /** What storing an inbound with a claim returns: the claim when it was granted. */
@@ -44,16 +38,21 @@ export interface IngressResult {
   readonly claim?: LaneClaim | undefined;
 }
 
-const TAKE = `EXCLUDED.owner IS NOT NULL AND (l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.lease_until <= ${NOW})`;
+/**
+ * Whether the upsert takes the lane (evaluated on the lane's row as locked): nobody's, the caller's
+ * own, or lapsed when the caller takes lapsed claims (read from `want`: a lanes row has no column for it).
+ */
+const TAKE = `EXCLUDED.owner IS NOT NULL AND (l.owner IS NULL OR l.owner = EXCLUDED.owner
+  OR (l.lease_until <= ${NOW} AND (SELECT w.lapsed FROM want w WHERE w.bot_id = EXCLUDED.bot_id AND w.user_number = EXCLUDED.user_number)))`;
 
 /** See the module's comment; `n` is a call's place in the batch. */
 export const ADD_INBOUND_CLAIMING = prepared(
   'add_inbound_claiming',
-  `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
-      WITH ORDINALITY AS k(provider_id, bot_id, user_number, source, event, raw, received_at, owner, lease, n)),
+  `WITH k AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $10::boolean[])
+      WITH ORDINALITY AS k(provider_id, bot_id, user_number, source, event, raw, received_at, owner, lease, lapsed, n)),
   known AS (SELECT i.provider_id, i.id FROM inbox i WHERE i.provider_id IN (SELECT provider_id FROM k)),
   fresh AS (SELECT * FROM k WHERE provider_id NOT IN (SELECT provider_id FROM known)),
-  want AS (SELECT bot_id, user_number, COUNT(*) AS added, MAX(owner) AS owner, MAX(lease) AS lease FROM fresh GROUP BY bot_id, user_number),
+  want AS (SELECT bot_id, user_number, COUNT(*) AS added, MAX(owner) AS owner, MAX(lease) AS lease, bool_and(lapsed) AS lapsed FROM fresh GROUP BY bot_id, user_number),
   seen AS (SELECT l.bot_id, l.user_number, l.owner, l.work_seq FROM lanes l JOIN want w ON w.bot_id = l.bot_id AND w.user_number = l.user_number),
   lane AS (
     INSERT INTO lanes AS l (bot_id, user_number, work_seq, owner, lease_until, fence)
@@ -90,9 +89,9 @@ export const ADD_INBOUND_CLAIMING = prepared(
 
 /** The statement's arguments for several calls (its arrays). */
 export function ingressColumns(calls: readonly Ingress[]): unknown[][] {
-  const cols: unknown[][] = Array.from({ length: 9 }, () => []);
+  const cols: unknown[][] = Array.from({ length: 10 }, () => []);
   for (const { inbound: i, claim } of calls) {
-    [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt, claim.owner, claim.leaseMs].forEach((v, c) => cols[c]!.push(v));
+    [i.providerId, i.botId, i.user, i.source, JSON.stringify(i.event), j(i.raw), i.receivedAt, claim.owner, claim.leaseMs, claim.lapsed].forEach((v, c) => cols[c]!.push(v));
   }
   return cols;
 }

@@ -9,7 +9,10 @@ import { pgDriver } from '../drivers.js';
 import { prepared, type PgDb, type Queryable } from './db.js';
 import { PREFETCH_COLUMNS } from './prefetch.js';
 import { toInbox, toKey } from '../rows.js';
-import type { ConversationKey, LaneClaim, LaneClaimOptions, LaneNext, LaneRelease } from '../types.js';
+import type { Claimant, ConversationKey, LaneClaim, LaneNext } from '../types.js';
+
+/** What a release that found no pending inbound means. */
+type LaneRelease = Exclude<LaneNext, { outcome: 'next' }>;
 
 /** The channel of work notifications. */
 export const WORK_CHANNEL = 'colloquy_work';
@@ -30,7 +33,8 @@ const SQL = {
   /**
    * Claims one lane by its key in one statement: a lane nobody has yet is created claimed (fence 1,
    * as a claim of a fresh row would make it); an existing one is taken unless another owner's lease
-   * is live or another process holds its row lock (SKIP LOCKED: never waited for). `visible` says
+   * is live (or lapsed, and `$5` takes no lapsed claims) or another process holds its row lock (SKIP
+   * LOCKED: never waited for; the conditions are rechecked on the row as locked). `visible` says
    * whether the statement's snapshot saw the lane at all: when neither branch returned a row and the
    * lane was not visible, another process created it just now, and the claim is tried again.
    */
@@ -42,7 +46,7 @@ const SQL = {
       RETURNING bot_id, user_number, fence, work_seq, NULL::text AS prev),
     c AS (
       SELECT bot_id, user_number, owner AS prev FROM lanes
-      WHERE bot_id = $2 AND user_number = $3 AND (owner IS NULL OR owner = $1 OR lease_until <= ${NOW})
+      WHERE bot_id = $2 AND user_number = $3 AND (owner IS NULL OR owner = $1 OR ($5::boolean AND lease_until <= ${NOW}))
       FOR UPDATE SKIP LOCKED),
     up AS (
       UPDATE lanes SET owner = $1, lease_until = ${NOW} + $4, fence = ${FENCE}
@@ -56,29 +60,19 @@ const SQL = {
     'claim_lanes',
     `WITH c AS (
       SELECT l.bot_id, l.user_number, l.owner AS prev FROM lanes l
-      WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.lease_until <= ${NOW})
+      WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR ($4::boolean AND l.lease_until <= ${NOW}))
       ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending') NULLS FIRST
       LIMIT $2 FOR UPDATE OF l SKIP LOCKED)
     UPDATE lanes SET owner = $1, lease_until = ${NOW} + $3, fence = ${FENCE}
     FROM c WHERE lanes.bot_id = c.bot_id AND lanes.user_number = c.user_number
     RETURNING lanes.bot_id, lanes.user_number, lanes.fence, lanes.work_seq, c.prev`,
   ),
-  renew: `UPDATE lanes SET lease_until = ${NOW} + $2 WHERE owner = $1 RETURNING bot_id, user_number, fence, work_seq`,
   /**
-   * Releases a drained lane, and reads the lane as it was before (the same snapshot): why a release
-   * that did not happen failed (work added since, or the lane lost) is known in the same round trip.
-   */
-  release: prepared(
-    'release_lane',
-    `WITH r AS (
-      UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = $4
-      WHERE bot_id = $2 AND user_number = $3 AND owner = $1 AND fence = $5 AND work_seq = $4 RETURNING 1)
-    SELECT (SELECT COUNT(*) FROM r) AS released, l.owner, l.fence, l.work_seq
-    FROM (SELECT 1) one LEFT JOIN lanes l ON l.bot_id = $2 AND l.user_number = $3`,
-  ),
-  /**
-   * The release above, unless the conversation has a pending inbound, which is returned instead
-   * (`next`, as JSON). "None pending" is of the statement's snapshot; an inbound committed after it
+   * A drained lane's last look and its release at once: the lane released unless the conversation
+   * has a pending inbound, which is returned instead (`next`, as JSON). The lane as the statement's
+   * snapshot had it comes back too, so why a release that did not happen failed (work added since,
+   * or the lane lost) is known in the same round trip.
+   * "None pending" is of the statement's snapshot; an inbound committed after it
    * bumped `work_seq` in its own transaction, which the UPDATE sees (it re-reads a row changed since
    * the snapshot), so the lane is then not released.
    */
@@ -122,41 +116,25 @@ export function toClaim(owner: string, r: Row, prevOwner: unknown): LaneClaim {
 }
 
 /**
- * See `Store.claimLanes`: each form one autocommitted statement. A claim by key also reads what the
- * lane's next step reads, handed to `granted` (see pg-prefetch.ts).
+ * See `Store.claim` of lanes: each form one autocommitted statement. A claim by key also reads what
+ * the lane's next step reads, handed to `granted` (see prefetch.ts).
  */
-export async function claimLanesIn(db: PgDb, owner: string, o: LaneClaimOptions, granted?: (key: ConversationKey, r: Row) => void): Promise<LaneClaim[]> {
-  if (o.key) {
-    const params = [owner, o.key.botId, o.key.user, o.leaseMs];
+export async function claimLanesIn(db: PgDb, who: Claimant, limit: number, key?: ConversationKey, granted?: (key: ConversationKey, r: Row, owner: string) => void): Promise<LaneClaim[]> {
+  if (key) {
+    const params = [who.owner, key.botId, key.user, who.leaseMs, who.lapsed];
     let { rows } = await db.query(SQL.claimOne, params);
     // Created by another process after this statement's snapshot: look again, now that it is seen.
     if (rows[0]?.['visible'] === false && rows[0]['fence'] === null) ({ rows } = await db.query(SQL.claimOne, params));
     const mine = rows.filter((r) => r['fence'] !== null);
-    for (const r of mine) granted?.(o.key, r);
-    return mine.map((r) => toClaim(owner, r, r['prev']));
+    for (const r of mine) granted?.(key, r, who.owner);
+    return mine.map((r) => toClaim(who.owner, r, r['prev']));
   }
-  const { rows } = await db.query(SQL.claimMany, [owner, o.limit ?? 100, o.leaseMs]);
-  return rows.map((r) => toClaim(owner, r, r['prev']));
+  const { rows } = await db.query(SQL.claimMany, [who.owner, limit, who.leaseMs, who.lapsed]);
+  return rows.map((r) => toClaim(who.owner, r, r['prev']));
 }
 
-/** See `Store.renewLanes`; giving lanes up (lease 0) tells the peers at once. */
-export async function renewLanesIn(db: PgDb, owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
-  const run = async (q: Queryable) => {
-    const { rows } = await q.query(SQL.renew, [owner, leaseMs]);
-    if (leaseMs === 0 && rows.length) await q.query(SQL.notify);
-    return rows.map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
-  };
-  return leaseMs === 0 ? db.tx(run) : run(db);
-}
-
-/** See `Store.releaseLane`. */
-export async function releaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-  const row = (await db.query(SQL.release, [owner, key.botId, key.user, seen, fence])).rows[0]!;
-  return releaseOutcome(db, row, owner, key, fence, seen);
-}
-
-/** See `Store.nextOrReleaseLane`. */
-export async function nextOrReleaseLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
+/** See `Store.settleLane`. */
+export async function settleLaneIn(db: PgDb, owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> {
   const row = (await db.query(SQL.nextOrRelease, [owner, key.botId, key.user, seen, fence])).rows[0]!;
   return nextOrReleaseOutcome(db, row, owner, key, fence, seen);
 }
@@ -165,14 +143,18 @@ export async function nextOrReleaseLaneIn(db: PgDb, owner: string, key: Conversa
  * What a next-or-release statement's row means: its pending inbound (`next`) while the lane is still
  * the owner's (else `lost`: the new owner runs it), or, with none pending, as {@link releaseOutcome}.
  */
-export function nextOrReleaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> | LaneNext {
+export function nextOrReleaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> | LaneNext {
   const next = row['next'];
-  if (next === null || next === undefined || typeof next !== 'object') return releaseOutcome(db, row, owner, key, fence, seen);
+  if (next === null || next === undefined || typeof next !== 'object') {
+    // No counter: a live actor keeps its lane, which the statement never released.
+    if (seen === null) return row['owner'] === owner && Number(row['fence']) === fence ? { outcome: 'idle' } : { outcome: 'lost' };
+    return releaseOutcome(db, row, owner, key, fence, seen);
+  }
   return row['owner'] === owner && Number(row['fence']) === fence ? { outcome: 'next', inbound: toInbox(next as Row) } : { outcome: 'lost' };
 }
 
 /** What a release statement's row (`released`, and the lane as its snapshot had it) means. */
-export async function releaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
+async function releaseOutcome(db: PgDb, row: Row, owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
   if (row['released'] === true || Number(row['released']) === 1) return { outcome: 'released' };
   // The lane as the snapshot had it would have been released: it changed while the release waited
   // for its row lock, so read it as it is now.

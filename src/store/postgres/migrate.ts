@@ -25,6 +25,8 @@ export async function migratePg(db: PgDb, files: readonly MigrationFile[] = read
     throw mapError(err);
   }
   let locked = false;
+  // A connection lost mid-run fails the next statement; without a listener its 'error' event would crash the process.
+  client.on('error', () => undefined);
   try {
     // Another process may be migrating: wait for it however long it takes (not the pool's lock_timeout).
     await client.query('SET lock_timeout = 0');

@@ -1,38 +1,18 @@
 /** The PostgreSQL store's multi-statement work on the outbox, timers and statuses, each inside the caller's transaction. */
-import { randomBytes } from 'node:crypto';
 import type { Queryable } from './db.js';
 import { PG } from './sql.js';
+import { counted, PGW, run } from './work.js';
 import { j, mergeTranscript, toKey, toOutbox, toTimerInbound } from '../rows.js';
-import type { ConversationKey, FailureFollowUp, NewInbound, OutboxRecord, SendRecord, TranscriptEntry } from '../types.js';
-
-/** Claims due conversation heads; rows another process holds locked are skipped, not waited for. */
-export async function claimIn(q: Queryable, now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
-  const token = randomBytes(6).toString('hex');
-  const { rows } = await q.query(PG.claim, [now, limit, now + leaseMs, token]);
-  return rows.map(toOutbox).sort((a, b) => a.id - b.id);
-}
+import type { ConversationKey, FailureFollowUp, NewInbound, SendOutcome, SendRecord, TranscriptEntry } from '../types.js';
 
 /** Records a send's result; false (and nothing recorded) when `claim` no longer holds the row. */
-export async function finishIn(q: Queryable, id: number, s: SendRecord, now: number, claim: string | undefined): Promise<boolean> {
+export async function finishIn(q: Queryable, id: number, s: SendRecord, now: number, claim: string): Promise<boolean> {
   return (await q.query(PG.finish, finishFields(id, s, now, claim))).rowCount === 1;
 }
 
 /** A send's result as the finish statements take it (12 values). */
-export function finishFields(id: number, s: SendRecord, now: number, claim: string | undefined): unknown[] {
-  return [
-    id,
-    s.state,
-    s.providerId ?? null,
-    s.httpStatus ?? null,
-    j(s.response),
-    s.smsCode ?? null,
-    s.smsMailingId ?? null,
-    s.smsResult ?? null,
-    s.error ?? null,
-    s.errorCode ?? null,
-    now,
-    claim ?? null,
-  ];
+export function finishFields(id: number, s: SendRecord, now: number, claim: string): unknown[] {
+  return [id, s.state, s.providerId ?? null, s.httpStatus ?? null, j(s.response), s.smsCode ?? null, s.smsMailingId ?? null, s.smsResult ?? null, s.error ?? null, s.errorCode ?? null, now, claim];
 }
 
 /** Adds an inbound unless its provider id is known, with its lane's work (one statement); the id, and whether it was known. */
@@ -44,9 +24,18 @@ export async function addInboundIn(q: Queryable, i: NewInbound): Promise<{ id: n
   return { id: known.rows[0]!.id, duplicate: true };
 }
 
-/** A row's final failure and what follows it; see `Store.failOutbound`. */
-export async function failIn(q: Queryable, id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim: string | undefined): Promise<boolean> {
-  if (record && !(await finishIn(q, id, record, now, claim))) return false;
+/**
+ * A claimed send's retry or final failure (with what follows it, in the caller's transaction); see
+ * `Store.settleSend`. False, with nothing recorded, when `claim` no longer holds the row.
+ */
+export async function settleFailedIn(q: Queryable, id: number, claim: string, outcome: Exclude<SendOutcome, { kind: 'sent' }>, now: number): Promise<boolean> {
+  if (outcome.kind === 'retry') return (await counted(q, PGW.sendRetry, { id, claim, at: outcome.at, error: outcome.error, code: outcome.errorCode ?? null })) === 1;
+  const recorded = outcome.record ? await finishIn(q, id, { ...outcome.record, state: 'failed' }, now, claim) : (await run(q, PGW.sendFailed, { id, claim })).rowCount === 1;
+  return recorded && followFailureIn(q, id, now, outcome.follow);
+}
+
+/** What follows a row's failure (idempotent: nothing is added twice); see `Store.failOutbound`. False when there is no such row. */
+export async function followFailureIn(q: Queryable, id: number, now: number, follow: FailureFollowUp): Promise<boolean> {
   const row = (await q.query(PG.outbox, [id])).rows[0];
   if (!row) return false;
   const conversationId = Number(row['conversation_id']);

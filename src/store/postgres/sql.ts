@@ -1,25 +1,11 @@
 /**
  * Every statement the PostgreSQL store runs, by name: the SQLite store's queries
- * (`sqlite-statements.ts`) in PostgreSQL's dialect, with row locks where several processes meet.
+ * (SQLite's `statements.ts`) in PostgreSQL's dialect, with row locks where several processes meet.
  * Those every turn runs are named prepared statements: parsed and planned once per connection.
  */
 import { prepared } from './db.js';
 import { WORK_CHANNEL } from './lanes.js';
-import { outboxRank as RANK, statusRank } from '../sql.js';
-
-const UNSENT = `state IN ('pending', 'sending')`;
-
-/**
- * The next unsent outbox row of each conversation (its lowest rank; ranks are unique), in one pass
- * over the unsent rows: a sort, no per-row lookups, so its cost follows the backlog whatever the
- * statistics say. A row another process holds locked still counts as unsent here (this reads, it
- * does not lock), so a conversation's order holds across dispatchers. It was a NOT EXISTS per row
- * (then a correlated MIN): with statistics taken while nothing was unsent, the planner scanned a
- * whole partial index for every unsent row, ~1 s per call at 1,700 unsent, and sends fell behind
- * while the backlog grew (found from outside; test/store/pg-backlog-plan.test.ts).
- */
-const HEADS = `SELECT DISTINCT ON (h.conversation_id) h.id, h.state, h.next_attempt_at, h.lease_until
-  FROM outbox h WHERE h.${UNSENT} ORDER BY h.conversation_id, ${RANK('h')}`;
+import { statusRank } from '../sql.js';
 
 /** The highest outbox id of a conversation: an inbound processed now comes before every later row of it. */
 const MARK = (conversation: string) => `(SELECT COALESCE(MAX(m.id), 0) FROM outbox m WHERE m.conversation_id = ${conversation})`;
@@ -51,8 +37,6 @@ export const PG = {
       (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM ins) n) AS notified`,
   ),
   inboxByProvider: prepared('inbox_by_provider', 'SELECT id FROM inbox WHERE provider_id = $1'),
-  nextInbox: prepared('next_inbox', `SELECT * FROM inbox WHERE bot_id = $1 AND user_number = $2 AND state = 'pending' ORDER BY id LIMIT 1`),
-  pendingKeys: `SELECT bot_id, user_number, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user_number ORDER BY first`,
   failInbox: `WITH c AS (SELECT COALESCE(i.conversation_id, (SELECT a.id FROM conversations a WHERE a.bot_id = i.bot_id AND a.user_number = i.user_number AND a.status = 'active')) AS id
       FROM inbox i WHERE i.id = $3)
     UPDATE inbox SET state = 'failed', error = $1, attempts = attempts + 1, processed_at = $2, conversation_id = c.id, outbox_mark = ${MARK('c.id')}
@@ -71,43 +55,29 @@ export const PG = {
     d AS (DELETE FROM timers WHERE conversation_id IN (SELECT id FROM e))
     SELECT COUNT(*) AS n FROM e`,
   setChannel: 'UPDATE conversations SET channel = $1, updated_at = $2 WHERE id = $3',
-  /** An SMS fallback row carries the agent's name of the message it replaces (a handoff's reply stays the agent's). */
-  insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, (SELECT f.agent FROM outbox f WHERE f.id = $10))
-    ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING`,
   /**
-   * Locks the due heads it can (SKIP LOCKED: another dispatcher's rows are left to it) and claims
-   * them. The heads are an array computed once (an InitPlan), then looked up by primary key: no
-   * join whose order the planner could get wrong on stale statistics.
+   * An SMS fallback row carries the agent's name of the message it replaces (a handoff's reply stays
+   * the agent's); the peers are told of it (any process may send it).
    */
-  claim: prepared(
-    'claim',
-    `WITH c AS (
-      SELECT o.id FROM outbox o
-      WHERE o.id = ANY(ARRAY(SELECT h.id FROM (${HEADS}) h WHERE h.next_attempt_at <= $1 AND (h.state = 'pending' OR h.lease_until <= $1)))
-        AND o.${UNSENT} AND o.next_attempt_at <= $1 AND (o.state = 'pending' OR o.lease_until <= $1)
-      ORDER BY o.id LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
-    UPDATE outbox SET state = 'sending', lease_until = $3, claim = $4::text || '-' || outbox.id, attempts = attempts + 1
-    FROM c WHERE outbox.id = c.id RETURNING outbox.*`,
-  ),
-  renewLease: `UPDATE outbox SET lease_until = $1 WHERE id = $2 AND claim = $3 AND state = 'sending'`,
+  insertFallback: `WITH i AS (
+      INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $9, (SELECT f.agent FROM outbox f WHERE f.id = $10))
+      ON CONFLICT (fallback_of) WHERE fallback_of IS NOT NULL DO NOTHING RETURNING 1)
+    SELECT (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM i) n) AS notified`,
   /** Records a send; statuses that came before it raise its delivery status in the same statement. */
   finish: prepared(
     'finish',
     `UPDATE outbox SET state = $2, provider_id = $3, http_status = $4, response = $5,
     sms_code = $6, sms_mailing_id = $7, sms_result = $8, error = $9, error_code = $10,
-    sent_at = CASE WHEN $2 = 'sent' THEN $11 ELSE sent_at END, lease_until = NULL, claim = NULL,
+    sent_at = CASE WHEN $2 = 'sent' THEN $11 ELSE sent_at END, owner = NULL, lease_until = NULL, claim = NULL,
     delivery_status = COALESCE((SELECT s.status FROM statuses s WHERE s.provider_message_id = $3
       AND ${statusRank('s.status')} > ${statusRank('outbox.delivery_status')} ORDER BY ${statusRank('s.status')} DESC LIMIT 1), delivery_status)
-    WHERE id = $1 AND ($12::text IS NULL OR (claim = $12 AND state = 'sending'))`,
+    WHERE id = $1 AND claim = $12 AND state = 'sending'`,
   ),
-  retry: `UPDATE outbox SET state = 'pending', next_attempt_at = $2, error = $3, error_code = $4, lease_until = NULL, claim = NULL
-    WHERE id = $1 AND ($5::text IS NULL OR (claim = $5 AND state = 'sending'))`,
   outbox: prepared('outbox', 'SELECT * FROM outbox WHERE id = $1'),
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = $1 AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = $1 ORDER BY id DESC LIMIT 1',
-  nextOutboxAt: `SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM (${HEADS}) o`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = $1 ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = $1 ORDER BY id',
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
@@ -118,7 +88,6 @@ export const PG = {
   /** Timers armed by states the conversation has left. */
   deleteLeftTimers: 'DELETE FROM timers WHERE conversation_id = $1 AND state_node IS NOT NULL AND NOT (state_node = ANY($2::text[]))',
   timersOf: 'SELECT * FROM timers WHERE conversation_id = $1 ORDER BY fire_at, id',
-  nextTimer: 'SELECT MIN(fire_at) AS t FROM timers',
   /** Takes due timers no other process is firing (SKIP LOCKED), deleting them as it takes them. */
   takeDueTimers: `DELETE FROM timers WHERE id IN (
       SELECT id FROM timers WHERE fire_at <= $1 ORDER BY fire_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)

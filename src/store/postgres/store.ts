@@ -1,43 +1,50 @@
 /**
  * The PostgreSQL store (node-postgres, a pool): the {@link Store} port with the SQLite store's
  * guarantees, for several processes on one database. Turns are exactly-once by the version check
- * and the inbound's `pending` guard; outbox claims and due timers are taken with
- * `FOR UPDATE SKIP LOCKED`; a status's rank and idle expiry are decided inside one statement.
- * Transient failures surface as `StoreUnavailableError`, conflicts as `VersionConflictError`.
+ * and the inbound's `pending` guard; every kind of work is claimed with `FOR UPDATE SKIP LOCKED`
+ * and leased on the database's clock (see work.ts); a status's rank and idle expiry are decided
+ * inside one statement. Transient failures surface as `StoreUnavailableError`, conflicts as
+ * `VersionConflictError`.
  */
 import { isStoreUnavailable } from '../../errors.js';
 import { migratePg, readPgMigrations } from './migrate.js';
 import { openFailure } from './failure.js';
 import { PgDb, type PgPoolOptions } from './db.js';
-import { claimIn, failIn, fireDueTimersIn, transcriptIn } from './outbox.js';
-import { claimLanesIn, listenForWork, renewLanesIn } from './lanes.js';
+import { fireDueTimersIn, followFailureIn, settleFailedIn, transcriptIn } from './outbox.js';
+import { claimLanesIn, listenForWork } from './lanes.js';
+import { claimantOf, claimArgs, counted, leaseMsOf, PGW, run } from './work.js';
 import { PgHandoffs } from './handoffs.js';
 import { PG } from './sql.js';
 import { conversationsQuery } from '../sql.js';
 import { commitTurnPg, isPlainTurn } from './turns.js';
 import { PgBatches } from './batched.js';
 import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './analyze.js';
-import { j, toConversation, toInbox, toKey, toOutbox, toTimer } from '../rows.js';
+import { j, toConversation, toHandoffEvent, toInbox, toKey, toOutbox, toTimer } from '../rows.js';
 import type {
+  Claimant,
+  ClaimedWork,
+  ClaimRequest,
   CommitResult,
   ConversationKey,
   ConversationRecord,
   ConversationStatus,
   FailureFollowUp,
+  HandoffEventOutcome,
+  HeldLane,
+  HeldWork,
   InboxRecord,
   LaneClaim,
-  LaneClaimOptions,
   LaneNext,
-  LaneRelease,
   NewInbound,
   NewStatus,
   OutboxRecord,
-  SendRecord,
+  SendOutcome,
   Store,
   StoreHealth,
   TimerSpec,
   TranscriptEntry,
   TurnCommit,
+  WorkKind,
 } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -61,30 +68,30 @@ export async function openPgStore(options: PgStoreOptions | string): Promise<PgS
     throw openFailure(err, o.url);
   }
   // Webhook answers wait for their inbound's commit: give them connections of their own, so that an
-  // ack never queues behind turns, claims and sends for one of the main pool's.
+  // ack never queues behind turns, claims and sends for one of the main pool's. The heartbeat uses
+  // them too: a lease must not lapse while its holder, alive but busy, waits for a connection.
   return new PgStore(db, new PgDb({ ...o, max: INGRESS_CONNECTIONS, applicationName: `${o.applicationName ?? 'colloquy'}-ingress` }));
 }
 
-/** Connections reserved for storing inbounds (the webhook's answer waits for them). */
+/** Connections reserved for storing inbounds (the webhook's answer waits for them) and the heartbeat. */
 const INGRESS_CONNECTIONS = 2;
 
 const one = async <T>(p: Promise<{ rows: Row[] }>, map: (r: Row) => T): Promise<T | undefined> => {
   const r = (await p).rows[0];
   return r && map(r);
 };
-const optionalNumber = (v: unknown): number | undefined => (v === null || v === undefined ? undefined : Number(v));
 
 /** The PostgreSQL implementation of {@link Store}. */
 export class PgStore implements Store {
   private readonly h: PgHandoffs;
-  /** The operations of every turn, in batches when calls arrive together (group commit; see pg-batch.ts). */
+  /** The operations of every turn, in batches when calls arrive together (group commit; see batch.ts). */
   private readonly b: PgBatches;
   /** Turns committed through this store (see {@link analyzeUnanalyzed}). */
   private turns = 0;
 
   /**
    * @param db The pool for everything but storing inbounds.
-   * @param ingress Connections for storing inbounds only (default: `db` itself).
+   * @param ingress Connections for storing inbounds and renewing claims only (default: `db` itself).
    */
   constructor(
     readonly db: PgDb,
@@ -94,16 +101,8 @@ export class PgStore implements Store {
     this.b = new PgBatches(db, ingress);
   }
 
-  async addInbound(i: NewInbound, claim?: { readonly owner: string; readonly leaseMs: number }): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }> {
-    return claim === undefined ? this.b.addInbound.run(i) : this.b.addInboundClaiming.run({ inbound: i, claim });
-  }
-
-  async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
-    return this.b.prefetched.takeInbound(key) ?? this.b.nextInbound.run(key);
-  }
-
-  async pendingKeys(): Promise<ConversationKey[]> {
-    return (await this.db.query(PG.pendingKeys)).rows.map(toKey);
+  async addInbound(i: NewInbound, claim?: Claimant): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }> {
+    return claim === undefined ? this.b.addInbound.run(i) : this.b.addInboundClaiming.run({ inbound: i, claim: claimantOf(claim) });
   }
 
   async failInbound(id: number, error: string, now: number): Promise<void> {
@@ -153,20 +152,8 @@ export class PgStore implements Store {
     return Number((await this.db.query(PG.expireIdle, [botId, before, now])).rows[0]!['n']);
   }
 
-  async claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
-    return claimIn(this.db, now, limit, leaseMs);
-  }
-
-  async finishOutbound(id: number, result: SendRecord, now: number, claim?: string): Promise<boolean> {
-    return this.b.finishOutbound.run({ id, record: result, now, claim });
-  }
-
-  async renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
-    return (await this.db.query(PG.renewLease, [leaseUntil, id, claim])).rowCount === 1;
-  }
-
-  async failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
-    return this.db.tx((q) => failIn(q, id, record, now, follow, claim));
+  async failOutbound(id: number, now: number, follow: FailureFollowUp): Promise<boolean> {
+    return this.db.tx((q) => followFailureIn(q, id, now, follow));
   }
 
   async unfollowedFailures(): Promise<OutboxRecord[]> {
@@ -177,29 +164,12 @@ export class PgStore implements Store {
     return one(this.db.query(PG.lastInteractive, [conversationId]), (r) => ({ record: toOutbox(r), bySms: r['by_sms'] === true }));
   }
 
-  async retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
-    return (await this.db.query(PG.retry, [id, nextAttemptAt, error, errorCode ?? null, claim ?? null])).rowCount === 1;
-  }
-
   async outbound(id: number): Promise<OutboxRecord | undefined> {
     return one(this.db.query(PG.outbox, [id]), toOutbox);
   }
 
   async outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined> {
     return one(this.db.query(PG.outboxByProvider, [providerId]), toOutbox);
-  }
-
-  async nextOutboundAt(): Promise<number | undefined> {
-    const r = await this.db.query(PG.nextOutboxAt);
-    return optionalNumber(r.rows[0]?.['t']);
-  }
-
-  async nextTimerAt(): Promise<number | undefined> {
-    return this.b.nextTimerAt.run(undefined);
-  }
-
-  async fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
-    return this.db.tx((q) => fireDueTimersIn(q, now, limit));
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {
@@ -235,9 +205,6 @@ export class PgStore implements Store {
   };
   addAgentMessage: Store['addAgentMessage'] = (m) => this.changing(() => this.h.addAgentMessage(m));
   closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.changing(() => this.h.closeOrphanHandoffs(w));
-  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.h.claimHandoffEvents(now, limit, leaseMs);
-  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.h.settleHandoffEvent(id, claim, outcome, now);
-  nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
 
   /** A handoff write may change conversations: what claims read of them is not used after it. */
   private changing<T>(write: () => Promise<T>): Promise<T> {
@@ -255,29 +222,61 @@ export class PgStore implements Store {
     }
   }
 
-  async claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
-    return o.key ? this.b.claimLane.run({ owner, key: o.key, leaseMs: o.leaseMs }) : claimLanesIn(this.db, owner, o);
+  async claim<K extends WorkKind>(who: Claimant, r: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+    const limit = r.limit;
+    if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`a claim's limit is a whole number of items, not ${String(limit)}`);
+    if (limit === 0) return [];
+    const kind: WorkKind = r.kind;
+    const work: ClaimedWork[WorkKind][] = await this.claimKind(kind, claimantOf(who), limit, r);
+    return work as ClaimedWork[K][];
   }
 
-  async renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
-    const held = await renewLanesIn(this.db, owner, leaseMs);
+  private async claimKind(kind: WorkKind, who: Claimant, limit: number, r: ClaimRequest): Promise<ClaimedWork[WorkKind][]> {
+    switch (kind) {
+      case 'lane':
+        return r.key ? this.b.claimLane.run({ who, key: r.key }) : claimLanesIn(this.db, who, limit);
+      case 'send':
+        return (await run(this.db, PGW.claimSends, claimArgs(who, limit, r.now))).rows.map(toOutbox).sort((a, b) => a.id - b.id);
+      case 'event':
+        return (await run(this.db, PGW.claimEvents, claimArgs(who, limit, r.now))).rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
+      case 'timer':
+        return this.db.tx((q) => fireDueTimersIn(q, r.now, limit));
+    }
+  }
+
+  async renew(owner: string, leaseMs: number): Promise<HeldWork> {
+    // On the ingress connections: never queued behind the work whose claims it keeps alive.
+    const row = (await run(this.ingress, PGW.renew, { owner, leaseMs: leaseMsOf(leaseMs) })).rows[0]!;
+    const held = (row['lanes'] as Record<string, unknown>[]).map((r) => ({ key: toKey(r), fence: Number(r['fence']), workSeq: Number(r['work_seq']) }));
     // What was read for lanes no longer held (taken over, or given up) is not used.
-    if (leaseMs === 0) this.b.prefetched.clear();
+    if (leaseMs <= 0) this.b.prefetched.clear();
     else this.b.prefetched.retain(held.map((h) => h.key));
-    return held;
+    const claims = (rows: unknown) => (rows as Record<string, unknown>[]).map((r) => ({ id: Number(r['id']), claim: String(r['claim']) }));
+    return { lanes: held, sends: claims(row['sends']), events: claims(row['events']) };
   }
 
-  async releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-    this.b.prefetched.forget(key);
-    return this.b.releaseLane.run({ owner, key, fence, seen });
+  async nextDue(): Promise<number | undefined> {
+    return this.b.nextDue.run(undefined);
   }
 
-  async nextOrReleaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneNext> {
-    // An inbound the lane's claim read is the oldest pending one (see pg-prefetch.ts): no round trip.
-    const kept = this.b.prefetched.takeInbound(key);
+  async settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> {
+    // An inbound this owner's claim of the lane (with this fence) read is the oldest pending one (see prefetch.ts): no round trip.
+    const kept = this.b.prefetched.takeInbound(key, owner, fence);
     if (kept) return { outcome: 'next', inbound: kept };
     this.b.prefetched.forget(key);
-    return this.b.nextOrReleaseLane.run({ owner, key, fence, seen });
+    return this.b.settleLane.run({ owner, key, fence, seen });
+  }
+
+  async settleSend(id: number, claim: string, outcome: SendOutcome, now: number): Promise<boolean> {
+    if (outcome.kind === 'sent') return this.b.finishOutbound.run({ id, record: outcome.record, now, claim });
+    if (outcome.kind === 'retry') return settleFailedIn(this.db, id, claim, outcome, now);
+    return this.db.tx((q) => settleFailedIn(q, id, claim, outcome, now));
+  }
+
+  async settleEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
+    if (outcome.sent) return (await run(this.db, PGW.eventSent, { id, claim, now })).rowCount === 1;
+    if (outcome.retryAt !== undefined) return (await counted(this.db, PGW.eventRetry, { id, claim, at: outcome.retryAt, error: outcome.error })) === 1;
+    return (await run(this.db, PGW.eventFailed, { id, claim, error: outcome.error })).rowCount === 1;
   }
 
   /**

@@ -4,6 +4,7 @@
  * asynchronously with backoff, so the process keeps answering; past its budget it gives up with
  * {@link StoreUnavailableError}, for the caller to retry later.
  */
+import type { BusyEvent } from '../types.js';
 import { StoreUnavailableError } from '../../errors.js';
 
 /** SQLite result codes (extended codes included) that a later attempt can get past. */
@@ -16,11 +17,7 @@ export function transientCode(err: unknown): string | undefined {
 }
 
 /** One wait for a busy database, as reported to {@link BusyOptions.onBusy}. */
-export interface BusyEvent {
-  readonly code: string;
-  /** Whether the store gave up (the caller gets StoreUnavailableError) or will try again. */
-  readonly outcome: 'retried' | 'unavailable';
-}
+export type { BusyEvent } from '../types.js';
 
 /** How long the store waits for a busy database. */
 export interface BusyOptions {

@@ -3,23 +3,11 @@
  * reads answer at once; the writes are synchronous, for the store to run each in its own savepoint
  * of a group commit (sqlite-batch.ts). The PostgreSQL store ports this file statement by statement.
  */
-import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
-import {
-  HANDOFF_TIMER_KEY,
-  handoffTimeoutAt,
-  type AgentMessage,
-  type HandoffEventOutcome,
-  type HandoffEventRecord,
-  type HandoffEventType,
-  type HandoffRecord,
-  type HandoffRefusal,
-  type HandoffStore,
-  type HandoffWrite,
-} from '../handoff-types.js';
-import { keyAnswer, toHandoff, toHandoffEvent, toInbox } from '../rows.js';
+import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
+import { keyAnswer, toHandoff, toInbox } from '../rows.js';
 import { OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
@@ -59,20 +47,6 @@ const SQL = {
     SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key, @fingerprint FROM conversations c WHERE c.id = @conversationId`,
   insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at)
     VALUES (@eventId, @handoffId, @type, @payload, @now, @now)`,
-  claimableEvents: `SELECT e.* FROM handoff_events e
-    WHERE e.state IN ('pending', 'sending')
-      AND ((e.state = 'pending' AND e.next_attempt_at <= @now) OR (e.state = 'sending' AND e.lease_until <= @now))
-      AND NOT EXISTS (SELECT 1 FROM handoff_events e2 WHERE e2.handoff_id = e.handoff_id AND e2.state IN ('pending', 'sending') AND e2.id < e.id)
-    ORDER BY e.id LIMIT @limit`,
-  claimEvent: `UPDATE handoff_events SET state = 'sending', lease_until = ?, claim = ?, attempts = attempts + 1 WHERE id = ?`,
-  eventSent: `UPDATE handoff_events SET state = 'sent', sent_at = ?, lease_until = NULL, claim = NULL, last_error = NULL
-    WHERE id = ? AND claim = ? AND state = 'sending'`,
-  eventRetry: `UPDATE handoff_events SET state = 'pending', next_attempt_at = ?, last_error = ?, lease_until = NULL, claim = NULL
-    WHERE id = ? AND claim = ? AND state = 'sending'`,
-  eventFailed: `UPDATE handoff_events SET state = 'failed', last_error = ?, lease_until = NULL, claim = NULL
-    WHERE id = ? AND claim = ? AND state = 'sending'`,
-  nextEventAt: `SELECT MIN(CASE WHEN state = 'sending' THEN lease_until ELSE next_attempt_at END) AS t
-    FROM handoff_events WHERE state IN ('pending', 'sending')`,
 } as const;
 
 type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
@@ -197,26 +171,6 @@ export class SqliteHandoffs {
     const rows = (this.q.orphans.all() as Row[]).map(toHandoff);
     for (const h of rows) this.closeOpen(h.conversationId, 'system', w);
     return rows.length;
-  }
-
-  claimHandoffEvents(now: number, limit: number, leaseMs: number): HandoffEventRecord[] {
-    const token = randomBytes(6).toString('hex');
-    return (this.q.claimableEvents.all({ now, limit }) as Row[]).map((r) => {
-      const claim = `${token}-${String(r['id'])}`;
-      this.q.claimEvent.run(now + leaseMs, claim, r['id']);
-      return toHandoffEvent({ ...r, attempts: Number(r['attempts']) + 1, claim }); // the row as read, before this claim
-    });
-  }
-
-  settleHandoffEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): boolean {
-    if (outcome.sent) return this.q.eventSent.run(now, id, claim).changes === 1;
-    if (outcome.retryAt !== undefined) return this.q.eventRetry.run(outcome.retryAt, outcome.error, id, claim).changes === 1;
-    return this.q.eventFailed.run(outcome.error, id, claim).changes === 1;
-  }
-
-  async nextHandoffEventAt(): Promise<number | undefined> {
-    const t = (this.q.nextEventAt.get() as Row)['t'];
-    return t === null || t === undefined ? undefined : Number(t);
   }
 
   private openRow(conversationId: number): HandoffRecord | undefined {

@@ -1,22 +1,12 @@
 /** The SQLite store's prepared statements: every query it runs, in one place. */
 import type Database from 'better-sqlite3';
-import { outboxRank as RANK, statusRank } from '../sql.js';
-
-/**
- * An unsent outbox row `o` that is its conversation's next: no unsent row of the same conversation
- * ranks before it. Rows behind it are not due, whatever their `next_attempt_at`.
- */
-const HEAD = `o.state IN ('pending', 'sending')
-  AND NOT EXISTS (SELECT 1 FROM outbox o2 INDEXED BY outbox_unsent_conversation
-    WHERE o2.conversation_id = o.conversation_id AND o2.state IN ('pending', 'sending') AND ${RANK('o2')} < ${RANK('o')})`;
+import { statusRank } from '../sql.js';
 
 /** Every query the store runs, by name. */
 const SQL = {
   insertInbox: `INSERT INTO inbox (provider_id, bot_id, user_number, source, event, raw, received_at)
     VALUES (@providerId, @botId, @user, @source, @event, @raw, @receivedAt) ON CONFLICT (provider_id) DO NOTHING`,
   inboxByProvider: 'SELECT id FROM inbox WHERE provider_id = ?',
-  nextInbox: `SELECT * FROM inbox WHERE bot_id = ? AND user_number = ? AND state = 'pending' ORDER BY id LIMIT 1`,
-  pendingKeys: `SELECT bot_id, user_number, MIN(id) AS first FROM inbox WHERE state = 'pending' GROUP BY bot_id, user_number ORDER BY first`,
   failInbox: `UPDATE inbox SET state = 'failed', error = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox), conversation_id = COALESCE(conversation_id, (SELECT c.id FROM conversations c WHERE c.bot_id = inbox.bot_id AND c.user_number = inbox.user_number AND c.status = 'active'))
     WHERE id = ? AND state = 'pending'`,
   skipInbox: `UPDATE inbox SET state = 'done', error = ?, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
@@ -48,26 +38,13 @@ const SQL = {
   markInboxDone: `UPDATE inbox SET state = 'done', error = ?, conversation_id = ?, attempts = attempts + 1, processed_at = ?, outbox_mark = (SELECT COALESCE(MAX(id), 0) FROM outbox) WHERE id = ? AND state = 'pending'`,
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now)`,
-  /**
-   * Claims the due heads in one statement. The heads are chosen (and the LIMIT applied) before any
-   * row changes; each claimed row's token is the call's token and its id. RETURNING's order is
-   * SQLite's, so the caller sorts by id.
-   */
-  claim: `UPDATE outbox SET state = 'sending', lease_until = @until, claim = @token || '-' || id, attempts = attempts + 1
-    WHERE id IN (SELECT o.id FROM outbox o INDEXED BY outbox_unsent_id
-      WHERE ${HEAD} AND o.next_attempt_at <= @now AND (o.state = 'pending' OR o.lease_until <= @now)
-      ORDER BY o.id LIMIT @limit)
-    RETURNING *`,
-  renewLease: `UPDATE outbox SET lease_until = ? WHERE id = ? AND claim = ? AND state = 'sending'`,
   /** Records a send; statuses that came before it (a fast provider) raise its delivery status in the same statement. */
   finish: `UPDATE outbox SET state = @state, provider_id = @providerId, http_status = @httpStatus, response = @response,
     sms_code = @smsCode, sms_mailing_id = @smsMailingId, sms_result = @smsResult, error = @error, error_code = @errorCode,
-    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, lease_until = NULL, claim = NULL,
+    sent_at = CASE WHEN @state = 'sent' THEN @now ELSE sent_at END, owner = NULL, lease_until = NULL, claim = NULL,
     delivery_status = COALESCE((SELECT s.status FROM statuses s WHERE s.provider_message_id = @providerId
       AND ${statusRank('s.status')} > ${statusRank('outbox.delivery_status')} ORDER BY ${statusRank('s.status')} DESC LIMIT 1), delivery_status)
-    WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
-  retry: `UPDATE outbox SET state = 'pending', next_attempt_at = @next, error = @error, error_code = @code, lease_until = NULL, claim = NULL
-    WHERE id = @id AND (@claim IS NULL OR (claim = @claim AND state = 'sending'))`,
+    WHERE id = @id AND claim = @claim AND state = 'sending'`,
   outbox: 'SELECT * FROM outbox WHERE id = ?',
   insertFallback: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, fallback_of, created_at, agent)
     VALUES (@conversationId, @botId, @user, @inboxId, @kind, @message, @channel, @request, @now, @fallbackOf, @now, (SELECT f.agent FROM outbox f WHERE f.id = @fallbackOf))
@@ -75,7 +52,6 @@ const SQL = {
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1',
-  nextOutboxAt: `SELECT MIN(CASE WHEN o.state = 'sending' THEN o.lease_until ELSE o.next_attempt_at END) AS t FROM outbox o WHERE ${HEAD}`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id',
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
@@ -86,22 +62,8 @@ const SQL = {
   /** The timers armed by state nodes that are no longer active (the second argument: a JSON array of the active ones). */
   deleteStaleTimers: `DELETE FROM timers WHERE conversation_id = ? AND state_node IS NOT NULL AND state_node NOT IN (SELECT value FROM json_each(?))`,
   timersOf: 'SELECT * FROM timers WHERE conversation_id = ? ORDER BY fire_at, id',
-  nextTimer: 'SELECT MIN(fire_at) AS t FROM timers',
-  dueTimers: 'SELECT * FROM timers WHERE fire_at <= ? ORDER BY fire_at, id LIMIT ?',
-  deleteTimerId: 'DELETE FROM timers WHERE id = ?',
   bumpLane: `INSERT INTO lanes (bot_id, user_number, work_seq) VALUES (?, ?, 1)
     ON CONFLICT (bot_id, user_number) DO UPDATE SET work_seq = work_seq + 1`,
-  lane: 'SELECT * FROM lanes WHERE bot_id = ? AND user_number = ?',
-  ensureLane: 'INSERT INTO lanes (bot_id, user_number) VALUES (?, ?) ON CONFLICT (bot_id, user_number) DO NOTHING',
-  claimableLanes: `SELECT l.* FROM lanes l INDEXED BY lanes_with_work
-    WHERE l.work_seq > l.done_seq AND (l.owner IS NULL OR l.lease_until <= @now)
-    ORDER BY (SELECT MIN(i.id) FROM inbox i WHERE i.bot_id = l.bot_id AND i.user_number = l.user_number AND i.state = 'pending')
-    LIMIT @limit`,
-  claimLane: `UPDATE lanes SET owner = @owner, lease_until = @until, fence = CASE WHEN owner IS @owner THEN fence ELSE fence + 1 END
-    WHERE bot_id = @botId AND user_number = @user`,
-  renewLanes: 'UPDATE lanes SET lease_until = @until WHERE owner = @owner RETURNING bot_id, user_number, fence, work_seq',
-  releaseLane: `UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = @seen
-    WHERE bot_id = @botId AND user_number = @user AND owner = @owner AND fence = @fence AND work_seq = @seen`,
   insertStatus: `INSERT INTO statuses (provider_message_id, status, timestamp, recipient, errors, raw, received_at)
     VALUES (@providerMessageId, @status, @timestamp, @recipient, @errors, @raw, @receivedAt) ON CONFLICT DO NOTHING`,
   statusesOf: 'SELECT * FROM statuses WHERE provider_message_id = ? ORDER BY id',

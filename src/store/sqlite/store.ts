@@ -16,28 +16,37 @@ import { GroupCommit, type GroupCommitOptions, type WriteStats } from './batch.j
 import { WalCheckpointer, type CheckpointOptions, type CheckpointStats } from './checkpoint.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { SqliteHandoffs } from './handoffs.js';
+import { SqliteLanes } from './lanes.js';
+import { SqliteWork } from './work.js';
 import { SqliteWrites } from './writes.js';
 import { conversationsQuery } from '../sql.js';
-import { mergeTranscript, toConversation, toInbox, toKey, toOutbox, toStatus, toTimer } from '../rows.js';
+import { mergeTranscript, toConversation, toInbox, toOutbox, toStatus, toTimer } from '../rows.js';
 import type {
+  Claimant,
+  ClaimedWork,
+  ClaimRequest,
   CommitResult,
   FailureFollowUp,
   ConversationKey,
   ConversationRecord,
   ConversationStatus,
+  HandoffEventOutcome,
+  HeldLane,
+  HeldWork,
   InboxRecord,
   LaneClaim,
-  LaneClaimOptions,
-  LaneRelease,
+  LaneNext,
   NewInbound,
   NewStatus,
   OutboxRecord,
-  SendRecord,
+  SendOutcome,
   Store,
+  StoreFigure,
   StoreHealth,
   TimerSpec,
   TranscriptEntry,
   TurnCommit,
+  WorkKind,
 } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -49,7 +58,10 @@ export interface SqliteStoreOptions extends BusyOptions {
   /** Apply pending migrations on open (default true). */
   readonly migrate?: boolean;
   readonly migrationsDir?: string;
-  /** The clock lane leases are compared with (default `Date.now`: every process on one machine shares it). */
+  /**
+   * The database's clock: every lease (of lanes, sends, connector events) is set and compared with
+   * it, never with a caller's `now` (default `Date.now`: every process on one machine shares it).
+   */
   readonly now?: (() => number) | undefined;
   /** How a group commit is bounded (default 256 writes, 2 ms). */
   readonly groupCommit?: GroupCommitOptions | undefined;
@@ -91,8 +103,6 @@ const OPEN_BUSY_TIMEOUT_MS = 5_000;
 
 /** The port's reads: each answers at once, through {@link BusyRetry} (a transient failure is retried, then StoreUnavailableError). */
 const READS = [
-  'nextInbound',
-  'pendingKeys',
   'inbound',
   'activeConversation',
   'conversation',
@@ -103,15 +113,13 @@ const READS = [
   'lastInteractive',
   'outbound',
   'outboundByProviderId',
-  'nextOutboundAt',
-  'nextTimerAt',
+  'nextDue',
   'timers',
   'statuses',
   'transcript',
   'openHandoffs',
   'openHandoff',
   'handoffs',
-  'nextHandoffEventAt',
 ] as const satisfies readonly (keyof Store)[];
 
 /** The SQLite implementation of {@link Store}. */
@@ -120,6 +128,7 @@ export class SqliteStore implements Store {
   private readonly busy: BusyRetry;
   private readonly h: SqliteHandoffs;
   private readonly w: SqliteWrites;
+  private readonly work: SqliteWork;
   private readonly batch: GroupCommit;
   private readonly checkpointer: WalCheckpointer | undefined;
   private closing: Promise<void> | undefined;
@@ -134,7 +143,10 @@ export class SqliteStore implements Store {
   ) {
     this.q = prepareStatements(db);
     this.h = new SqliteHandoffs(db);
-    this.w = new SqliteWrites(this.q, this.h, o.now ?? Date.now);
+    const now = o.now ?? Date.now;
+    const lanes = new SqliteLanes(db, now);
+    this.w = new SqliteWrites(this.q, this.h, lanes);
+    this.work = new SqliteWork(db, lanes, this.w, now);
     this.busy = new BusyRetry(o);
     db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
     this.batch = new GroupCommit(db, this.busy, o.groupCommit);
@@ -148,6 +160,19 @@ export class SqliteStore implements Store {
   /** Commits, writes per commit, busy retries, time in flushes and checkpoints so far. */
   stats(): SqliteStoreStats {
     return { ...this.batch.stats(), checkpoints: this.checkpointer?.stats() ?? { mode: 'off', passive: 0, truncate: 0, incomplete: 0, heldMs: 0, maxHeldMs: 0 } };
+  }
+
+  /** The group commit and checkpoints, as gauges (totals since the store opened). */
+  figures(): StoreFigure[] {
+    const s = this.stats();
+    return [
+      { name: 'colloquy_store_commits', value: s.commits },
+      { name: 'colloquy_store_writes', value: s.ops },
+      { name: 'colloquy_store_writes_queued', value: s.queued },
+      { name: 'colloquy_store_checkpoints', labels: { kind: 'passive' }, value: s.checkpoints.passive },
+      { name: 'colloquy_store_checkpoints', labels: { kind: 'truncate' }, value: s.checkpoints.truncate },
+      { name: 'colloquy_store_checkpoint_hold_max_seconds', value: s.checkpoints.maxHeldMs / 1000 },
+    ];
   }
 
   /** Queues a write for the next group commit. */
@@ -178,17 +203,8 @@ export class SqliteStore implements Store {
     return { ok: true };
   }
 
-  addInbound(i: NewInbound): Promise<{ id: number; duplicate: boolean }> {
-    return this.write('addInbound', () => this.w.addInbound(i));
-  }
-
-  async nextInbound(key: ConversationKey): Promise<InboxRecord | undefined> {
-    const r = this.q.nextInbox.get(key.botId, key.user) as Row | undefined;
-    return r && toInbox(r);
-  }
-
-  async pendingKeys(): Promise<ConversationKey[]> {
-    return (this.q.pendingKeys.all() as Row[]).map(toKey);
+  addInbound(i: NewInbound, claim?: Claimant): Promise<{ id: number; duplicate: boolean; claim?: LaneClaim | undefined }> {
+    return this.write('addInbound', () => this.w.addInbound(i, claim));
   }
 
   failInbound(id: number, error: string, now: number): Promise<void> {
@@ -236,20 +252,8 @@ export class SqliteStore implements Store {
     return this.write('expireIdle', () => this.w.expireIdle(botId, before, now));
   }
 
-  claimOutbound(now: number, limit: number, leaseMs: number): Promise<OutboxRecord[]> {
-    return this.write('claimOutbound', () => this.w.claimOutbound(now, limit, leaseMs));
-  }
-
-  finishOutbound(id: number, s: SendRecord, now: number, claim?: string): Promise<boolean> {
-    return this.write('finishOutbound', () => this.w.finishOutbound(id, s, now, claim));
-  }
-
-  renewLease(id: number, claim: string, leaseUntil: number): Promise<boolean> {
-    return this.write('renewLease', () => this.w.renewLease(id, claim, leaseUntil));
-  }
-
-  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim?: string): Promise<boolean> {
-    return this.write('failOutbound', () => this.w.failOutbound(id, record, now, follow, claim));
+  failOutbound(id: number, now: number, follow: FailureFollowUp): Promise<boolean> {
+    return this.write('failOutbound', () => this.w.followFailure(id, now, follow));
   }
 
   async unfollowedFailures(): Promise<OutboxRecord[]> {
@@ -261,10 +265,6 @@ export class SqliteStore implements Store {
     return r && { record: toOutbox(r), bySms: Number(r['by_sms']) === 1 };
   }
 
-  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim?: string): Promise<boolean> {
-    return this.write('retryOutbound', () => this.w.retryOutbound(id, nextAttemptAt, error, errorCode, claim));
-  }
-
   async outbound(id: number): Promise<OutboxRecord | undefined> {
     const r = this.q.outbox.get(id) as Row | undefined;
     return r && toOutbox(r);
@@ -273,20 +273,6 @@ export class SqliteStore implements Store {
   async outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined> {
     const r = this.q.outboxByProvider.get(providerId) as Row | undefined;
     return r && toOutbox(r);
-  }
-
-  async nextOutboundAt(): Promise<number | undefined> {
-    const t = (this.q.nextOutboxAt.get() as Row)['t'];
-    return t === null ? undefined : Number(t);
-  }
-
-  async nextTimerAt(): Promise<number | undefined> {
-    const t = (this.q.nextTimer.get() as Row)['t'];
-    return t === null ? undefined : Number(t);
-  }
-
-  fireDueTimers(now: number, limit: number): Promise<ConversationKey[]> {
-    return this.write('fireDueTimers', () => this.w.fireDueTimers(now, limit));
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {
@@ -306,16 +292,28 @@ export class SqliteStore implements Store {
     return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
-  claimLanes(owner: string, o: LaneClaimOptions): Promise<LaneClaim[]> {
-    return this.write('claimLanes', () => this.w.claimLanes(owner, o));
+  claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+    return this.write(`claim:${request.kind}`, () => this.work.claim(who, request));
   }
 
-  renewLanes(owner: string, leaseMs: number): Promise<{ key: ConversationKey; fence: number; workSeq: number }[]> {
-    return this.write('renewLanes', () => this.w.renewLanes(owner, leaseMs));
+  renew(owner: string, leaseMs: number): Promise<HeldWork> {
+    return this.write('renew', () => this.work.renew(owner, leaseMs));
   }
 
-  releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): Promise<LaneRelease> {
-    return this.write('releaseLane', () => this.w.releaseLane(owner, key, fence, seen));
+  async nextDue(): Promise<number | undefined> {
+    return this.work.nextDue();
+  }
+
+  settleLane(owner: string, key: ConversationKey, fence: number, seen: number | null): Promise<LaneNext> {
+    return this.write('settleLane', () => this.work.settleLane(owner, key, fence, seen));
+  }
+
+  settleSend(id: number, claim: string, outcome: SendOutcome, now: number): Promise<boolean> {
+    return this.write('settleSend', () => this.work.settleSend(id, claim, outcome, now));
+  }
+
+  settleEvent(id: number, claim: string, outcome: HandoffEventOutcome, now: number): Promise<boolean> {
+    return this.write('settleEvent', () => this.work.settleEvent(id, claim, outcome, now));
   }
 
   /** Commits what is queued, stops the checkpoint worker, leaves the WAL truncated and closes. */
@@ -342,7 +340,4 @@ export class SqliteStore implements Store {
     if (!(await this.busy.run(() => this.h.hasOrphans()))) return 0; // the common case, without a write (the queue is polled)
     return this.write('closeOrphanHandoffs', () => this.h.closeOrphanHandoffs(w));
   };
-  claimHandoffEvents: Store['claimHandoffEvents'] = (now, limit, leaseMs) => this.write('claimHandoffEvents', () => this.h.claimHandoffEvents(now, limit, leaseMs));
-  settleHandoffEvent: Store['settleHandoffEvent'] = (id, claim, outcome, now) => this.write('settleHandoffEvent', () => this.h.settleHandoffEvent(id, claim, outcome, now));
-  nextHandoffEventAt: Store['nextHandoffEventAt'] = () => this.h.nextHandoffEventAt();
 }

@@ -5,10 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { VersionConflictError } from '../../errors.js';
-import { j, STATUS_RANK, toKey, toOutbox, toTimerInbound } from '../rows.js';
+import { j, STATUS_RANK, toKey, toOutbox } from '../rows.js';
 import type { SqliteHandoffs } from './handoffs.js';
+import type { SqliteLanes } from './lanes.js';
 import type { Statements } from './statements.js';
-import type { CommitResult, ConversationKey, FailureFollowUp, LaneClaim, LaneClaimOptions, LaneRelease, NewInbound, NewOutbound, NewStatus, OutboxRecord, SendRecord, TurnCommit } from '../types.js';
+import type { Claimant, CommitResult, ConversationKey, FailureFollowUp, LaneClaim, NewInbound, NewOutbound, NewStatus, OutboxRecord, SendRecord, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
 
@@ -17,7 +18,7 @@ export class SqliteWrites {
   constructor(
     private readonly q: Statements,
     private readonly h: SqliteHandoffs,
-    private readonly now: () => number,
+    private readonly lanes: SqliteLanes,
   ) {}
 
   /**
@@ -27,19 +28,26 @@ export class SqliteWrites {
   private readonly claimPrefix = randomBytes(6).toString('hex');
   private claims = 0;
 
-  addInbound(i: NewInbound): { id: number; duplicate: boolean } {
+  /** See `Store.addInbound`: with `claim`, the new inbound's lane is claimed in the same write. */
+  addInbound(i: NewInbound, claim: Claimant | undefined): { id: number; duplicate: boolean; claim?: LaneClaim | undefined } {
     const id = this.insertInbound(i);
-    if (id !== undefined) return { id, duplicate: false };
-    const row = this.q.inboxByProvider.get(i.providerId) as Row;
-    return { id: Number(row['id']), duplicate: true };
+    if (id === undefined) return { id: Number((this.q.inboxByProvider.get(i.providerId) as Row)['id']), duplicate: true };
+    if (claim === undefined) return { id, duplicate: false };
+    const [lane] = this.lanes.claim(claim, 1, { botId: i.botId, user: i.user });
+    return { id, duplicate: false, ...(lane && { claim: lane }) };
   }
 
   /** Inserts an inbound and bumps its lane's work counter; undefined for a known provider id. */
-  private insertInbound(i: NewInbound): number | undefined {
+  insertInbound(i: NewInbound): number | undefined {
     const r = this.q.insertInbox.run({ ...i, event: JSON.stringify(i.event), raw: j(i.raw) });
     if (r.changes !== 1) return undefined;
     this.q.bumpLane.run(i.botId, i.user);
     return Number(r.lastInsertRowid);
+  }
+
+  /** A fresh claim token (each claimed row's is this and its id). */
+  token(): string {
+    return `${this.claimPrefix}${(this.claims++).toString(36)}`;
   }
 
   failInbound(id: number, error: string, now: number): void {
@@ -139,22 +147,13 @@ export class SqliteWrites {
     return this.q.expireIdle.run({ botId, before, now }).changes;
   }
 
-  claimOutbound(now: number, limit: number, leaseMs: number): OutboxRecord[] {
-    const token = `${this.claimPrefix}${(this.claims++).toString(36)}`;
-    return (this.q.claim.all({ now, limit, until: now + leaseMs, token }) as Row[]).map(toOutbox).sort((a, b) => a.id - b.id);
-  }
-
-  renewLease(id: number, claim: string, leaseUntil: number): boolean {
-    return this.q.renewLease.run(leaseUntil, id, claim).changes === 1;
-  }
-
-  finishOutbound(id: number, s: SendRecord, now: number, claim: string | undefined): boolean {
-    // false: the claim was lost, another process holds the row now.
+  /** Records a claimed send's result; false (nothing recorded) when `claim` no longer holds the row. */
+  finish(id: number, s: SendRecord, now: number, claim: string): boolean {
     return (
       this.q.finish.run({
         id,
         now,
-        claim: claim ?? null,
+        claim,
         state: s.state,
         providerId: s.providerId ?? null,
         httpStatus: s.httpStatus ?? null,
@@ -168,8 +167,8 @@ export class SqliteWrites {
     );
   }
 
-  failOutbound(id: number, record: SendRecord | undefined, now: number, follow: FailureFollowUp, claim: string | undefined): boolean {
-    if (record && !this.finishOutbound(id, record, now, claim)) return false;
+  /** What follows a message's failure (see `Store.failOutbound`); idempotent. False when the row does not exist. */
+  followFailure(id: number, now: number, follow: FailureFollowUp): boolean {
     const row = this.q.outbox.get(id) as Row | undefined;
     if (!row) return false;
     const conversationId = Number(row['conversation_id']);
@@ -193,19 +192,6 @@ export class SqliteWrites {
     return true;
   }
 
-  retryOutbound(id: number, nextAttemptAt: number, error: string, errorCode: string | undefined, claim: string | undefined): boolean {
-    return this.q.retry.run({ id, next: nextAttemptAt, error, code: errorCode ?? null, claim: claim ?? null }).changes === 1;
-  }
-
-  fireDueTimers(now: number, limit: number): ConversationKey[] {
-    const due = this.q.dueTimers.all(now, limit) as Row[];
-    for (const t of due) {
-      this.insertInbound(toTimerInbound(t, now));
-      this.q.deleteTimerId.run(t['id']);
-    }
-    return due.map(toKey);
-  }
-
   addStatus(s: NewStatus): { duplicate: boolean; outbound: OutboxRecord | undefined } {
     const r = this.q.insertStatus.run({ ...s, timestamp: s.timestamp ?? null, recipient: s.recipient ?? null, errors: j(s.errors), raw: j(s.raw) });
     const row = this.q.outboxByProvider.get(s.providerMessageId) as Row | undefined;
@@ -215,40 +201,5 @@ export class SqliteWrites {
       return { duplicate: false, outbound: { ...outbound, deliveryStatus: s.status } };
     }
     return { duplicate: r.changes === 0, outbound };
-  }
-
-  claimLanes(owner: string, o: LaneClaimOptions): LaneClaim[] {
-    const now = this.now();
-    let rows: Row[];
-    if (o.key) {
-      // The lane almost always exists (its inbound bumped it): insert only when it does not.
-      let row = this.q.lane.get(o.key.botId, o.key.user) as Row | undefined;
-      if (row === undefined) {
-        this.q.ensureLane.run(o.key.botId, o.key.user);
-        row = this.q.lane.get(o.key.botId, o.key.user) as Row;
-      }
-      rows = row['owner'] === null || row['owner'] === owner || Number(row['lease_until'] ?? 0) <= now ? [row] : [];
-    } else rows = this.q.claimableLanes.all({ owner, now, limit: o.limit ?? 100 }) as Row[];
-    return rows.map((r) => {
-      const key = toKey(r);
-      this.q.claimLane.run({ owner, until: now + o.leaseMs, botId: key.botId, user: key.user });
-      const mine = r['owner'] === owner;
-      return { key, fence: Number(r['fence']) + (mine ? 0 : 1), workSeq: Number(r['work_seq']), takeover: r['owner'] !== null && !mine };
-    });
-  }
-
-  renewLanes(owner: string, leaseMs: number): { key: ConversationKey; fence: number; workSeq: number }[] {
-    return (this.q.renewLanes.all({ owner, until: this.now() + leaseMs }) as Row[]).map((r) => ({
-      key: toKey(r),
-      fence: Number(r['fence']),
-      workSeq: Number(r['work_seq']),
-    }));
-  }
-
-  releaseLane(owner: string, key: ConversationKey, fence: number, seen: number): LaneRelease {
-    if (this.q.releaseLane.run({ owner, fence, seen, botId: key.botId, user: key.user }).changes === 1) return { outcome: 'released' };
-    const r = this.q.lane.get(key.botId, key.user) as Row | undefined;
-    if (!r || r['owner'] !== owner || Number(r['fence']) !== fence) return { outcome: 'lost' };
-    return { outcome: 'more', workSeq: Number(r['work_seq']) };
   }
 }
