@@ -25,8 +25,8 @@ export interface LaneWork {
   lost(key: ConversationKey): void;
   /** The store was unavailable: the lane waits `delayMs` and tries the same work again. */
   storeUnavailable?(key: ConversationKey, err: Error, delayMs: number): void;
-  /** For metrics: a lane was taken over from another owner, or the heartbeat renewed `held` lanes. */
-  observe?(e: { readonly type: 'takeover' } | { readonly type: 'held'; readonly count: number }): void;
+  /** For metrics: a lane was taken over from another owner. */
+  observe?(e: { readonly type: 'takeover' }): void;
 }
 
 /** How many lanes run at once. */

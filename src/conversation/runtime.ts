@@ -146,9 +146,7 @@ export class Runtime {
         keep: (k) => this.turns.keeps(k),
         lost: (k) => this.turns.dropLive(k),
         storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
-        observe: (e) => {
-          if (e.type === 'takeover') this.metrics.inc('colloquy_lane_takeovers_total', {});
-        },
+        observe: () => this.metrics.inc('colloquy_lane_takeovers_total', {}),
       },
       { store: o.store, logger: this.logger, clock: this.clock, claimant: () => this.worker.claimant, freed: () => this.worker.laneFreed() },
       o.lanes,

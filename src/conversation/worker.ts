@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { Claimant, ClaimedWork, HandoffEventRecord, HeldLane, HeldWork, LaneClaim, OutboxRecord, Store, WorkKind } from '../store/types.js';
+import type { Claimant, ConversationKey, HandoffEventRecord, HeldLane, HeldWork, LaneClaim, OutboxRecord, Store, WorkKind } from '../store/types.js';
 import { storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
@@ -63,10 +63,8 @@ export interface WorkHandlers {
   /** Delivers one helpdesk event and settles it; absent when no connector is configured. */
   readonly event?: ((e: HandoffEventRecord, held: Held) => Promise<void>) | undefined;
   /** Timers fired into these conversations' inboxes. */
-  fired(keys: readonly ConversationKeyLike[]): void;
+  fired(keys: readonly ConversationKey[]): void;
 }
-
-type ConversationKeyLike = ClaimedWork['timer'];
 
 interface Deps {
   readonly store: Store;
@@ -79,8 +77,6 @@ interface Deps {
   readonly storeUnavailable: (work: string, err: Error, delayMs: number) => void;
   /** For metrics: what the heartbeat renewed. */
   readonly beat?: ((held: number) => void) | undefined;
-  /** After every poll (the idle sweep's schedule hangs on it). */
-  readonly polled?: (() => void) | undefined;
 }
 
 /** The kinds whose due time the worker arms a clock for. */
@@ -411,7 +407,6 @@ export class Worker {
       // Timers are not claimed on every poll: the look for due times that ends the claims finds
       // any that fell due (another process stored them), and wakes their claim.
       this.wake('lane', 'send', 'event');
-      this.d.polled?.();
       this.schedulePoll();
     }, this.pollMs);
   }
@@ -463,15 +458,17 @@ export class Worker {
   private async giveBackUnknown(held: HeldWork): Promise<void> {
     const now = this.d.clock.now();
     const error = 'claimed by a statement whose answer was lost with its connection; given back unsent';
-    for (const h of held.sends.filter((c) => !this.inflight.send.has(c.id))) {
+    const sends = held.sends.filter((c) => !this.inflight.send.has(c.id));
+    const events = held.events.filter((c) => !this.inflight.event.has(c.id));
+    for (const h of sends) {
       this.d.logger.warn({ outbox: h.id }, 'gave back a send this process held without knowing (its claim’s answer was lost)');
       await this.d.store.settleSend(h.id, h.claim, { kind: 'retry', at: now, error }, now).catch(() => false);
     }
-    for (const h of held.events.filter((c) => !this.inflight.event.has(c.id))) {
+    for (const h of events) {
       this.d.logger.warn({ event: h.id }, 'gave back a helpdesk event this process held without knowing (its claim’s answer was lost)');
       await this.d.store.settleEvent(h.id, h.claim, { sent: false, error, retryAt: now }, now).catch(() => false);
     }
-    if (held.sends.length + held.events.length > this.inflight.send.size + this.inflight.event.size) this.wake('send', 'event');
+    if (sends.length + events.length > 0) this.wake('send', 'event');
   }
 }
 
