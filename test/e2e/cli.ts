@@ -1,6 +1,9 @@
 /** Runs the real `colloquy` command as a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+import { signBody, webhookPayload } from '../../src/sandbox/index.js';
+import { eventually } from '../support/eventually.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'colloquy.js');
@@ -66,4 +69,25 @@ export async function serve(
 function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COLLOQUY_') && k !== 'PORT'));
   return { ...base, COLLOQUY_LOG_LEVEL: 'info', ...env };
+}
+
+/** POSTs one signed webhook carrying `message`, sent to `displayPhoneNumber`. */
+export async function postWebhook(url: string, message: object, secret: string, displayPhoneNumber: string): Promise<Response> {
+  const body = JSON.stringify(webhookPayload({ messages: [message as never], displayPhoneNumber }));
+  return fetch(`${url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signBody(secret, body) }, body });
+}
+
+/** A message the sandbox provider received. */
+export type Sent = { channel: string; request: Record<string, unknown> };
+
+/** The sandbox's messages to `user`, once there are at least `n` (replies go out after the webhook's answer). */
+export function sandboxMessages(url: string, user: string, n: number, timeoutMs: number): Promise<Sent[]> {
+  return eventually(
+    async () => {
+      const got = (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${user}`)).json()) as Sent[];
+      expect(got.length, JSON.stringify(got)).toBeGreaterThanOrEqual(n);
+      return got;
+    },
+    { what: `${n} messages to ${user}`, timeoutMs, intervalMs: 25 },
+  );
 }

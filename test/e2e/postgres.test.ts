@@ -10,7 +10,7 @@ import type { Store } from '../../src/store/types.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
-import { run, serve } from './cli.js';
+import { postWebhook, run, sandboxMessages, serve } from './cli.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -23,24 +23,10 @@ const PASSWORD = 'pw-never-printed';
 
 const withPassword = (url: string) => url.replace('postgres://postgres@', `postgres://postgres:${PASSWORD}@`);
 
-async function post(url: string, message: object): Promise<Response> {
-  const body = JSON.stringify(webhookPayload({ messages: [message as never], displayPhoneNumber: PIZZA }));
-  return fetch(`${url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signBody(SECRET, body) }, body });
-}
+const post = (url: string, message: object) => postWebhook(url, message, SECRET, PIZZA);
 
-type Sent = { channel: string; request: Record<string, unknown> };
-
-/** The sandbox's messages to the user, once there are at least `n` (replies go out after the webhook's answer). */
-function sandboxMessages(url: string, n: number): Promise<Sent[]> {
-  return eventually(
-    async () => {
-      const got = (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${USER}`)).json()) as Sent[];
-      expect(got.length, JSON.stringify(got)).toBeGreaterThanOrEqual(n);
-      return got;
-    },
-    { what: `${n} messages to ${USER}`, timeoutMs: 15_000, intervalMs: 25 },
-  );
-}
+/** The sandbox's messages to the user, once there are at least `n`. */
+const messagesToUser = (url: string, n: number) => sandboxMessages(url, USER, n, 15_000);
 
 const started: { stop: (s?: NodeJS.Signals) => Promise<number | null>; proc: { exitCode: number | null } }[] = [];
 const stores: Store[] = [];
@@ -76,13 +62,13 @@ describe('colloquy on PostgreSQL', () => {
     let s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect(s.stdout()).toContain('database    postgres://postgres:***@127.0.0.1');
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
-    let got = await sandboxMessages(s.url, 1);
+    let got = await messagesToUser(s.url, 1);
     expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
     expect(await s.stop('SIGTERM')).toBe(0);
 
     s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    got = await sandboxMessages(s.url, 1);
+    got = await messagesToUser(s.url, 1);
     expect((got[0]!.request['replyButtons'] as Record<string, unknown>)['headerImage']).toEqual({ link: 'https://images.example.com/pizza/margherita.jpg' });
     expect(await s.stop('SIGTERM')).toBe(0);
     for (const out of [s.stdout(), s.stderr()]) expect(out).not.toContain(PASSWORD);
@@ -117,7 +103,7 @@ describe('colloquy db copy', () => {
     let s = await serveTracked({ COLLOQUY_DATABASE_URL: file });
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    await sandboxMessages(s.url, 2);
+    await messagesToUser(s.url, 2);
     expect(await s.stop('SIGTERM')).toBe(0);
 
     const url = withPassword(await freshDatabaseUrl());
@@ -133,7 +119,7 @@ describe('colloquy db copy', () => {
 
     s = await serveTracked({ COLLOQUY_DATABASE_URL: url });
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
-    const got = await sandboxMessages(s.url, 1);
+    const got = await messagesToUser(s.url, 1);
     const flow = got[0]!.request as { flow: { action: { parameters: { flow_action_payload: unknown } } } };
     expect(flow.flow.action.parameters.flow_action_payload).toMatchObject({ screen: 'DELIVERY_ADDRESS', data: { product_name: 'Margherita' } });
     expect(await s.stop('SIGTERM')).toBe(0);

@@ -7,7 +7,7 @@ import { InteractiveRequestSchema, SmsRequestSchema } from '../../src/messages/i
 import { buttonReplyMessage, flowReplyMessage, listReplyMessage, signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp.js';
-import { ROOT, run, serve } from './cli.js';
+import { postWebhook, ROOT, run, sandboxMessages, serve } from './cli.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -16,24 +16,10 @@ const SECRET = 'e2e-webhook-secret';
 const PIZZA = '15550000001';
 const USER = '5215598765432';
 
-async function post(url: string, message: object, secret = SECRET): Promise<Response> {
-  const body = JSON.stringify(webhookPayload({ messages: [message as never], displayPhoneNumber: PIZZA }));
-  return fetch(`${url}/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signBody(secret, body) }, body });
-}
+const post = (url: string, message: object, secret = SECRET) => postWebhook(url, message, secret, PIZZA);
 
-type Sent = { channel: string; request: Record<string, unknown> };
-
-/** The sandbox's messages to the user, once there are at least `n` (replies go out after the webhook's answer). */
-function sandboxMessages(url: string, n: number): Promise<Sent[]> {
-  return eventually(
-    async () => {
-      const got = (await (await fetch(`${url}/sandbox/_sandbox/messages?to=${USER}`)).json()) as Sent[];
-      expect(got.length, JSON.stringify(got)).toBeGreaterThanOrEqual(n);
-      return got;
-    },
-    { what: `${n} messages to ${USER}`, timeoutMs: 10_000, intervalMs: 25 },
-  );
-}
+/** The sandbox's messages to the user, once there are at least `n`. */
+const messagesToUser = (url: string, n: number) => sandboxMessages(url, USER, n, 10_000);
 
 const started: { stop: (s?: NodeJS.Signals) => Promise<number | null>; proc: { exitCode: number | null } }[] = [];
 afterEach(async () => {
@@ -50,10 +36,10 @@ describe('colloquy serve', () => {
     const env = { COLLOQUY_DB: join(tmp.dir, 'serve.db'), COLLOQUY_WEBHOOK_SECRET: SECRET };
     let s = await serveTracked(['bots'], env);
     expect((await post(s.url, textMessage({ from: USER, text: 'hi' }))).status).toBe(200);
-    let got = await sandboxMessages(s.url, 1);
+    let got = await messagesToUser(s.url, 1);
     expect(got[0]!.request).toMatchObject({ from: PIZZA, to: USER, type: 'contacts' });
     expect((await post(s.url, listReplyMessage({ from: USER, rowId: 'margherita', title: 'Margherita' }))).status).toBe(200);
-    got = await sandboxMessages(s.url, 2);
+    got = await messagesToUser(s.url, 2);
     expect((got[1]!.request['replyButtons'] as Record<string, unknown>)['headerImage']).toEqual({ link: 'https://images.example.com/pizza/margherita.jpg' });
 
     // Restart: SIGTERM is a graceful stop; the next process continues from the same file.
@@ -61,7 +47,7 @@ describe('colloquy serve', () => {
     expect(s.stderr()).toContain('shutting down');
     s = await serveTracked(['bots'], env);
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'large', title: 'Large $15.20' }))).status).toBe(200);
-    got = await sandboxMessages(s.url, 1);
+    got = await messagesToUser(s.url, 1);
     const flowReq = got[0]!.request as { flow: { action: { parameters: { flow_token: string; flow_action_payload: unknown } } } };
     expect(flowReq.flow.action.parameters.flow_action_payload).toEqual({
       screen: 'DELIVERY_ADDRESS',
@@ -69,12 +55,12 @@ describe('colloquy serve', () => {
     });
     const token = flowReq.flow.action.parameters.flow_token;
     expect((await post(s.url, flowReplyMessage({ from: USER, flowToken: token, data: { street: 'Calle 5 de Mayo 12', city: 'Puebla' } }))).status).toBe(200);
-    got = await sandboxMessages(s.url, 2);
+    got = await messagesToUser(s.url, 2);
     const receipt = got[1]!.request as { replyButtons: { headerDocument: { fileName: string }; body: string } };
     expect(receipt.replyButtons.headerDocument.fileName).toMatch(/^receipt-P\d+\.pdf$/);
     expect(receipt.replyButtons.body).toContain('to Calle 5 de Mayo 12, Puebla');
     expect((await post(s.url, buttonReplyMessage({ from: USER, buttonId: 'done', title: "That's all" }))).status).toBe(200);
-    got = await sandboxMessages(s.url, 3);
+    got = await messagesToUser(s.url, 3);
     expect(got[2]).toMatchObject({ channel: 'sms', request: { msisdns: [USER], message: 'Enjoy your meal! Write any time to order again.', tag: 'pizza' } });
     for (const m of got) expect((m.channel === 'sms' ? SmsRequestSchema : InteractiveRequestSchema).safeParse(m.request).success).toBe(true);
 
