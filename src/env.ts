@@ -74,6 +74,38 @@ const VARS = [
   },
   { name: 'COLLOQUY_DB', type: { kind: 'text' }, default: './data/colloquy.db', group: 'database', meaning: 'The SQLite file, when COLLOQUY_DATABASE_URL is unset (kept for existing setups).' },
   {
+    name: 'COLLOQUY_PROVIDER',
+    type: { kind: 'choice', values: ['seed', 'cloud-api'] },
+    default: 'seed',
+    group: 'provider',
+    meaning:
+      "Which provider the bots talk to: `seed` (the seed provider's relay, COLLOQUY_BASE_URL) or `cloud-api` (Meta's WhatsApp Cloud API, COLLOQUY_CLOUD_API_URL and COLLOQUY_CLOUD_API_TOKEN). Without credentials for it, the sandbox plays that provider.",
+  },
+  {
+    name: 'COLLOQUY_CLOUD_API_URL',
+    type: { kind: 'url' },
+    default: 'https://graph.facebook.com/v23.0',
+    group: 'provider',
+    meaning: 'The Cloud API\u2019s base URL, version included; messages go to `{url}/{phone_number_id}/messages`.',
+  },
+  {
+    name: 'COLLOQUY_CLOUD_API_TOKEN',
+    type: { kind: 'text' },
+    default: undefined,
+    unset: "the sandbox's Cloud API mode runs (with COLLOQUY_PROVIDER=cloud-api)",
+    group: 'provider',
+    secret: true,
+    meaning: "A system user's access token for the Cloud API (no OAuth exchange). Numbers in COLLOQUY_NUMBERS_FILE may have tokens of their own.",
+  },
+  {
+    name: 'COLLOQUY_NUMBERS_FILE',
+    type: { kind: 'text', rule: 'a path to a JSON file' },
+    default: undefined,
+    unset: 'one number per bot (its `sender`), the credentials above for all',
+    group: 'provider',
+    meaning: 'Several numbers in one deployment: a JSON file naming, per number, its bot, provider, credentials, app secret, send rate and per-user pace (see docs/cloud-api.md).',
+  },
+  {
     name: 'COLLOQUY_BASE_URL',
     type: { kind: 'url' },
     default: undefined,

@@ -4,7 +4,7 @@
  */
 import type { AnyStateMachine, SnapshotFrom } from 'xstate';
 import { BotError } from '../errors.js';
-import type { Message } from '../messages/message.js';
+import type { Message, TemplateMessage } from '../messages/message.js';
 import { INCOMPATIBLE_POLICIES, validateMigrations, validateMigrationTargets, type BotMigration, type IncompatiblePolicy } from './versions.js';
 
 export type { BotMigration, IncompatiblePolicy } from './versions.js';
@@ -32,6 +32,39 @@ export interface FallbackPolicy {
   readonly shouldFallBack?: ((info: FallbackInfo) => boolean) | undefined;
 }
 
+/** What happens to a free-form message that would go out after the 24-hour window closed. */
+export type WindowAction =
+  /** Send this template instead (a function gets the message and its state, and may pick one). */
+  | { readonly template: TemplateMessage | ((info: WindowInfo) => TemplateMessage) }
+  /** Do not send it: the machine gets `send.failed` with reason `window` and routes it. */
+  | 'event'
+  /** Send it by SMS (the SMS fallback), as a failed interactive message would go. */
+  | 'sms';
+
+/** What a window policy's template function is told. */
+export interface WindowInfo {
+  readonly botId: string;
+  readonly user: string;
+  /** The state that said the message (`booking.confirm`). */
+  readonly state: string;
+  readonly message: Message;
+  /** When the user last wrote on WhatsApp (ms since the epoch), if ever. */
+  readonly lastUserMessageAt: number | undefined;
+}
+
+/**
+ * The bot's 24-hour window policy (providers that keep the window: the Cloud API). Per state:
+ * the emitting state's entry wins, then its parents' (`booking` covers `booking.confirm`), then
+ * `closed`.
+ */
+export interface WindowPolicy {
+  readonly closed: WindowAction;
+  readonly states?: Readonly<Record<string, WindowAction>> | undefined;
+}
+
+/** When a user's message is marked read (with the typing indicator): once it is stored (`on-accept`, the default), once its turn ran (`on-handled`), or never. */
+export type ReadReceiptPolicy = 'on-accept' | 'on-handled' | 'off';
+
 /** A field of a flow's form, as the simulators show it (the real form lives in the provider's portal). */
 export interface FlowField {
   readonly name: string;
@@ -52,6 +85,12 @@ export interface FlowForm {
 export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> {
   /** The number the bot sends from (default: the configured sender). Inbound routing uses it. */
   readonly sender?: string | undefined;
+  /** The Cloud API `phone_number_id` this bot sends from (default: the numbers file's, else the one the user last wrote to). */
+  readonly phoneNumberId?: string | undefined;
+  /** What to do with a free-form message once the user's 24-hour window closed (Cloud API); see {@link WindowPolicy}. */
+  readonly window?: WindowPolicy | undefined;
+  /** When users' messages are marked read with a typing indicator (default `'on-accept'`; needs a provider with read receipts). */
+  readonly readReceipts?: ReadReceiptPolicy | undefined;
   /** Idle time after which a conversation expires and the next message starts a new one (ms; default 24 h). */
   readonly expireAfterMs?: number | undefined;
   /** Unhandled input: re-send the current prompt (default), ignore it, or answer with messages. */
@@ -124,6 +163,14 @@ export function defineBot<TMachine extends AnyStateMachine>(def: BotDefinition<T
   if (def.options?.sender !== undefined && !/^[0-9]{6,20}$/.test(def.options.sender)) {
     throw new BotError(`Bot "${def.id}": sender must be digits only`, { bot: def.id });
   }
+  if (def.options?.phoneNumberId !== undefined && !/^[0-9]{1,32}$/.test(def.options.phoneNumberId)) {
+    throw new BotError(`Bot "${def.id}": phoneNumberId must be the Cloud API's phone_number_id, digits only`, { bot: def.id });
+  }
+  const receipts = def.options?.readReceipts;
+  if (receipts !== undefined && !['on-accept', 'on-handled', 'off'].includes(receipts)) {
+    throw new BotError(`Bot "${def.id}": readReceipts must be 'on-accept', 'on-handled' or 'off', not ${JSON.stringify(receipts)}`, { bot: def.id });
+  }
+  validateWindow(def.id, def.options?.window);
   const timeout = def.options?.handoffTimeoutMs;
   if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw new BotError(`Bot "${def.id}": handoffTimeoutMs must be a positive whole number of milliseconds`, { bot: def.id });
   const version = def.version ?? 1;
@@ -142,4 +189,17 @@ export function defineBot<TMachine extends AnyStateMachine>(def: BotDefinition<T
 /** True for a value made by {@link defineBot} (in any copy of this package). */
 export function isBot(v: unknown): v is Bot {
   return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[BOT] === true;
+}
+
+function validateWindow(bot: string, w: WindowPolicy | undefined): void {
+  if (w === undefined) return;
+  const check = (a: unknown, where: string): void => {
+    if (a === 'event' || a === 'sms') return;
+    const t = typeof a === 'object' && a !== null ? (a as { template?: unknown }).template : undefined;
+    if (typeof t === 'function' || (typeof t === 'object' && t !== null && (t as { kind?: unknown }).kind === 'template')) return;
+    throw new BotError(`Bot "${bot}": ${where} must be 'event', 'sms' or { template: template({...}) }, not ${JSON.stringify(a)}`, { bot });
+  };
+  if (typeof w !== 'object' || w === null) throw new BotError(`Bot "${bot}": window must be { closed: ..., states?: {...} }`, { bot });
+  check(w.closed, 'window.closed');
+  for (const [state, a] of Object.entries(w.states ?? {})) check(a, `window.states["${state}"]`);
 }

@@ -4,7 +4,7 @@
  */
 
 /** How a reply arrived. */
-export type ReplyVia = 'button' | 'list' | 'sms';
+export type ReplyVia = 'button' | 'list' | 'sms' | 'template';
 
 /** A tap on a reply button or list row with id `X` (or its number typed by SMS): `reply.X`. */
 export interface ReplyEvent<TId extends string = string> {
@@ -39,6 +39,23 @@ export interface DeliveryFailedEvent {
   readonly messageId: number;
 }
 
+/**
+ * A message was not sent, for a reason the bot routes: `window`, the 24-hour customer-service
+ * window was closed (the bot's window policy says `'event'`, or the provider refused with 131047).
+ */
+export interface SendFailedEvent {
+  readonly type: 'send.failed';
+  readonly reason: 'window';
+  /** The outbox row of the message that was not sent. */
+  readonly messageId: number;
+  /** The message's kind (`text`, `list`, …). */
+  readonly kind: string;
+  /** The provider's code, when it refused (131047). */
+  readonly code?: string | number | undefined;
+  /** When the user last wrote on WhatsApp (ms since the epoch), if ever. */
+  readonly lastUserMessageAt?: number | undefined;
+}
+
 /** An inbound of a type Colloquy does not turn into an event (image, location, …). */
 export interface UnsupportedEvent {
   readonly type: 'unsupported';
@@ -64,7 +81,7 @@ export interface HandoffTimeoutEvent {
 }
 
 /** Every event Colloquy sends to a machine (besides XState's own timer events). */
-export type ColloquyEvent = ReplyEvent | TextEvent | FlowEvent | DeliveryFailedEvent | UnsupportedEvent | HandoffEndedEvent | HandoffTimeoutEvent;
+export type ColloquyEvent = ReplyEvent | TextEvent | FlowEvent | DeliveryFailedEvent | SendFailedEvent | UnsupportedEvent | HandoffEndedEvent | HandoffTimeoutEvent;
 
 /** Builds a `reply.<id>` event. */
 export function replyEvent(id: string, title: string, via: ReplyVia): ReplyEvent {

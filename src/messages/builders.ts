@@ -6,7 +6,8 @@
 import { MessageValidationError, type Issue } from '../errors.js';
 import { LIMITS, charLength } from './limits.js';
 import type { z } from 'zod';
-import type { ButtonsMessage, FlowMessage, ListMessage, SmsMessage, TextMessage } from './message.js';
+import type { ButtonsMessage, FlowMessage, ListMessage, SmsMessage, TemplateMessage, TextMessage } from './message.js';
+import { TemplateSchema, type TemplateComponent } from './template.js';
 import { FlowSchema, ListMessagesSchema, ReplyButtonsSchema, type FlowBody, type ListMessages, type ReplyButtons } from './schema.js';
 import { check } from './validate.js';
 
@@ -178,4 +179,33 @@ function smsOf(init: { sms?: string | undefined }): { sms?: string } {
   if (init.sms === undefined) return {};
   checkText(init.sms, LIMITS.sms.message, 'sms');
   return { sms: init.sms };
+}
+
+/** What {@link template} takes: the Cloud API's `template` object, the language as a code or `{ code }`. */
+export interface TemplateInit {
+  /** The template's name in WhatsApp Manager. */
+  readonly name: string;
+  /** Its language: `"en_US"`, or `{ code: "en_US" }`. */
+  readonly language: string | { readonly code: string; readonly policy?: 'deterministic' | undefined };
+  /** Header, body and button parameters; a quick-reply button's `payload` comes back as `reply.<payload>`. */
+  readonly components?: readonly TemplateComponent[] | undefined;
+  /** Text to send instead when this message goes by SMS. */
+  readonly sms?: string | undefined;
+}
+
+/**
+ * A template message: the only kind WhatsApp delivers once the 24-hour window closed. Needs a
+ * provider with templates (the Cloud API); on the seed provider it is refused when sent, naming
+ * the bot and the state.
+ *
+ * @example
+ * template({ name: 'appointment_reminder', language: 'en_US', components: [
+ *   { type: 'body', parameters: [{ type: 'text', text: 'Tuesday 10:00' }] },
+ *   { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'confirm' }] },
+ * ] })
+ */
+export function template(init: TemplateInit): TemplateMessage {
+  const language = typeof init.language === 'string' ? { code: init.language } : { ...init.language };
+  const body = { name: init.name, language, ...(init.components !== undefined && { components: init.components.map((c) => ({ ...c })) }) };
+  return { kind: 'template', template: validated(TemplateSchema, body, 'template', init) as TemplateMessage['template'], ...smsOf(init) };
 }

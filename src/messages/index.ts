@@ -6,3 +6,4 @@ export * from './schema.js';
 export * from './validate.js';
 export * from './gsm.js';
 export * from './sms.js';
+export * from './template.js';

@@ -3,6 +3,7 @@
  * receives it, so converting to a request is only a matter of adding `from`, `to` and `type`.
  */
 import type { FlowBody, ListMessages, ReplyButtons } from './schema.js';
+import { templatePayloads, type TemplateBody } from './template.js';
 
 /** Options every interactive message accepts. */
 export interface SmsOptions {
@@ -28,7 +29,18 @@ export interface FlowMessage extends SmsOptions {
   readonly flow: FlowBody;
 }
 
-/** Plain text. The provider's messaging endpoint carries no text body, so text goes by SMS. */
+/**
+ * A template approved in WhatsApp Manager (Cloud API `type: "template"`), the one kind WhatsApp
+ * delivers after the 24-hour window closed. Needs a provider with templates (the Cloud API).
+ */
+export interface TemplateMessage {
+  readonly kind: 'template';
+  readonly template: TemplateBody;
+  /** The text to send instead when this message goes by SMS (a template has no text of its own here). */
+  readonly sms?: string | undefined;
+}
+
+/** Plain text: `type: text` on a provider that carries text (the Cloud API), an SMS on the seed provider, whose messaging endpoint has no text body. */
 export interface TextMessage {
   readonly kind: 'text';
   readonly text: string;
@@ -41,7 +53,7 @@ export interface SmsMessage {
 }
 
 /** Anything a bot can emit. */
-export type Message = ListMessage | ButtonsMessage | FlowMessage | TextMessage | SmsMessage;
+export type Message = ListMessage | ButtonsMessage | FlowMessage | TemplateMessage | TextMessage | SmsMessage;
 
 /** The interactive variants: the ones with choices or a form. */
 export type InteractiveMessage = ListMessage | ButtonsMessage | FlowMessage;
@@ -62,5 +74,6 @@ export interface Choice {
 export function choicesOf(m: Message): Choice[] {
   if (m.kind === 'list') return m.listMessages.sections.flatMap((s) => s.messages.map((r) => ({ id: r.id, title: r.title, description: r.description })));
   if (m.kind === 'buttons') return m.replyButtons.buttons.map((b) => ({ id: b.id, title: b.title }));
+  if (m.kind === 'template') return templatePayloads(m.template).map((p) => ({ id: p, title: p }));
   return [];
 }

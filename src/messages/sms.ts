@@ -6,6 +6,7 @@
  * `…` would force UCS-2 and cut each part from 160 to 70 characters): rows use ` - ` between title
  * and description, and a shortened body ends in `...` unless the text is UCS-2 anyway (then `…`).
  */
+import { MessageValidationError } from '../errors.js';
 import { ConfigError } from '../errors.js';
 import { analyzeSms, isGsm7, type SmsEncoding } from './gsm.js';
 import type { ButtonsMessage, Choice, ListMessage, Message } from './message.js';
@@ -120,6 +121,7 @@ function draftOf(m: Message, options: SmsRenderOptions): Draft {
   if (m.sms !== undefined) return plain(m.sms);
   if (m.kind === 'list') return listDraft(m, options);
   if (m.kind === 'buttons') return buttonsDraft(m, options);
+  if (m.kind === 'template') throw new MessageValidationError([{ path: ['sms'], message: `template "${m.template.name}" has no text of its own: give it an \`sms\` text to send by SMS` }]);
   const note = options.flowText ?? (options.flowNote ?? defaultFlowNote)(m.flow.action.parameters.flow_cta);
   return { ...plain(m.flow.body), note };
 }

@@ -17,7 +17,7 @@ export interface PacingOptions {
 
 /** The bucket a message draws from: its sending number, or SMS. */
 function keyOf(o: Outbound): string {
-  return o.channel === 'interactive' ? `interactive:${o.request.from}` : 'sms';
+  return o.channel === 'interactive' ? `interactive:${o.numberId ?? o.from ?? String((o.request as { from?: unknown }).from)}` : 'sms';
 }
 
 class Bucket {
@@ -56,12 +56,12 @@ class Bucket {
 }
 
 /** Wraps a send adapter so that each sending number sends at most `perSecond` messages a second. */
-export function withPacing(adapter: SendAdapter, o: PacingOptions): SendAdapter {
+export function withPacing<A extends SendAdapter>(adapter: A, o: PacingOptions): A {
   if (!(o.perSecond > 0)) throw new RangeError('perSecond must be a positive number');
   const clock = o.clock ?? systemClock;
   const burst = Math.max(1, o.burst ?? o.perSecond);
   const buckets = new Map<string, Bucket>();
-  return {
+  const paced: SendAdapter = {
     async send(outbound, options) {
       const key = keyOf(outbound);
       let bucket = buckets.get(key);
@@ -71,4 +71,6 @@ export function withPacing(adapter: SendAdapter, o: PacingOptions): SendAdapter 
     },
     close: () => adapter.close(),
   };
+  // A provider stays one: its features, request builder and read receipts pass through unpaced.
+  return Object.assign(Object.create(adapter) as A, paced);
 }

@@ -3,12 +3,23 @@
  * implementation (undici, OAuth token, retries) lives beside it.
  */
 import type { InteractiveRequest, SmsRequest } from '../messages/schema.js';
+import type { FailureClass } from './provider.js';
 
 /** The two provider channels. */
 export type Channel = 'interactive' | 'sms';
 
 /** One thing to deliver: a validated request body for one channel. */
-export type Outbound = { readonly channel: 'interactive'; readonly request: InteractiveRequest } | { readonly channel: 'sms'; readonly request: SmsRequest };
+export type Outbound =
+  | {
+      readonly channel: 'interactive';
+      /** The WhatsApp channel's body as the provider's `request()` built it (the seed's envelope for the seed provider). */
+      readonly request: InteractiveRequest | Record<string, unknown>;
+      /** The Cloud API `phone_number_id` to send from, when the runtime knows it (a bot's `phoneNumberId`, the numbers file, the last inbound). */
+      readonly numberId?: string | undefined;
+      /** The business number sending it, digits only. */
+      readonly from?: string | undefined;
+    }
+  | { readonly channel: 'sms'; readonly request: SmsRequest };
 
 /** What the SMS endpoint answered (provider.md §1.3). */
 export interface SmsOutcome {
@@ -53,6 +64,8 @@ export interface SendFailed {
   readonly retryAfterMs?: number | undefined;
   /** True when the failure is our credentials (a configuration error). */
   readonly auth?: boolean | undefined;
+  /** What should follow, when the provider knows (Cloud API error classes); see {@link FailureClass}. */
+  readonly class?: FailureClass | undefined;
 }
 
 export type SendResult = SendAccepted | SendFailed;
@@ -69,7 +82,7 @@ export interface SendAdapter {
 /** What the transport reports as it works, for metrics and logs. */
 export type TransportEvent =
   | { readonly type: 'token.request'; readonly ok: boolean; readonly ms: number; readonly status?: number | undefined }
-  | { readonly type: 'retry'; readonly endpoint: 'token' | 'messaging' | 'sms'; readonly attempt: number; readonly delayMs: number; readonly status?: number | undefined; readonly reason: string }
+  | { readonly type: 'retry'; readonly endpoint: 'token' | 'messaging' | 'sms' | 'cloud-api'; readonly attempt: number; readonly delayMs: number; readonly status?: number | undefined; readonly reason: string }
   | { readonly type: 'send'; readonly channel: Channel; readonly ok: boolean; readonly ms: number; readonly status?: number | undefined };
 
 /** A clock, so tests can use fake time. */

@@ -9,7 +9,7 @@ function recorder(clock: FakeClock): SendAdapter & { at: [string, number][] } {
   return {
     at,
     async send(o) {
-      at.push([o.channel === 'interactive' ? o.request.to : o.request.msisdns[0]!, clock.now() - t0]);
+      at.push([o.channel === 'interactive' ? String(o.request.to) : o.request.msisdns[0]!, clock.now() - t0]);
       return { ok: true, channel: o.channel, status: 200, providerId: undefined, raw: {}, attempts: 1 };
     },
     close: async () => undefined,
