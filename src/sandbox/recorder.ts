@@ -16,7 +16,7 @@ export class Recorder {
   readonly #max: number;
   #requestSeq = 0;
   #messageSeq = 0;
-  #counts: Record<SandboxEndpoint, number> = { token: 0, messaging: 0, sms: 0 };
+  #counts: Record<SandboxEndpoint, number> = { token: 0, messaging: 0, sms: 0, 'cloud-api': 0 };
 
   constructor(max: number) {
     this.#max = max;
@@ -88,7 +88,7 @@ export class Recorder {
   clear(): void {
     this.#requests.length = 0;
     this.#messages.length = 0;
-    this.#counts = { token: 0, messaging: 0, sms: 0 };
+    this.#counts = { token: 0, messaging: 0, sms: 0, 'cloud-api': 0 };
   }
 
   #on<T>(event: string, listener: (value: T) => void): () => void {

@@ -2,7 +2,7 @@
 import type { InteractiveRequest, SmsRequest } from '../messages/schema.js';
 
 /** The provider endpoints the sandbox serves. */
-export type SandboxEndpoint = 'token' | 'messaging' | 'sms';
+export type SandboxEndpoint = 'token' | 'messaging' | 'sms' | 'cloud-api';
 
 /** An endpoint a fault applies to; `any` matches all three. */
 export type FaultTarget = SandboxEndpoint | 'any';
@@ -48,6 +48,40 @@ export interface AcceptedInteractive {
   readonly at: number;
 }
 
+/**
+ * A message the sandbox accepted on its Cloud API endpoint (`POST /cloud/{version}/{phone_number_id}/messages`):
+ * text, template, list, buttons or flow, as the Cloud API shapes them.
+ */
+export interface AcceptedCloud {
+  readonly seq: number;
+  readonly channel: 'cloud-api';
+  /** The `phone_number_id` in the URL. */
+  readonly numberId: string;
+  /** The display number of that phone_number_id (the business number the user sees). */
+  readonly from: string;
+  readonly to: string;
+  /** The Cloud API `type`: `text`, `template`, `interactive`, …; for interactive, `interactive.type` too (`interactive:list`). */
+  readonly type: string;
+  /** The request body as received (without `messaging_product`'s noise removed: exactly as sent). */
+  readonly request: Readonly<Record<string, unknown>>;
+  /** The `wamid.…` id answered. */
+  readonly providerId: string;
+  readonly at: number;
+}
+
+/** A read receipt (`status: "read"`) the sandbox accepted: the bot marked a user's message read. */
+export interface AcceptedRead {
+  readonly seq: number;
+  readonly numberId: string;
+  /** The user's message it marks read. */
+  readonly messageId: string;
+  /** The user who wrote it, when the sandbox delivered that message. */
+  readonly user: string | undefined;
+  /** Whether a typing indicator was asked for. */
+  readonly typing: boolean;
+  readonly at: number;
+}
+
 /** An SMS the sandbox accepted, one record per recipient of the mailing. */
 export interface AcceptedSms {
   readonly seq: number;
@@ -62,7 +96,7 @@ export interface AcceptedSms {
 }
 
 /** A message the sandbox accepted. */
-export type SandboxMessage = AcceptedInteractive | AcceptedSms;
+export type SandboxMessage = AcceptedInteractive | AcceptedCloud | AcceptedSms;
 
 /** An answer to give: status, JSON body and extra headers. */
 export interface Reply {

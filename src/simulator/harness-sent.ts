@@ -92,6 +92,7 @@ export async function collectSent(store: Store, user: string, accepted: readonly
 function toSent(m: SandboxMessage, row: OutboxRecord | undefined): SentMessage {
   const agent = row?.agent ?? undefined;
   const common = { seq: m.seq, providerId: m.providerId, fallback: row?.fallbackOf !== null && row?.fallbackOf !== undefined, ...(agent !== undefined && { agent }) };
+  if (m.channel === 'cloud-api') throw new Error('the harness does not read Cloud API messages yet');
   if (m.channel === 'interactive') {
     const message = interactiveMessage(m.request);
     return { ...common, channel: 'interactive', request: m.request, message, choices: choicesOf(message), ...bodyOf(message) };

@@ -89,7 +89,7 @@ async function metTheLock(failed: readonly string[], method: string): Promise<vo
 }
 let n = 0;
 const dbPath = () => join(tmp.dir, `busy-${++n}.db`);
-const textsTo = (sb: RunningSandbox, user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'interactive' ? (m.request as { text?: { body?: string } }).text?.body : m.text));
+const textsTo = (sb: RunningSandbox, user: string) => sb.sandbox.messagesTo(user).map((m) => (m.channel === 'sms' ? m.text : (m.request as { text?: { body?: string } }).text?.body));
 
 describe('a locked database', () => {
   it('an invocation result that meets a locked database is committed once it is free; the conversation lives on', async () => {
