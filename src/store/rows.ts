@@ -1,5 +1,6 @@
 /** Row ↔ record mapping, for both stores (the PostgreSQL one reads BIGINT as numbers and JSON as TEXT, like SQLite). */
 import type {
+  UserMessageFact,
   ConversationKey,
   ConversationRecord,
   HandoffEventRecord,
@@ -209,4 +210,17 @@ export function keyAnswer(
   const stored = row['idempotency_fingerprint'];
   const same = typeof stored !== 'string' || m.fingerprint === undefined || stored === m.fingerprint;
   return same ? { ok: true, outboxId: Number(row['id']), duplicate: true } : { ok: false, reason: 'key_reused', handoff };
+}
+
+/** A user's latest WhatsApp inbound (`received_at`, `raw`) as the window needs it. */
+export function toUserMessage(r: Record<string, unknown>): UserMessageFact {
+  let numberId: string | undefined;
+  try {
+    const raw: unknown = typeof r['raw'] === 'string' ? JSON.parse(r['raw']) : r['raw'];
+    const id = (raw as { metadata?: { phone_number_id?: unknown } } | null)?.metadata?.phone_number_id;
+    if (typeof id === 'string' && id !== '') numberId = id;
+  } catch {
+    // A raw payload that is not JSON names no number.
+  }
+  return { at: Number(r['received_at']), numberId };
 }

@@ -65,6 +65,14 @@ export interface InboxRecord extends NewInbound, InboundFacts {
 export type OutboxState = 'pending' | 'sending' | 'sent' | 'failed';
 
 /** A stored outbound message. */
+/** A user's latest WhatsApp message, as the window needs it. */
+export interface UserMessageFact {
+  /** When it was received (ms since the epoch). */
+  readonly at: number;
+  /** The Cloud API `phone_number_id` it was written to, when known. */
+  readonly numberId: string | undefined;
+}
+
 export interface OutboxRecord extends ConversationKey {
   readonly id: number;
   readonly conversationId: number;
@@ -369,6 +377,13 @@ export interface Store extends HandoffStore {
   /** The conversation's latest list, buttons or flow message, and whether it went by SMS. */
   lastInteractive(conversationId: number): Promise<{ record: OutboxRecord; bySms: boolean } | undefined>;
   outbound(id: number): Promise<OutboxRecord | undefined>;
+  /**
+   * When the user last wrote to the bot on WhatsApp (the 24-hour window opens then), and the
+   * Cloud API `phone_number_id` that message came to (when the webhook recorded it). Undefined: never.
+   */
+  lastUserMessage(key: ConversationKey): Promise<UserMessageFact | undefined>;
+  /** Whether the conversation has a template message queued or sent since `since` (ms): one per closed window is enough. */
+  templateSince(conversationId: number, since: number): Promise<boolean>;
   outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
   timers(conversationId: number): Promise<TimerSpec[]>;
 

@@ -10,7 +10,9 @@ import { HttpClient, targetOf, type HttpPoster } from './http.js';
 import { emit, type ObserverOptions } from './log.js';
 import { resolveRetry, type RetryOptions } from './retry.js';
 import { OAuthTokenProvider, staticToken, type AuthMethod, type TokenProvider } from './token.js';
-import type { Clock, Outbound, SendAdapter, SendResult } from './types.js';
+import type { Clock, Outbound, SendResult } from './types.js';
+import { seedRequest, SEED_FEATURES } from './seed.js';
+import type { Provider } from './provider.js';
 
 /** The messaging endpoint's path under `baseUrl` (seed §4.1). */
 export const MESSAGING_PATH = '/messaging-bsp-api-endpoint-ws/services/v1/messaging';
@@ -57,10 +59,11 @@ export interface HttpAdapterOptions extends ObserverOptions {
 }
 
 /**
- * Creates the send adapter. `send()` never throws for provider or network failures: it returns a
+ * Creates the seed provider's adapter (a {@link Provider}: seed-shaped requests, text by SMS, no
+ * templates, no window, no read receipts). `send()` never throws for provider or network failures: it returns a
  * {@link SendResult}. Request bodies are sent as given; callers validate them first.
  */
-export function createHttpAdapter(options: HttpAdapterOptions): SendAdapter {
+export function createHttpAdapter(options: HttpAdapterOptions): Provider {
   const clock = options.clock ?? systemClock;
   const retry = resolveRetry(options.retry);
   const own = options.http ? undefined : new HttpClient({ timeoutMs: options.timeoutMs, connections: options.connections });
@@ -93,6 +96,9 @@ export function createHttpAdapter(options: HttpAdapterOptions): SendAdapter {
   }
 
   return {
+    name: 'seed',
+    features: SEED_FEATURES,
+    request: seedRequest,
     send,
     async close() {
       await own?.close();

@@ -8,3 +8,5 @@ export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions, type R
 export { systemClock } from './clock.js';
 export type { ObserverOptions } from './log.js';
 export { withPacing, type PacingOptions } from './pacing.js';
+export { isProvider, type FailureClass, type Provider, type ProviderAddress, type ProviderFeatures, type ReadReceipt } from './provider.js';
+export { asSeedProvider, seedRequest, SEED_FEATURES } from './seed.js';

@@ -5,6 +5,7 @@
  */
 import { systemClock } from './clock.js';
 import type { Clock, Outbound, SendAdapter } from './types.js';
+import { isProvider, type Provider } from './provider.js';
 
 /** What {@link withPacing} takes. */
 export interface PacingOptions {
@@ -71,6 +72,9 @@ export function withPacing<A extends SendAdapter>(adapter: A, o: PacingOptions):
     },
     close: () => adapter.close(),
   };
+  if (!isProvider(adapter)) return paced as A;
   // A provider stays one: its features, request builder and read receipts pass through unpaced.
-  return Object.assign(Object.create(adapter) as A, paced);
+  const provider: Provider = { ...paced, name: adapter.name, features: adapter.features, request: (m, a) => adapter.request(m, a) };
+  if (adapter.markRead) provider.markRead = (r) => adapter.markRead!(r);
+  return provider as unknown as A;
 }

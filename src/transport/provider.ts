@@ -59,7 +59,7 @@ export interface Provider extends SendAdapter {
    */
   request(message: Message, address: ProviderAddress): unknown;
   /** Marks a message read (and shows the typing indicator); absent when `features.readReceipts` is false. Never throws. */
-  markRead?(receipt: ReadReceipt): Promise<SendResult>;
+  markRead?: ((receipt: ReadReceipt) => Promise<SendResult>) | undefined;
 }
 
 /** Why a send failed, by what should follow (set by providers that know; undefined: decide by `kind`). */

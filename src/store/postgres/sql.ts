@@ -78,6 +78,8 @@ export const PG = {
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = $1 AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = $1 ORDER BY id DESC LIMIT 1',
+  lastUserMessage: `SELECT received_at, raw FROM inbox WHERE bot_id = $1 AND user_number = $2 AND source = 'whatsapp' ORDER BY id DESC LIMIT 1`,
+  templateSince: `SELECT EXISTS (SELECT 1 FROM outbox WHERE conversation_id = $1 AND kind = 'template' AND created_at >= $2 AND state <> 'failed') AS found`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = $1 ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = $1 ORDER BY id',
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)

@@ -19,13 +19,14 @@ import { conversationsQuery } from '../sql.js';
 import { commitTurnPg, isPlainTurn } from './turns.js';
 import { PgBatches } from './batched.js';
 import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './analyze.js';
-import { j, toConversation, toHandoffEvent, toInbox, toKey, toOutbox, toTimer } from '../rows.js';
+import { j, toConversation, toHandoffEvent, toInbox, toKey, toOutbox, toTimer, toUserMessage } from '../rows.js';
 import type {
   Claimant,
   ClaimedWork,
   ClaimRequest,
   CommitResult,
   ConversationKey,
+  UserMessageFact,
   ConversationRecord,
   ConversationStatus,
   FailureFollowUp,
@@ -170,6 +171,14 @@ export class PgStore implements Store {
 
   async outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined> {
     return one(this.db.query(PG.outboxByProvider, [providerId]), toOutbox);
+  }
+
+  async lastUserMessage(key: ConversationKey): Promise<UserMessageFact | undefined> {
+    return one(this.db.query(PG.lastUserMessage, [key.botId, key.user]), toUserMessage);
+  }
+
+  async templateSince(conversationId: number, since: number): Promise<boolean> {
+    return (await this.db.query(PG.templateSince, [conversationId, since])).rows[0]?.['found'] === true;
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {

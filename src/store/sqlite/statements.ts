@@ -52,6 +52,8 @@ const SQL = {
   lastInteractive: `SELECT o.*, (o.channel = 'sms' OR EXISTS (SELECT 1 FROM outbox f WHERE f.fallback_of = o.id)) AS by_sms
     FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1',
+  lastUserMessage: `SELECT received_at, raw FROM inbox WHERE bot_id = ? AND user_number = ? AND source = 'whatsapp' ORDER BY id DESC LIMIT 1`,
+  templateSince: `SELECT EXISTS (SELECT 1 FROM outbox WHERE conversation_id = ? AND kind = 'template' AND created_at >= ? AND state <> 'failed') AS found`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id',
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)

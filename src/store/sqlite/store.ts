@@ -20,7 +20,7 @@ import { SqliteLanes } from './lanes.js';
 import { SqliteWork } from './work.js';
 import { SqliteWrites } from './writes.js';
 import { conversationsQuery } from '../sql.js';
-import { mergeTranscript, toConversation, toInbox, toOutbox, toStatus, toTimer } from '../rows.js';
+import { mergeTranscript, toConversation, toInbox, toOutbox, toStatus, toTimer, toUserMessage } from '../rows.js';
 import type {
   Claimant,
   ClaimedWork,
@@ -28,6 +28,7 @@ import type {
   CommitResult,
   FailureFollowUp,
   ConversationKey,
+  UserMessageFact,
   ConversationRecord,
   ConversationStatus,
   HandoffEventOutcome,
@@ -113,6 +114,8 @@ const READS = [
   'lastInteractive',
   'outbound',
   'outboundByProviderId',
+  'lastUserMessage',
+  'templateSince',
   'nextDue',
   'timers',
   'statuses',
@@ -273,6 +276,15 @@ export class SqliteStore implements Store {
   async outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined> {
     const r = this.q.outboxByProvider.get(providerId) as Row | undefined;
     return r && toOutbox(r);
+  }
+
+  async lastUserMessage(key: ConversationKey): Promise<UserMessageFact | undefined> {
+    const r = this.q.lastUserMessage.get(key.botId, key.user) as Row | undefined;
+    return r && toUserMessage(r);
+  }
+
+  async templateSince(conversationId: number, since: number): Promise<boolean> {
+    return Number((this.q.templateSince.get(conversationId, since) as Row)['found']) === 1;
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {
