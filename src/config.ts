@@ -5,10 +5,24 @@
 import { envVar, type EnvName } from './env.js';
 import { ConfigError } from './errors.js';
 
-/** Where the provider is: the real one, or the built-in sandbox. */
+/** The seed provider's relay and its OAuth credentials (also the SMS channel of a Cloud API deployment). */
+export interface SeedProviderConfig {
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly authMethod: 'body' | 'basic';
+}
+
+/**
+ * Where the provider is: the seed provider's relay (`real`), Meta's Cloud API (`cloud-api`, with
+ * the seed's SMS interface as its SMS channel when configured), or the built-in sandbox playing
+ * either one (`api`).
+ */
 export type ProviderConfig =
-  | { readonly kind: 'real'; readonly baseUrl: string; readonly authUrl: string; readonly clientId: string; readonly clientSecret: string; readonly authMethod: 'body' | 'basic' }
-  | { readonly kind: 'sandbox' };
+  | ({ readonly kind: 'real' } & SeedProviderConfig)
+  | { readonly kind: 'cloud-api'; readonly url: string; readonly token: string | undefined; readonly sms: SeedProviderConfig | undefined }
+  | { readonly kind: 'sandbox'; readonly api: 'seed' | 'cloud-api' };
 
 /** Colloquy's configuration. */
 export interface Config {
@@ -68,19 +82,7 @@ export function loadConfig(env: Env = process.env): Config {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  const baseUrl = url(get, 'COLLOQUY_BASE_URL');
-  const authMethod = (oneOf(get, 'COLLOQUY_AUTH_METHOD') ?? defaultOf('COLLOQUY_AUTH_METHOD', '')) as 'body' | 'basic';
-  const provider: ProviderConfig =
-    baseUrl === undefined
-      ? { kind: 'sandbox' }
-      : {
-          kind: 'real',
-          baseUrl,
-          authUrl: url(get, 'COLLOQUY_AUTH_URL') ?? missing('COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set (the identity provider serving /token)'),
-          clientId: get('COLLOQUY_CLIENT_ID') ?? missing('COLLOQUY_CLIENT_ID', 'is required when COLLOQUY_BASE_URL is set'),
-          clientSecret: get('COLLOQUY_CLIENT_SECRET') ?? missing('COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'),
-          authMethod,
-        };
+  const provider = providerConfig(get);
   const sender = digits(get, 'COLLOQUY_SENDER');
   if (provider.kind === 'real' && sender === undefined) missing('COLLOQUY_SENDER', 'is required when COLLOQUY_BASE_URL is set (the number messages are sent from)');
   const country = get('COLLOQUY_SMS_COUNTRY');
@@ -109,6 +111,33 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: (oneOf(get, 'COLLOQUY_SQLITE_SYNCHRONOUS') ?? defaultOf('COLLOQUY_SQLITE_SYNCHRONOUS', '')) as 'full' | 'normal',
     ...lanes,
     ...handoffConfig(get),
+  };
+}
+
+/** The provider: the seed's relay, the Cloud API, or the sandbox playing the one COLLOQUY_PROVIDER names. */
+function providerConfig(get: (n: EnvName) => string | undefined): ProviderConfig {
+  const which = oneOf(get, 'COLLOQUY_PROVIDER') ?? defaultOf('COLLOQUY_PROVIDER', '');
+  const seed = seedConfig(get);
+  if (which === 'seed') return seed === undefined ? { kind: 'sandbox', api: 'seed' } : { kind: 'real', ...seed };
+  const cloudUrl = url(get, 'COLLOQUY_CLOUD_API_URL');
+  const token = get('COLLOQUY_CLOUD_API_TOKEN');
+  if (cloudUrl !== undefined && token === undefined && get('COLLOQUY_NUMBERS_FILE') === undefined) {
+    missing('COLLOQUY_CLOUD_API_TOKEN', 'is required when COLLOQUY_CLOUD_API_URL is set (a system user’s access token), unless COLLOQUY_NUMBERS_FILE gives each number its own');
+  }
+  if (token === undefined && cloudUrl === undefined && get('COLLOQUY_NUMBERS_FILE') === undefined) return { kind: 'sandbox', api: 'cloud-api' };
+  return { kind: 'cloud-api', url: cloudUrl ?? defaultOf('COLLOQUY_CLOUD_API_URL', ''), token, sms: seed };
+}
+
+/** The seed provider's relay, when COLLOQUY_BASE_URL is set (then its credentials are required). */
+function seedConfig(get: (n: EnvName) => string | undefined): SeedProviderConfig | undefined {
+  const baseUrl = url(get, 'COLLOQUY_BASE_URL');
+  if (baseUrl === undefined) return undefined;
+  return {
+    baseUrl,
+    authUrl: url(get, 'COLLOQUY_AUTH_URL') ?? missing('COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set (the identity provider serving /token)'),
+    clientId: get('COLLOQUY_CLIENT_ID') ?? missing('COLLOQUY_CLIENT_ID', 'is required when COLLOQUY_BASE_URL is set'),
+    clientSecret: get('COLLOQUY_CLIENT_SECRET') ?? missing('COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'),
+    authMethod: (oneOf(get, 'COLLOQUY_AUTH_METHOD') ?? defaultOf('COLLOQUY_AUTH_METHOD', '')) as 'body' | 'basic',
   };
 }
 

@@ -35,6 +35,12 @@ export const METRICS = {
   colloquy_send_retries_total: counter('delivery', 'Outbox rows put back for a later attempt', ['channel']),
   colloquy_statuses_total: counter('delivery', 'Delivery statuses received, by status', ['status']),
   colloquy_fallbacks_total: counter('delivery', 'Messages sent by SMS because the interactive channel failed, by trigger', ['bot', 'trigger']),
+  colloquy_window_total: counter(
+    'delivery',
+    'Free-form messages outside the 24-hour window, by what the window policy did (template, event, sms, superseded: a template already went; resend: the user wrote again)',
+    ['bot', 'action'],
+  ),
+  colloquy_read_receipts_total: counter('delivery', 'Read receipts (with the typing indicator) sent for users’ messages, by outcome (ok, failed)', ['outcome']),
   colloquy_token_requests_total: counter('delivery', 'OAuth token requests, by outcome', ['outcome']),
   colloquy_transport_retries_total: counter('delivery', 'HTTP retries inside the adapter, by endpoint', ['endpoint']),
 

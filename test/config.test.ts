@@ -26,7 +26,7 @@ describe('loadConfig', () => {
       port: 3000,
       host: '127.0.0.1',
       db: './data/colloquy.db',
-      provider: { kind: 'sandbox' },
+      provider: { kind: 'sandbox', api: 'seed' },
       sender: undefined,
       webhookSecret: undefined,
       verifyToken: undefined,

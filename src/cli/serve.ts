@@ -20,7 +20,9 @@ export async function serveCommand(paths: readonly string[], io: Io): Promise<nu
 /** The web simulator for one bot, always on the sandbox, on a database in memory. */
 export async function simulateCommand(args: readonly string[], io: Io): Promise<number> {
   if (!args[0]) throw new ColloquyError('usage', 'usage: colloquy simulate <bot file>');
-  const config: Config = { ...loadConfig(io.env), provider: { kind: 'sandbox' }, db: ':memory:' };
+  const loaded = loadConfig(io.env);
+  const api = loaded.provider.kind === 'cloud-api' || (loaded.provider.kind === 'sandbox' && loaded.provider.api === 'cloud-api') ? 'cloud-api' : 'seed';
+  const config: Config = { ...loaded, provider: { kind: 'sandbox', api }, db: ':memory:' };
   return serve(config, [await loadBot(args[0])], io);
 }
 
@@ -64,13 +66,18 @@ function banner(s: RunningServer, bots: string[]): string {
     `  health      ${s.url}/healthz    metrics: ${s.url}/metrics`,
   ];
   if (s.sandbox) {
-    lines.push(`  sandbox     ${s.sandboxUrl}   (no COLLOQUY_BASE_URL set: messages go to the built-in sandbox provider)`);
+    const api = s.config.provider.kind === 'sandbox' && s.config.provider.api === 'cloud-api';
+    lines.push(
+      api
+        ? `  sandbox     ${s.sandboxUrl}/cloud   (COLLOQUY_PROVIDER=cloud-api, no COLLOQUY_CLOUD_API_TOKEN: messages go to the built-in sandbox, playing the Cloud API)`
+        : `  sandbox     ${s.sandboxUrl}   (no COLLOQUY_BASE_URL set: messages go to the built-in sandbox provider)`,
+    );
     lines.push(
       s.sandboxControls
         ? `  simulator   ${s.url}/simulator   (agent console: ${s.url}/simulator/agent)`
         : `  simulator   not mounted: HOST=${s.config.host} is not loopback (set COLLOQUY_SANDBOX_PUBLIC=1 to mount it and /sandbox/_sandbox/*)`,
     );
-  } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : ''}`);
+  } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : s.config.provider.kind === 'cloud-api' ? `Cloud API ${s.config.provider.url}` : ''}`);
   lines.push(
     `  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? 'bearer token required' : s.sandbox ? 'open on loopback: no COLLOQUY_AGENT_TOKEN' : 'disabled: set COLLOQUY_AGENT_TOKEN'})`,
   );

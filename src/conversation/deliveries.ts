@@ -1,9 +1,11 @@
 /**
  * What happens after a message fails: statuses from the provider, send failures from the
- * sender. Each failure is recorded together with what follows it (an SMS fallback, or
- * `delivery.failed` for the bot) in one transaction, so a restart neither loses nor repeats it.
+ * sender. Each failure is recorded together with what follows it (an SMS fallback, a template for
+ * a closed window, or an event for the bot) in one transaction, so a restart neither loses nor
+ * repeats it.
  */
-import type { Logger } from '../log.js';
+import { MessageValidationError } from '../errors.js';
+import { errorInfo, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ConversationKey, FailureFollowUp, NewStatus, OutboxRecord, Store } from '../store/types.js';
 import type { SendFailed } from '../transport/types.js';
@@ -11,6 +13,8 @@ import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { followUp, type FallbackTrigger } from './fallback.js';
 import type { SmsSettings } from './outbound.js';
+import type { Senders } from './senders.js';
+import { templateOf, WINDOW_CODE, windowAction, windowEvent, windowOpen } from './window.js';
 
 interface Deps {
   readonly store: Store;
@@ -18,12 +22,19 @@ interface Deps {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly sms: SmsSettings;
-  /** The bot version a message's conversation runs on (its fallback policy and SMS tag apply). */
-  readonly bot: (row: OutboxRecord) => Promise<Bot | undefined>;
+  readonly senders: Senders;
+  /** The bot version a message's conversation runs on (its policies and SMS tag apply), and the state it is in. */
+  readonly bot: (row: OutboxRecord) => Promise<{ bot: Bot; state: string | null } | undefined>;
   /** A fallback was queued. */
   readonly wakeSends: () => void;
-  /** The bot has a `delivery.failed` inbound. */
+  /** The bot has an inbound (`delivery.failed`, `send.failed`). */
   readonly kick: (key: ConversationKey) => void;
+}
+
+/** A failure's follow-up, to record with it, and what to do once it is recorded. */
+export interface FailurePlan {
+  readonly follow: FailureFollowUp;
+  readonly after: () => void;
 }
 
 /** Delivery statuses and failures. */
@@ -57,27 +68,82 @@ export class Deliveries {
   }
 
   /**
-   * What follows a message's failure (a fallback, or `delivery.failed` for the bot), to record with
-   * it atomically, and what to do once it is recorded.
+   * What follows a message's failure (a fallback, a template, or an event for the bot), to record
+   * with it atomically, and what to do once it is recorded.
    */
-  async plan(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger): Promise<{ follow: FailureFollowUp; after: () => void }> {
-    const bot = await this.d.bot(row);
-    if (!bot) return { follow: {}, after: () => undefined };
+  async plan(row: OutboxRecord, r: SendFailed, trigger: FallbackTrigger): Promise<FailurePlan> {
+    const found = await this.d.bot(row);
+    if (!found) return { follow: {}, after: () => undefined };
+    const { bot, state } = found;
+    if (r.class === 'window' && this.d.senders.provider(bot.id).features.window) return this.windowPlan(row, r, bot, state);
     const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: this.d.clock.now() });
-    const after = () => {
-      if (!fellBack) return this.d.kick(row);
-      this.d.metrics.inc('colloquy_fallbacks_total', { bot: bot.id, trigger });
-      this.d.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code: r.providerCode }, 'falling back to SMS');
-      this.d.wakeSends();
+    return { follow, after: () => (fellBack ? this.fellBack(bot, row, trigger, r.providerCode) : this.d.kick(row)) };
+  }
+
+  /**
+   * A free-form message outside the 24-hour window (found closed before sending, or refused with
+   * 131047): the bot's window policy for the state the conversation is in. A template goes once per
+   * closed window; later messages wait for the user's answer no further (they are recorded failed).
+   */
+  private async windowPlan(row: OutboxRecord, r: SendFailed, bot: Bot, state: string | null): Promise<FailurePlan> {
+    const now = this.d.clock.now();
+    const last = await this.d.store.lastUserMessage(row);
+    const count = (action: string) => this.d.metrics.inc('colloquy_window_total', { bot: bot.id, action });
+    const event = (): FailurePlan => {
+      count('event');
+      return { follow: windowEvent(row, now, last, r.providerCode), after: () => this.d.kick(row) };
     };
-    return { follow, after };
+    // The user wrote again meanwhile (a late 131047): the message goes again, once.
+    if (row.fallbackOf === null && row.state === 'sent' && windowOpen(last, now)) {
+      count('resend');
+      return { follow: { fallback: { kind: row.kind, message: row.message, channel: 'interactive', request: row.request, fallbackOf: row.id } }, after: this.d.wakeSends };
+    }
+    const action = windowAction(bot, state);
+    if (action === 'event' || row.kind === 'template') return event();
+    if (action === 'sms') {
+      if (!this.d.senders.provider(bot.id).features.sms) return event();
+      const { follow, fellBack } = followUp(bot, row, r, 'permanent', { sms: this.d.sms, now, force: true });
+      if (!fellBack) return event();
+      count('sms');
+      return { follow, after: () => this.fellBack(bot, row, 'window', r.providerCode) };
+    }
+    if (await this.d.store.templateSince(row.conversationId, last?.at ?? 0)) {
+      count('superseded');
+      return { follow: {}, after: () => undefined };
+    }
+    try {
+      const template = templateOf(action, { bot, row, state: state ?? '', last });
+      const request = this.d.senders.provider(bot.id).request(template, { from: this.d.senders.from(bot), to: row.user });
+      count('template');
+      return { follow: { fallback: { kind: 'template', message: template, channel: 'interactive', request, fallbackOf: row.id } }, after: this.d.wakeSends };
+    } catch (err) {
+      if (!(err instanceof MessageValidationError)) throw err;
+      this.d.logger.error({ bot: bot.id, state, err: errorInfo(err.withOrigin({ bot: bot.id, state: `window policy of ${state ?? 'the bot'}` })) }, 'the window policy’s template is invalid; the bot gets send.failed instead');
+      return event();
+    }
+  }
+
+  private fellBack(bot: Bot, row: OutboxRecord, trigger: string, code: string | number | undefined): void {
+    this.d.metrics.inc('colloquy_fallbacks_total', { bot: bot.id, trigger });
+    this.d.logger.info({ bot: bot.id, user: row.user, outbox: row.id, trigger, code }, 'falling back to SMS');
+    this.d.wakeSends();
   }
 
   private async statusFailed(row: OutboxRecord, errors: unknown): Promise<void> {
     const first = Array.isArray(errors) ? (errors[0] as { code?: number; title?: string; message?: string; error_data?: { details?: string } } | undefined) : undefined;
     const detail = first ? `: ${first.title ?? first.message ?? ''}${first.error_data?.details ? ` (${first.error_data.details})` : ''}` : '';
-    const failure: SendFailed = { ok: false, channel: row.channel, kind: 'permanent', reason: `the provider reported the message failed${detail}`, providerCode: first?.code, attempts: row.attempts };
+    const code = first?.code;
+    const failure: SendFailed = {
+      ok: false,
+      channel: row.channel,
+      kind: 'permanent',
+      reason: `the provider reported the message failed${detail}`,
+      providerCode: code,
+      attempts: row.attempts,
+      ...(Number(code) === WINDOW_CODE && { class: 'window' as const }),
+    };
     const { follow, after } = await this.plan(row, failure, 'failed-status');
     if (await this.d.store.failOutbound(row.id, this.d.clock.now(), follow)) after();
   }
 }
+

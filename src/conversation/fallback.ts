@@ -27,17 +27,22 @@ export function shouldFallBack(bot: Bot, row: OutboxRecord, info: FallbackInfo):
   return info.code !== undefined && codes.map(String).includes(String(info.code));
 }
 
-/** What follows a failure: the SMS fallback, or `delivery.failed` for the bot. */
+/**
+ * What follows a failure: the SMS fallback, or `delivery.failed` for the bot. `force` (the window
+ * policy said SMS) sends any message with a text by SMS, whatever the fallback policy says.
+ */
 export function followUp(
   bot: Bot,
   row: OutboxRecord,
-  failure: Pick<SendFailed, 'reason' | 'providerCode' | 'hint' | 'status' | 'auth'>,
+  failure: Pick<SendFailed, 'reason' | 'providerCode' | 'hint' | 'status' | 'auth' | 'class'>,
   trigger: FallbackTrigger,
-  ctx: { sms: SmsSettings; now: number },
+  ctx: { sms: SmsSettings; now: number; force?: boolean | undefined },
 ): { follow: FailureFollowUp; fellBack: boolean } {
   const message = row.message as Message;
   const info: FallbackInfo = { trigger, status: failure.status, code: failure.providerCode, reason: failure.reason, message };
-  if (!failure.auth && shouldFallBack(bot, row, info)) {
+  // A parameter the provider refused is the bot's to fix: an SMS would hide it.
+  const fallBack = ctx.force === true ? row.channel === 'interactive' && (message.kind !== 'template' || message.sms !== undefined) : !failure.auth && failure.class !== 'invalid' && shouldFallBack(bot, row, info);
+  if (fallBack) {
     const fallback = toOutbound(message, { bot, user: row.user, sender: '', flowToken: '', channel: 'sms', sms: ctx.sms }, '', row.id);
     return { follow: { fallback, channel: 'sms' }, fellBack: true };
   }

@@ -13,6 +13,7 @@ import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { requestFingerprint } from './fingerprint.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
+import type { Senders } from './senders.js';
 import { summarize, type TranscriptLine } from './handoff-lines.js';
 
 /**
@@ -66,7 +67,8 @@ interface Deps {
   readonly clock: RuntimeClock;
   readonly metrics: Metrics;
   readonly logger: Logger;
-  readonly sender: string;
+  /** Each bot's provider and business number. */
+  readonly senders: Senders;
   readonly sms: SmsSettings;
   readonly notify: boolean;
   readonly bot: (id: string) => Bot | undefined;
@@ -136,7 +138,7 @@ export class HandoffDesk {
     if (conv.status !== 'active' && idempotencyKey === undefined) throw ended;
     let outbound;
     try {
-      outbound = toOutbound(message, { bot, user: conv.user, sender: bot.options.sender ?? this.d.sender, flowToken: conv.flowToken, channel: conv.channel, sms: this.d.sms }, `agent ${agent}`);
+      outbound = toOutbound(message, { bot, user: conv.user, sender: this.d.senders.from(bot), flowToken: conv.flowToken, channel: conv.channel, sms: this.d.sms, provider: this.d.senders.provider(bot.id) }, `agent ${agent}`);
     } catch (err) {
       if (err instanceof MessageValidationError) throw new HandoffError('invalid', err.message, err.issues[0] ? `message.${err.issues[0].path.join('.')}` : 'message');
       throw err;

@@ -11,6 +11,9 @@ import { errorInfo, silentLogger, type Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import type { ConversationKey, HandoffEventOutcome, HandoffEventRecord, InboundSource, NewStatus, Store, TranscriptEntry } from '../store/types.js';
 import type { SendAdapter } from '../transport/types.js';
+import type { NumbersConfig } from '../numbers/types.js';
+import { Senders } from './senders.js';
+import { ReadReceipts } from './read-receipts.js';
 import type { Bot } from './bot.js';
 import { systemClock, type RuntimeClock } from './clock.js';
 import type { SmsSettings } from './outbound.js';
@@ -28,7 +31,16 @@ import { DEFAULT_POLL_MS, Worker, type Held, type WorkOptions } from './worker.j
 /** What the runtime is built from. */
 export interface RuntimeOptions {
   readonly store: Store;
+  /**
+   * The provider that carries the bots' messages: a {@link Provider} (the seed's `createHttpAdapter`,
+   * the Cloud API's `createCloudApiProvider`, or one of your own), or a bare send adapter, read as
+   * the seed provider.
+   */
   readonly adapter: SendAdapter;
+  /** Providers of particular bots, by bot id (a numbers file can put bots on different providers). */
+  readonly providers?: Readonly<Record<string, SendAdapter>> | undefined;
+  /** Several numbers in one deployment (COLLOQUY_NUMBERS_FILE): each bot's number and phone_number_id. */
+  readonly numbers?: NumbersConfig | undefined;
   readonly bots: readonly Bot[];
   /** The default `from` number (a bot's own `sender` wins). */
   readonly sender: string;
@@ -79,6 +91,9 @@ export class Runtime {
   private readonly worker: Worker;
   private readonly sender: Sender;
   private readonly deliveries: Deliveries;
+  private readonly receipts: ReadReceipts;
+  /** Each bot's provider, business number and phone_number_id. */
+  readonly senders: Senders;
   private readonly sweeper: IdleSweep;
   private readonly deps: TurnDeps;
   /** Handoffs to people: the agents' queue, claim, messages and release. */
@@ -97,16 +112,21 @@ export class Runtime {
     this.logger = o.logger ?? silentLogger;
     this.metrics = o.metrics ?? new Metrics();
     this.bots = new ServedBots(o.bots);
+    this.senders = new Senders({ provider: o.adapter, byBot: o.providers, sender: o.sender, numbers: o.numbers });
+    this.senders.check(o.bots);
+    const newest = (id: string) => this.bots.newest(id);
+    this.receipts = new ReadReceipts({ senders: this.senders, metrics: this.metrics, logger: this.logger, bot: newest, track: (p) => this.track(p) });
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     const notify = o.handoffEvents === true || o.helpdesk !== undefined;
-    this.deps = { store: o.store, sender: o.sender, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: notify };
+    this.deps = { store: o.store, senders: this.senders, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: notify };
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     const wakeSends = () => this.worker.wake('send');
-    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, bot: (row) => this.botOf(row), wakeSends, kick });
+    this.deliveries = new Deliveries({ ...base, logger: this.logger, sms: o.sms ?? {}, senders: this.senders, bot: (row) => this.botOf(row), wakeSends, kick });
     this.sender = new Sender(
       {
         ...base,
-        adapter: o.adapter,
+        senders: this.senders,
+        bot: newest,
         logger: this.logger,
         waits: this.storeWaits('outbox-record'),
         followUp: (row, r, exhausted) => this.deliveries.plan(row, r, exhausted ? 'retries-exhausted' : 'permanent'),
@@ -142,7 +162,10 @@ export class Runtime {
       {
         resume: (k) => this.turns.resume(k),
         sync: (k) => this.turns.sync(k),
-        process: (row) => this.turns.process(row),
+        process: async (row) => {
+          await this.turns.process(row);
+          this.receipts.handled(row);
+        },
         keep: (k) => this.turns.keeps(k),
         lost: (k) => this.turns.dropLive(k),
         storeUnavailable: (k, err, delayMs) => this.storeUnavailable('conversation', err, delayMs, { bot: k.botId, user: k.user }),
@@ -154,7 +177,7 @@ export class Runtime {
     this.handoffs = new HandoffDesk({
       ...base,
       logger: this.logger,
-      sender: o.sender,
+      senders: this.senders,
       sms: o.sms ?? {},
       notify,
       bot: (id) => this.bots.newest(id),
@@ -199,10 +222,11 @@ export class Runtime {
     return this.bots.newestEach();
   }
 
-  /** The served version a conversation runs on (the newest when its own is not served). */
-  private async botOf(row: { botId: string; conversationId: number }): Promise<Bot | undefined> {
+  /** The served version a conversation runs on (the newest when its own is not served), and the state it is in. */
+  private async botOf(row: { botId: string; conversationId: number }): Promise<{ bot: Bot; state: string | null } | undefined> {
     const conv = await this.store.conversation(row.conversationId);
-    return (conv && this.bots.get(row.botId, conv.botVersion)) ?? this.bots.newest(row.botId);
+    const bot = (conv && this.bots.get(row.botId, conv.botVersion)) ?? this.bots.newest(row.botId);
+    return bot && { bot, state: conv?.state ?? null };
   }
 
   /** Every served version of every bot, newest first within an id. */
@@ -247,7 +271,10 @@ export class Runtime {
     );
     if (r.claim) this.lanes.granted(r.claim);
     this.metrics.inc('colloquy_inbound_total', { source: inbound.source ?? 'api', duplicate: String(r.duplicate) });
-    if (!r.duplicate) this.lanes.kick(inbound);
+    if (!r.duplicate) {
+      this.lanes.kick(inbound);
+      this.receipts.accepted({ ...inbound, providerId: inbound.providerId ?? '', source: inbound.source ?? 'api' });
+    }
     return { inboxId: r.id, duplicate: r.duplicate };
   }
 

@@ -7,8 +7,11 @@
 import { ConfigError } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { FailureFollowUp, OutboxRecord, SendOutcome, SendRecord, Store } from '../store/types.js';
-import type { SendAdapter, SendFailed, SendResult } from '../transport/types.js';
+import type { FailureFollowUp, OutboxRecord, SendOutcome, SendRecord, Store, UserMessageFact } from '../store/types.js';
+import type { Outbound, SendFailed, SendResult } from '../transport/types.js';
+import type { Bot } from './bot.js';
+import type { Senders } from './senders.js';
+import { windowError, windowOpen } from './window.js';
 import { retryDelay, untilStored, type StoreWaits } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 import type { Held } from './worker.js';
@@ -26,7 +29,6 @@ export interface SendOptions {
 
 interface Deps {
   readonly store: Store;
-  readonly adapter: SendAdapter;
   readonly clock: RuntimeClock;
   readonly logger: Logger;
   readonly metrics: Metrics;
@@ -36,6 +38,10 @@ interface Deps {
   readonly onSent: (row: OutboxRecord, providerId: string | undefined) => Promise<void>;
   /** How a store that is unavailable for now is waited out while recording a send. */
   readonly waits: StoreWaits;
+  /** Each bot's provider, business number and phone_number_id. */
+  readonly senders: Senders;
+  /** A served bot's newest version. */
+  readonly bot: (id: string) => Bot | undefined;
 }
 
 /** A send taken from a lapsed claim this many times is not sent again: it may have reached the provider twice already. */
@@ -60,10 +66,22 @@ export class Sender {
       await this.inDoubt(row, held);
       return;
     }
+    const provider = this.d.senders.provider(row.botId);
+    let outbound = { channel: row.channel, request: row.request } as Outbound;
+    if (row.channel === 'interactive') {
+      const bot = this.d.bot(row.botId);
+      // The window is decided now, when the message goes, not when it was queued.
+      const last = provider.features.window ? await this.d.store.lastUserMessage(row) : undefined;
+      if (provider.features.window && row.kind !== 'template' && !windowOpen(last, this.d.clock.now())) {
+        await this.windowClosed(row, held, last);
+        return;
+      }
+      outbound = { channel: 'interactive', request: row.request as Record<string, unknown>, numberId: bot && this.d.senders.numberId(bot, last), from: bot && this.d.senders.from(bot) };
+    }
     const started = performance.now();
     let result: SendResult;
     try {
-      result = await this.d.adapter.send({ channel: row.channel, request: row.request } as never);
+      result = await provider.send(outbound);
     } catch (err) {
       result = { ok: false, channel: row.channel, kind: 'retryable', reason: `adapter threw: ${errorInfo(err).message}`, attempts: 1 };
     }
@@ -83,6 +101,14 @@ export class Sender {
     this.d.logger.warn({ outbox: row.id, channel: row.channel, reason: result.reason, code: result.providerCode }, 'message failed for good');
     const { follow, after } = await this.d.followUp(row, result, result.kind === 'retryable');
     if (await this.settle(row, held, { kind: 'failed', record: failed(result), follow })) after();
+  }
+
+  /** A free-form message whose window is closed: not sent; the bot's window policy follows, recorded with it. */
+  private async windowClosed(row: OutboxRecord, held: Held, last: UserMessageFact | undefined): Promise<void> {
+    const failure: SendFailed = { ok: false, channel: row.channel, kind: 'permanent', class: 'window', reason: windowError(last, false), attempts: row.attempts };
+    this.d.metrics.inc('colloquy_sends_total', { channel: row.channel, outcome: 'window' });
+    const { follow, after } = await this.d.followUp(row, failure, false);
+    if (await this.settle(row, held, { kind: 'failed', record: { state: 'failed', error: failure.reason, errorCode: 'window' }, follow })) after();
   }
 
   /**

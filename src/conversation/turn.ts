@@ -11,12 +11,14 @@ import { ActorHandle, type Said } from './actor.js';
 import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
 import { DEFAULT_HANDOFF_TIMEOUT_MS, handoffProblem } from './handoff.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
+import type { Senders } from './senders.js';
 import { prepareSnapshot, type CarriedTimers, type Incompatible } from './restore.js';
 
 /** What a turn needs from the runtime. */
 export interface TurnDeps {
   readonly store: Store;
-  readonly sender: string;
+  /** Each bot's provider and business number. */
+  readonly senders: Senders;
   readonly sms: SmsSettings;
   readonly now: () => number;
   /** Called when a live actor changes outside a turn (an invoked promise settled). */
@@ -157,7 +159,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const opened = requestedHandoff(bot, requests);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
-  const ctx = { bot, user: key.user, sender: bot.options.sender ?? deps.sender, flowToken: live.flowToken, channel: live.channel, sms: deps.sms };
+  const ctx = { bot, user: key.user, sender: deps.senders.from(bot), flowToken: live.flowToken, channel: live.channel, sms: deps.sms, provider: deps.senders.provider(bot.id) };
   const outbox: NewOutbound[] = all.map((m) => toOutbound(m.message, ctx, m.state));
   const now = deps.now();
   const snapshot = handle.actor.getPersistedSnapshot();

@@ -112,7 +112,8 @@ describe.each(ENGINES)('on %s', (engine) => {
       await killHard(c.proc);
       await eventually(() => expect(texts(user).length).toBeGreaterThanOrEqual(1), { timeoutMs: 15_000, intervalMs: 50 });
       expect(texts(user)).toEqual(['#1']);
-      expect((await peer.store.outbound(1))?.state).toBe('sent');
+      // The provider has it before the peer records its answer.
+      await eventually(async () => expect((await peer.store.outbound(1))?.state).toBe('sent'));
     });
 
     it('a send taken from a lapsed claim a second time is not sent a third time: it is kept failed, in_doubt', async () => {

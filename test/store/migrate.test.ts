@@ -223,6 +223,7 @@ describe('openSqliteStore', () => {
       '0011_lean_outbox_indexes.sql',
       '0012_idempotency_fingerprint.sql',
       '0013_work_kernel.sql',
+      '0014_user_window.sql',
     ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));
