@@ -28,12 +28,32 @@ export {
   type FallbackPolicy,
   type FlowField,
   type FlowForm,
+  type ReadReceiptPolicy,
   type UnhandledPolicy,
+  type WindowAction,
+  type WindowInfo,
+  type WindowPolicy,
 } from './conversation/bot.js';
 export { say, type SayInput } from './conversation/say.js';
-export type { ColloquyEvent, DeliveryFailedEvent, FlowEvent, ReplyEvent, ReplyVia, TextEvent, UnsupportedEvent } from './conversation/events.js';
-export { buttons, flow, list, sms, text, FLOW_TOKEN_PLACEHOLDER, type ButtonInit, type ButtonsInit, type FlowInit, type ListInit, type RowInit, type SectionInit } from './messages/builders.js';
-export type { ButtonsMessage, Choice, FlowMessage, InteractiveMessage, ListMessage, Message, SmsMessage, SmsOptions, TextMessage } from './messages/message.js';
+export type { ColloquyEvent, DeliveryFailedEvent, FlowEvent, ReplyEvent, ReplyVia, SendFailedEvent, TextEvent, UnsupportedEvent } from './conversation/events.js';
+export {
+  buttons,
+  flow,
+  list,
+  sms,
+  template,
+  text,
+  FLOW_TOKEN_PLACEHOLDER,
+  type ButtonInit,
+  type ButtonsInit,
+  type FlowInit,
+  type ListInit,
+  type RowInit,
+  type SectionInit,
+  type TemplateInit,
+} from './messages/builders.js';
+export type { TemplateBody, TemplateComponent, TemplateParameter } from './messages/template.js';
+export type { ButtonsMessage, Choice, FlowMessage, InteractiveMessage, ListMessage, Message, SmsMessage, SmsOptions, TemplateMessage, TextMessage } from './messages/message.js';
 
 // A bot's own fallback policy: what it is told about a failed interactive send.
 export { UNREACHABLE_CODES } from './conversation/fallback-info.js';

@@ -58,7 +58,16 @@ function outLine(r: OutboxRecord): string {
 
 /** A message for people: its kind, its text, its choices. */
 function messageText(m: Message): string {
-  const body = m.kind === 'text' || m.kind === 'sms' ? m.text : m.kind === 'list' ? m.listMessages.body : m.kind === 'buttons' ? m.replyButtons.body : m.kind === 'template' ? `template ${m.template.name} (${m.template.language.code})` : m.flow.body;
+  const body =
+    m.kind === 'text' || m.kind === 'sms'
+      ? m.text
+      : m.kind === 'list'
+        ? m.listMessages.body
+        : m.kind === 'buttons'
+          ? m.replyButtons.body
+          : m.kind === 'template'
+            ? `template ${m.template.name} (${m.template.language.code})`
+            : m.flow.body;
   let choices = '';
   try {
     const list = choicesOf(m);

@@ -118,7 +118,10 @@ export class Deliveries {
       return { follow: { fallback: { kind: 'template', message: template, channel: 'interactive', request, fallbackOf: row.id } }, after: this.d.wakeSends };
     } catch (err) {
       if (!(err instanceof MessageValidationError)) throw err;
-      this.d.logger.error({ bot: bot.id, state, err: errorInfo(err.withOrigin({ bot: bot.id, state: `window policy of ${state ?? 'the bot'}` })) }, 'the window policy’s template is invalid; the bot gets send.failed instead');
+      this.d.logger.error(
+        { bot: bot.id, state, err: errorInfo(err.withOrigin({ bot: bot.id, state: `window policy of ${state ?? 'the bot'}` })) },
+        'the window policy’s template is invalid; the bot gets send.failed instead',
+      );
       return event();
     }
   }
@@ -146,4 +149,3 @@ export class Deliveries {
     if (await this.d.store.failOutbound(row.id, this.d.clock.now(), follow)) after();
   }
 }
-

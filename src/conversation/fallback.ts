@@ -41,7 +41,8 @@ export function followUp(
   const message = row.message as Message;
   const info: FallbackInfo = { trigger, status: failure.status, code: failure.providerCode, reason: failure.reason, message };
   // A parameter the provider refused is the bot's to fix: an SMS would hide it.
-  const fallBack = ctx.force === true ? row.channel === 'interactive' && (message.kind !== 'template' || message.sms !== undefined) : !failure.auth && failure.class !== 'invalid' && shouldFallBack(bot, row, info);
+  const fallBack =
+    ctx.force === true ? row.channel === 'interactive' && (message.kind !== 'template' || message.sms !== undefined) : !failure.auth && failure.class !== 'invalid' && shouldFallBack(bot, row, info);
   if (fallBack) {
     const fallback = toOutbound(message, { bot, user: row.user, sender: '', flowToken: '', channel: 'sms', sms: ctx.sms }, '', row.id);
     return { follow: { fallback, channel: 'sms' }, fellBack: true };

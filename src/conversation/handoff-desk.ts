@@ -138,7 +138,11 @@ export class HandoffDesk {
     if (conv.status !== 'active' && idempotencyKey === undefined) throw ended;
     let outbound;
     try {
-      outbound = toOutbound(message, { bot, user: conv.user, sender: this.d.senders.from(bot), flowToken: conv.flowToken, channel: conv.channel, sms: this.d.sms, provider: this.d.senders.provider(bot.id) }, `agent ${agent}`);
+      outbound = toOutbound(
+        message,
+        { bot, user: conv.user, sender: this.d.senders.from(bot), flowToken: conv.flowToken, channel: conv.channel, sms: this.d.sms, provider: this.d.senders.provider(bot.id) },
+        `agent ${agent}`,
+      );
     } catch (err) {
       if (err instanceof MessageValidationError) throw new HandoffError('invalid', err.message, err.issues[0] ? `message.${err.issues[0].path.join('.')}` : 'message');
       throw err;

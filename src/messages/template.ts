@@ -23,8 +23,18 @@ const documentMedia = z.union([
 
 /** A parameter of a template's header or body. */
 export const TemplateParameterSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('text'), text: text(1024), parameter_name: z.string().regex(/^[a-z0-9_]{1,64}$/, 'must be lower-case letters, digits or "_"').optional() }),
-  z.strictObject({ type: z.literal('currency'), currency: z.strictObject({ fallback_value: text(100), code: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'), amount_1000: z.number().int() }) }),
+  z.strictObject({
+    type: z.literal('text'),
+    text: text(1024),
+    parameter_name: z
+      .string()
+      .regex(/^[a-z0-9_]{1,64}$/, 'must be lower-case letters, digits or "_"')
+      .optional(),
+  }),
+  z.strictObject({
+    type: z.literal('currency'),
+    currency: z.strictObject({ fallback_value: text(100), code: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'), amount_1000: z.number().int() }),
+  }),
   z.strictObject({ type: z.literal('date_time'), date_time: z.strictObject({ fallback_value: text(100) }) }),
   z.strictObject({ type: z.literal('image'), image: media }),
   z.strictObject({ type: z.literal('video'), video: media }),
@@ -43,18 +53,20 @@ const index = z.union([z.string().regex(/^[0-9]$/, 'must be "0" to "9"'), z.numb
 export const TemplateComponentSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('header'), parameters: z.array(TemplateParameterSchema).min(1).max(1, 'a header takes one parameter') }),
   z.strictObject({ type: z.literal('body'), parameters: z.array(TemplateParameterSchema).min(1).max(100) }),
-  z.strictObject({
-    type: z.literal('button'),
-    sub_type: z.literal('quick_reply'),
-    index,
-    parameters: z.array(z.strictObject({ type: z.literal('payload'), payload })).length(1, 'a quick-reply button takes one payload'),
-  }),
-  z.strictObject({
-    type: z.literal('button'),
-    sub_type: z.literal('url'),
-    index,
-    parameters: z.array(z.strictObject({ type: z.literal('text'), text: text(2000) })).length(1, 'a URL button takes one text parameter'),
-  }),
+  z.discriminatedUnion('sub_type', [
+    z.strictObject({
+      type: z.literal('button'),
+      sub_type: z.literal('quick_reply'),
+      index,
+      parameters: z.array(z.strictObject({ type: z.literal('payload'), payload })).length(1, 'a quick-reply button takes one payload'),
+    }),
+    z.strictObject({
+      type: z.literal('button'),
+      sub_type: z.literal('url'),
+      index,
+      parameters: z.array(z.strictObject({ type: z.literal('text'), text: text(2000) })).length(1, 'a URL button takes one text parameter'),
+    }),
+  ]),
 ]);
 
 /** The `template` object of a Cloud API template message. */

@@ -12,10 +12,13 @@ import { choicesOf, isInteractive, type Message } from '../messages/message.js';
 import { toInteractiveRequest } from '../messages/request.js';
 import { allNodes, canLeave, handles, nodeName, ownTransitions, staticallyReachable } from './nodes.js';
 import { SAMPLE_USER } from './samples.js';
+import { longTimers } from './check-window.js';
+import { TemplateSchema } from '../messages/template.js';
+import { check } from '../messages/validate.js';
 import { activeName, walkBot, type HandingOff, type Saying, type Walk } from './walk.js';
 
 /** What a finding is about. */
-export type FindingKind = 'invalid-message' | 'dangling-choice' | 'flow-without-handler' | 'handoff-unhandled' | 'dead-end' | 'unreachable-state';
+export type FindingKind = 'invalid-message' | 'dangling-choice' | 'flow-without-handler' | 'handoff-unhandled' | 'window-unhandled' | 'dead-end' | 'unreachable-state';
 
 /** One problem `colloquy check` found. */
 export interface Finding {
@@ -29,7 +32,7 @@ export interface Finding {
 }
 
 /** The order findings of one state are listed in. */
-const KIND_ORDER: readonly FindingKind[] = ['invalid-message', 'dangling-choice', 'flow-without-handler', 'handoff-unhandled', 'dead-end', 'unreachable-state'];
+const KIND_ORDER: readonly FindingKind[] = ['invalid-message', 'dangling-choice', 'flow-without-handler', 'handoff-unhandled', 'window-unhandled', 'dead-end', 'unreachable-state'];
 
 type Add = (f: Omit<Finding, 'bot'>) => void;
 
@@ -51,6 +54,7 @@ export function checkBot(bot: Bot): Finding[] {
   for (const s of walk.sayings) checkSaying(s, add);
   for (const h of walk.handoffs) checkHandoff(h, add);
   checkStates(bot.machine, walk, add);
+  for (const t of longTimers(bot)) add({ state: t.state, kind: 'window-unhandled', message: t.message });
   return sortFindings([...found.values()], bot.machine);
 }
 
@@ -96,7 +100,10 @@ function validate(m: Message): readonly Issue[] {
     if (isInteractive(m)) toInteractiveRequest(m, { from: SAMPLE_USER, to: SAMPLE_USER, flowToken: 'colloquy-check' });
     else if (m.kind === 'text') text(m.text);
     else if (m.kind === 'sms') sms(m.text);
-    else return [{ path: ['kind'], message: `must be list, buttons, flow, text or sms (got ${JSON.stringify((m as { kind?: unknown }).kind)})` }];
+    else if (m.kind === 'template') {
+      const r = check(TemplateSchema, m.template, ['template']);
+      return r.ok ? [] : r.issues;
+    } else return [{ path: ['kind'], message: `must be list, buttons, flow, template, text or sms (got ${JSON.stringify((m as { kind?: unknown }).kind)})` }];
     return [];
   } catch (err) {
     if (err instanceof MessageValidationError) return err.issues;

@@ -62,22 +62,7 @@ export interface Provider extends SendAdapter {
   markRead?: ((receipt: ReadReceipt) => Promise<SendResult>) | undefined;
 }
 
-/** Why a send failed, by what should follow (set by providers that know; undefined: decide by `kind`). */
-export type FailureClass =
-  /** The credentials were refused (401, Cloud API 190): a configuration error, never retried. */
-  | 'auth'
-  /** The sending number's throughput limit (130429): wait, pace the number, retry. */
-  | 'throughput'
-  /** Too many messages to this user (131056): pace this user only, retry. */
-  | 'pair-rate'
-  /** Outside the 24-hour window (131047): the bot's window policy. */
-  | 'window'
-  /** The user cannot receive it (131026): the SMS fallback. */
-  | 'undeliverable'
-  /** A parameter the provider refused (100, 131009, …): fail with the provider's explanation. */
-  | 'invalid'
-  /** Something went wrong on the way (131000, 5xx, network): retry with backoff. */
-  | 'transient';
+export type { FailureClass } from './types.js';
 
 /** True for an adapter that declares itself a {@link Provider}. */
 export function isProvider(a: SendAdapter): a is Provider {

@@ -3,7 +3,23 @@
  * implementation (undici, OAuth token, retries) lives beside it.
  */
 import type { InteractiveRequest, SmsRequest } from '../messages/schema.js';
-import type { FailureClass } from './provider.js';
+
+/** Why a send failed, by what should follow (set by providers that know; undefined: decide by `kind`). */
+export type FailureClass =
+  /** The credentials were refused (401, Cloud API 190): a configuration error, never retried. */
+  | 'auth'
+  /** The sending number's throughput limit (130429): wait, pace the number, retry. */
+  | 'throughput'
+  /** Too many messages to this user (131056): pace this user only, retry. */
+  | 'pair-rate'
+  /** Outside the 24-hour window (131047): the bot's window policy. */
+  | 'window'
+  /** The user cannot receive it (131026): the SMS fallback. */
+  | 'undeliverable'
+  /** A parameter the provider refused (100, 131009, …): fail with the provider's explanation. */
+  | 'invalid'
+  /** Something went wrong on the way (131000, 5xx, network): retry with backoff. */
+  | 'transient';
 
 /** The two provider channels. */
 export type Channel = 'interactive' | 'sms';
@@ -82,7 +98,14 @@ export interface SendAdapter {
 /** What the transport reports as it works, for metrics and logs. */
 export type TransportEvent =
   | { readonly type: 'token.request'; readonly ok: boolean; readonly ms: number; readonly status?: number | undefined }
-  | { readonly type: 'retry'; readonly endpoint: 'token' | 'messaging' | 'sms' | 'cloud-api'; readonly attempt: number; readonly delayMs: number; readonly status?: number | undefined; readonly reason: string }
+  | {
+      readonly type: 'retry';
+      readonly endpoint: 'token' | 'messaging' | 'sms' | 'cloud-api';
+      readonly attempt: number;
+      readonly delayMs: number;
+      readonly status?: number | undefined;
+      readonly reason: string;
+    }
   | { readonly type: 'send'; readonly channel: Channel; readonly ok: boolean; readonly ms: number; readonly status?: number | undefined };
 
 /** A clock, so tests can use fake time. */
