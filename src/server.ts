@@ -30,6 +30,12 @@ export interface ServerOptions {
   readonly store?: Store | undefined;
   readonly clock?: RuntimeClock | undefined;
   readonly sends?: SendOptions | undefined;
+  /**
+   * A provider of your own (see docs/providers.md), instead of the one the configuration names: it
+   * carries every bot's messages, and no sandbox is started. A bare send adapter is read as the
+   * seed provider.
+   */
+  readonly provider?: SendAdapter | undefined;
   /** Mounts extra routers once the server listens (the web simulator uses this). */
   readonly extensions?: readonly ServerExtension[] | undefined;
   /** Adds prom-client's process metrics (CPU, memory, event loop, GC) to `/metrics` (`colloquy serve` does). */
