@@ -4,7 +4,8 @@
  * nothing. The one exception is a value the database refuses though it passed validation: that item
  * alone is refused (422 `unstorable`, naming it), and the delivery's other items are stored.
  *
- * Routing is by number only. A message to a number no bot serves refuses the whole request (422,
+ * Routing is by number only: a change's `metadata.phone_number_id` when a bot is configured for it,
+ * else its display number. A message to a number no bot serves refuses the whole request (422,
  * nothing stored). A status about a number no bot serves is acknowledged and dropped: it carries
  * no user turn, it cannot be about a message we sent from a number we serve, and refusing it would
  * only make the provider deliver it again and again.
@@ -15,6 +16,7 @@ import { errorInfo } from '../log.js';
 import { WebhookError, schemaError } from './errors.js';
 import { eventOf, smsEventOf } from './events.js';
 import { digitsOf, type BotNumbers } from './numbers.js';
+import type { PayloadNumber } from './secrets.js';
 import { commonEnvelope } from './common-shape.js';
 import { envelopeSchema, smsSchema, type CloudStatus, type Envelope, type MessagesValue } from './schema.js';
 
@@ -29,6 +31,8 @@ export interface Batch {
   readonly paths: readonly (readonly (string | number)[])[];
   /** Statuses about numbers no bot serves: acknowledged, not stored. */
   readonly ignoredStatuses: number;
+  /** The numbers the payload is about (each change's metadata, an SMS's `to`), for the signature's app check. */
+  readonly numbers: readonly PayloadNumber[];
 }
 
 /** Validates a Cloud API envelope and turns it into a batch; throws WebhookError (400, 422). */
@@ -38,23 +42,27 @@ export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
   const statuses: StatusInput[] = [];
   const inboundPaths: (string | number)[][] = [];
   const statusPaths: (string | number)[][] = [];
+  const about: PayloadNumber[] = [];
   let ignoredStatuses = 0;
   envelope.entry.forEach((entry, e) => {
     entry.changes.forEach((change, c) => {
       if (change.field !== 'messages') return; // other subscriptions are acknowledged and ignored
       const value = change.value as MessagesValue;
       const at = ['entry', e, 'changes', c, 'value'];
-      const messages = messagesOf(value, numbers, `entry[${e}].changes[${c}].value`);
+      const where = `entry[${e}].changes[${c}].value`;
+      const { metadata } = value;
+      about.push({ phoneNumberId: metadata.phone_number_id, displayNumber: metadata.display_phone_number, path: `${where}.metadata` });
+      const messages = messagesOf(value, numbers, where);
       inbounds.push(...messages);
       inboundPaths.push(...messages.map((_, m) => [...at, 'messages', m]));
-      const about = value.statuses ?? [];
-      if (numbers.serves(value.metadata.display_phone_number)) {
-        statuses.push(...about.map(statusOf));
-        statusPaths.push(...about.map((_, i) => [...at, 'statuses', i]));
-      } else ignoredStatuses += about.length;
+      const reports = value.statuses ?? [];
+      if (numbers.botIdOf(metadata) !== undefined) {
+        statuses.push(...reports.map(statusOf));
+        statusPaths.push(...reports.map((_, i) => [...at, 'statuses', i]));
+      } else ignoredStatuses += reports.length;
     });
   });
-  return { inbounds, statuses, paths: [...inboundPaths, ...statusPaths], ignoredStatuses };
+  return { inbounds, statuses, paths: [...inboundPaths, ...statusPaths], ignoredStatuses, numbers: about };
 }
 
 function parsedEnvelope(json: unknown): Envelope {
@@ -66,8 +74,11 @@ function parsedEnvelope(json: unknown): Envelope {
 function messagesOf(value: MessagesValue, numbers: BotNumbers, where: string): Inbound[] {
   const messages = value.messages ?? [];
   if (messages.length === 0) return [];
-  const botId = routeTo(numbers, value.metadata.display_phone_number, `${where}.metadata.display_phone_number`);
-  return messages.map((m) => ({ botId, user: digitsOf(m.from), providerId: m.id, source: 'whatsapp', event: eventOf(m), raw: m }));
+  const { metadata } = value;
+  const botId = numbers.botIdOf(metadata) ?? unknownNumber(numbers, metadata.display_phone_number, `${where}.metadata.display_phone_number`);
+  // The number written to goes with the message, so the runtime can answer from the phone_number_id the user last wrote to.
+  const to = { ...(metadata.phone_number_id !== undefined && { phone_number_id: metadata.phone_number_id }), display_phone_number: metadata.display_phone_number };
+  return messages.map((m) => ({ botId, user: digitsOf(m.from), providerId: m.id, source: 'whatsapp', event: eventOf(m), raw: { ...m, metadata: to } }));
 }
 
 /** The Cloud API's timestamp is in seconds; the store keeps milliseconds, like every other time. */
@@ -87,15 +98,13 @@ export function smsBatch(json: unknown, numbers: BotNumbers): Batch {
   const parsed = smsSchema.safeParse(json);
   if (!parsed.success) throw schemaError('inbound SMS', parsed.error);
   const sms = parsed.data;
-  const botId = routeTo(numbers, sms.to, 'to');
+  const botId = numbers.botIdFor(sms.to) ?? unknownNumber(numbers, sms.to, 'to');
   // SMS ids live in their own namespace, apart from WhatsApp ids and our own (`timer:`, `delivery:`).
   const inbound: Inbound = { botId, user: digitsOf(sms.from), providerId: `sms:${sms.id}`, source: 'sms', event: smsEventOf(sms), raw: sms };
-  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0 };
+  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0, numbers: [{ displayNumber: sms.to, path: 'to' }] };
 }
 
-function routeTo(numbers: BotNumbers, number: string, field: string): string {
-  const botId = numbers.botIdFor(number);
-  if (botId !== undefined) return botId;
+function unknownNumber(numbers: BotNumbers, number: string, field: string): never {
   throw new WebhookError(422, 'unknown_number', `No bot serves the number ${digitsOf(number)} (${field}); served: ${numbers.numbers.join(', ')}`);
 }
 

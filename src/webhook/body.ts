@@ -110,13 +110,26 @@ export function requireJson(req: Request): void {
 
 /** Throws 401 unless `X-Hub-Signature-256` is the HMAC-SHA256 of the raw body with `secret`. */
 export function requireSignature(req: Request, raw: Buffer, secret: string): void {
+  matchingSecrets(req, raw, [secret]);
+}
+
+/**
+ * The secrets (of `secrets`) whose HMAC-SHA256 of the raw body is the `X-Hub-Signature-256`
+ * header; every one is compared, each in constant time. Throws 401 when the header is missing or
+ * none matches.
+ */
+export function matchingSecrets(req: Request, raw: Buffer, secrets: readonly string[]): string[] {
   const header = req.headers[SIGNATURE_HEADER];
   if (header === undefined || header === '') throw new WebhookError(401, 'signature_missing', 'The X-Hub-Signature-256 header is missing');
   const given = Buffer.from(typeof header === 'string' ? header.trim().toLowerCase() : '');
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  const matched = secrets.filter((secret) => {
+    const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (matched.length === 0) {
     throw new WebhookError(401, 'signature_invalid', 'The X-Hub-Signature-256 header does not match the body (it must be sha256=<hex HMAC-SHA256 of the raw body>)');
   }
+  return matched;
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * From a validated provider message to the event a bot's machine receives (architecture.md §2):
- * text → `text`, a tapped button or list row → `reply.<id>`, a completed flow → `flow`, anything
- * else → `unsupported`.
+ * text → `text`, a tapped button or list row → `reply.<id>`, a tapped quick-reply button of a
+ * template → `reply.<payload>` (via `template`), a completed flow → `flow`, anything else →
+ * `unsupported`.
  */
 import { replyEvent } from '../conversation/events.js';
 import type { Inbound } from '../conversation/runtime.js';
-import type { CloudMessage, InboundSmsBody, InteractiveMessage, TextMessage } from './schema.js';
+import type { ButtonMessage, CloudMessage, InboundSmsBody, InteractiveMessage, TextMessage } from './schema.js';
 import { parseResponseJson } from './schema.js';
 
 /** A runtime event, as the inbox stores it. */
@@ -15,6 +16,10 @@ export type InboundEvent = Inbound['event'];
 export function eventOf(message: CloudMessage): InboundEvent {
   if (message.type === 'text') return { type: 'text', text: (message as TextMessage).text.body, via: 'whatsapp' };
   if (message.type === 'interactive') return interactiveEvent(message as InteractiveMessage);
+  if (message.type === 'button') {
+    const { payload, text } = (message as ButtonMessage).button;
+    return { ...replyEvent(payload, text ?? payload, 'template') };
+  }
   return unsupported(message.type);
 }
 

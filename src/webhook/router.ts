@@ -1,17 +1,19 @@
 /**
  * `createWebhookRouter()`: the Express router in front of the runtime (provider.md §2). It checks
  * the signature over the raw bytes, validates the whole payload, routes each message to its bot by
- * number, commits every inbound to the inbox and only then answers 200; the turns run afterwards.
+ * number (its phone_number_id, else its display number), commits every inbound to the inbox and only then answers 200; the turns run afterwards.
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { Runtime } from '../conversation/runtime.js';
 import { ColloquyError, ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
-import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson, requireSignature } from './body.js';
+import type { NumbersConfig } from '../numbers/types.js';
+import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson } from './body.js';
 import { WebhookError, sendError } from './errors.js';
 import { handshake } from './handshake.js';
 import { BotNumbers } from './numbers.js';
+import { WebhookSecrets } from './secrets.js';
 
 /** What {@link createWebhookRouter} takes. */
 export interface WebhookRouterOptions {
@@ -19,8 +21,18 @@ export interface WebhookRouterOptions {
   readonly runtime: Runtime;
   /** The number of bots that set no `sender` of their own; inbounds are routed by it. */
   readonly defaultSender: string;
-  /** The HMAC key of `X-Hub-Signature-256`; unset, signatures are not checked. */
+  /**
+   * The default HMAC key of `X-Hub-Signature-256` (COLLOQUY_WEBHOOK_SECRET): it signs the numbers
+   * with no `appSecret` of their own. With neither this nor any number's `appSecret`, signatures
+   * are not checked.
+   */
   readonly secret?: string | undefined;
+  /**
+   * The numbers file (COLLOQUY_NUMBERS_FILE): inbounds to its numbers go to their bots (by
+   * phone_number_id, then display number), and each number's webhooks must be signed with its
+   * own `appSecret`, if it has one.
+   */
+  readonly numbers?: NumbersConfig | undefined;
   /** The token of the GET handshake; unset, the handshake is refused (403). */
   readonly verifyToken?: string | undefined;
   /** The largest body accepted, in bytes (default 1 MiB); larger ones get 413. */
@@ -33,7 +45,7 @@ type Route = 'webhook' | 'sms' | 'handshake';
 interface Context {
   readonly runtime: Runtime;
   readonly numbers: BotNumbers;
-  readonly secret: string | undefined;
+  readonly secrets: WebhookSecrets;
   readonly verifyToken: string | undefined;
   readonly readBody: (req: Request, res: Response) => Promise<Buffer>;
 }
@@ -41,7 +53,8 @@ interface Context {
 /**
  * Creates the webhook router: `POST /webhook` (Cloud API envelope), `GET /webhook` (verification
  * handshake) and `POST /webhook/sms` (inbound SMS). Mount it before any body parser, since the
- * signature is checked over the raw body. Throws ConfigError when two bots share a number.
+ * signature is checked over the raw body. Throws ConfigError when two bots share a number, or the
+ * numbers file names a bot that is not served.
  *
  * @example
  * app.use(createWebhookRouter({ runtime, defaultSender: '15550000001', secret: process.env.COLLOQUY_WEBHOOK_SECRET }));
@@ -66,8 +79,8 @@ function contextOf(o: WebhookRouterOptions): Context {
   if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('maxBodyBytes', `must be a positive whole number of bytes (got ${limit})`);
   return {
     runtime: o.runtime,
-    numbers: new BotNumbers(o.runtime.botList, o.defaultSender),
-    secret: o.secret,
+    numbers: new BotNumbers(o.runtime.botList, o.defaultSender, o.numbers),
+    secrets: new WebhookSecrets(o.secret, o.numbers),
     verifyToken: o.verifyToken,
     readBody: rawBodyReader(limit),
   };
@@ -77,8 +90,9 @@ function contextOf(o: WebhookRouterOptions): Context {
 async function receive(ctx: Context, route: Route, req: Request, res: Response, toBatch: (json: unknown, numbers: BotNumbers) => Batch): Promise<void> {
   requireJson(req);
   const raw = await ctx.readBody(req, res);
-  if (ctx.secret !== undefined) requireSignature(req, raw, ctx.secret);
+  const matched = ctx.secrets.checked ? ctx.secrets.verify(req, raw) : undefined;
   const batch = toBatch(parseJson(raw), ctx.numbers);
+  if (matched !== undefined) ctx.secrets.requireOwners(matched, batch.numbers);
   const result = await commitBatch(ctx.runtime, batch).catch((err: unknown) => {
     throw err instanceof WebhookError ? err : storeError(err);
   });

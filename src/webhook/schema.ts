@@ -37,6 +37,9 @@ const messageBase = z.looseObject({
 
 const textMessage = messageBase.extend({ type: z.literal('text'), text: z.looseObject({ body: z.string() }) });
 
+/** A tap on a template's quick-reply button: its `payload` (the id the template set) and its text. */
+const buttonMessage = messageBase.extend({ type: z.literal('button'), button: z.looseObject({ payload: id(), text: z.string().optional() }) });
+
 const buttonReply = z.looseObject({ type: z.literal('button_reply'), button_reply: z.looseObject({ id: id(), title: z.string() }) });
 const listReply = z.looseObject({
   type: z.literal('list_reply'),
@@ -57,8 +60,8 @@ const nfmReply = z.looseObject({
 const interactive = z.looseObject({ type: nonEmpty }).superRefine(byType({ button_reply: buttonReply, list_reply: listReply, nfm_reply: nfmReply }));
 const interactiveMessage = messageBase.extend({ type: z.literal('interactive'), interactive });
 
-/** One inbound message; fields beyond the common ones are checked for `text` and `interactive`. */
-export const messageSchema = messageBase.superRefine(byType({ text: textMessage, interactive: interactiveMessage }));
+/** One inbound message; fields beyond the common ones are checked for `text`, `interactive` and `button`. */
+export const messageSchema = messageBase.superRefine(byType({ text: textMessage, interactive: interactiveMessage, button: buttonMessage }));
 
 /** A delivery status of a message we sent. */
 export const statusSchema = z.looseObject({
@@ -94,6 +97,7 @@ export type CloudMessage = z.infer<typeof messageSchema>;
 export type TextMessage = z.infer<typeof textMessage>;
 export type InteractiveMessage = z.infer<typeof interactiveMessage>;
 export type ButtonReply = z.infer<typeof buttonReply>;
+export type ButtonMessage = z.infer<typeof buttonMessage>;
 export type ListReply = z.infer<typeof listReply>;
 export type NfmReply = z.infer<typeof nfmReply>;
 export type CloudStatus = z.infer<typeof statusSchema>;

@@ -23,6 +23,10 @@ describe('eventOf', () => {
       token: 'tok-1',
       data: { address: '1 Main St', floor: 2 },
     });
+    const quickReply = { from: USER, id: 'wamid.qr', timestamp: '1700000000', type: 'button', context: { id: 'wamid.template' }, button: { payload: 'yes', text: 'Yes' } };
+    expect(eventOf(parsed(quickReply))).toEqual({ type: 'reply.yes', id: 'yes', title: 'Yes', via: 'template' });
+    const { text: _text, ...noText } = quickReply.button;
+    expect(eventOf(parsed({ ...quickReply, button: noText }))).toEqual({ type: 'reply.yes', id: 'yes', title: 'yes', via: 'template' });
     expect(eventOf(parsed(imageMessage({ from: USER })))).toEqual({ type: 'unsupported', messageType: 'image' });
     const location = { from: USER, id: 'wamid.loc', timestamp: '1700000000', type: 'location', location: { latitude: 19.4, longitude: -99.1 } };
     expect(eventOf(parsed(location))).toEqual({ type: 'unsupported', messageType: 'location' });

@@ -1,6 +1,7 @@
 /** A user taps through the order bot over POST /webhook, across restarts of the runtime. */
 import { describe, expect, it } from 'vitest';
 import type { AcceptedInteractive, AcceptedSms, SandboxMessage } from '../../src/sandbox/index.js';
+import { SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER } from '../../src/sandbox/index.js';
 import orderBot from '../fixtures/order-bot.js';
 import { USER, stack, type Stack } from './helpers.js';
 
@@ -70,7 +71,14 @@ describe('POST /webhook drives a conversation', () => {
     expect(row['user_number']).toBe(USER);
     expect(row['bot_id']).toBe('order');
     expect(JSON.parse(row['event']!)).toEqual({ type: 'text', text: 'hello', via: 'whatsapp' });
-    expect(JSON.parse(row['raw']!)).toMatchObject({ id: 'wamid.raw-1', from: USER, type: 'text', text: { body: 'hello' } });
+    // The number written to is kept with the message: the runtime answers from the phone_number_id the user last wrote to.
+    expect(JSON.parse(row['raw']!)).toMatchObject({
+      id: 'wamid.raw-1',
+      from: USER,
+      type: 'text',
+      text: { body: 'hello' },
+      metadata: { phone_number_id: SANDBOX_PHONE_NUMBER_ID, display_phone_number: SANDBOX_SENDER },
+    });
     await s.runtime.idle();
   });
 });

@@ -8,6 +8,7 @@ import express, { type Router } from 'express';
 import { afterEach } from 'vitest';
 import { ManualClock, Runtime, type Bot } from '../../src/conversation/index.js';
 import type { Logger } from '../../src/log.js';
+import type { NumbersConfig } from '../../src/numbers/index.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
 import { createHttpAdapter, type SendAdapter } from '../../src/transport/index.js';
 import { createWebhookRouter, type WebhookRouterOptions } from '../../src/webhook/index.js';
@@ -25,6 +26,8 @@ export interface StackOptions {
   readonly verifyToken?: string;
   readonly maxBodyBytes?: number;
   readonly logger?: Logger;
+  /** A numbers file, as loaded. */
+  readonly numbers?: NumbersConfig;
 }
 
 /** A running stack. */
@@ -79,6 +82,7 @@ export async function stack(o: StackOptions): Promise<Stack> {
     secret,
     verifyToken: o.verifyToken,
     maxBodyBytes: o.maxBodyBytes,
+    numbers: o.numbers,
   });
   router = createWebhookRouter(routerOptions());
   const s: Stack = {
