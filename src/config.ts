@@ -4,6 +4,8 @@
  */
 import { envVar, type EnvName } from './env.js';
 import { ConfigError } from './errors.js';
+import { loadNumbersFile } from './numbers/parse.js';
+import type { NumbersConfig } from './numbers/types.js';
 
 /** The seed provider's relay and its OAuth credentials (also the SMS channel of a Cloud API deployment). */
 export interface SeedProviderConfig {
@@ -72,6 +74,8 @@ export interface Config {
   readonly agentToken?: string | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
   readonly handoffWebhook?: { readonly url: string; readonly secret: string } | undefined;
+  /** Several numbers in one deployment (COLLOQUY_NUMBERS_FILE): per number its bot, provider, credentials, app secret and pace. */
+  readonly numbers?: NumbersConfig | undefined;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -111,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: (oneOf(get, 'COLLOQUY_SQLITE_SYNCHRONOUS') ?? defaultOf('COLLOQUY_SQLITE_SYNCHRONOUS', '')) as 'full' | 'normal',
     ...lanes,
     ...handoffConfig(get),
+    ...numbersConfig(get, env),
   };
 }
 
@@ -139,6 +144,12 @@ function seedConfig(get: (n: EnvName) => string | undefined): SeedProviderConfig
     clientSecret: get('COLLOQUY_CLIENT_SECRET') ?? missing('COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'),
     authMethod: (oneOf(get, 'COLLOQUY_AUTH_METHOD') ?? defaultOf('COLLOQUY_AUTH_METHOD', '')) as 'body' | 'basic',
   };
+}
+
+/** The numbers file, loaded and validated (its bots are checked against the served ones at start). */
+function numbersConfig(get: (n: EnvName) => string | undefined, env: Env): Pick<Config, 'numbers'> {
+  const file = get('COLLOQUY_NUMBERS_FILE');
+  return file === undefined ? {} : { numbers: loadNumbersFile(file, env) };
 }
 
 /** The agents' token and the helpdesk connector. */
