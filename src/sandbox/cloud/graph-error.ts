@@ -84,7 +84,7 @@ export function issuesOf(error: z.ZodError, body: unknown): { issues: Issue[]; c
       issues.push({ path, message: `unknown field${i.keys.length === 1 ? '' : 's'} ${i.keys.map((k) => `"${k}"`).join(', ')}` });
       classes.push('unknown');
     } else {
-      const missing = i.code === 'invalid_type' && valueAt(body, path) === undefined;
+      const missing = (i.code === 'invalid_type' || i.code === 'invalid_value') && valueAt(body, path) === undefined;
       issues.push({ path, message: missing ? 'is required' : i.message });
       classes.push(missing ? 'missing' : 'value');
     }

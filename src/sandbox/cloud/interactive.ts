@@ -5,7 +5,7 @@ import { duplicates, envelope, footer, media, plainText, text } from './fields.j
 const listHeader = z.strictObject({ type: z.literal('text'), text: text(60) });
 
 const row = z.strictObject({ id: text(200), title: text(24), description: text(72).optional() });
-const section = z.strictObject({ title: text(24).optional(), rows: z.array(row).min(1, 'a section needs at least one row').max(10) });
+const section = z.strictObject({ title: text(24).optional(), rows: z.array(row).min(1, 'a section needs at least one row').max(10, 'a list has at most 10 rows in all') });
 
 /** A list: at most 10 rows in all, unique row ids, a title on every section when there are several. */
 const list = z
