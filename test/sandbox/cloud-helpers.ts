@@ -119,9 +119,9 @@ export const flow = (parameters: Record<string, unknown> = {}) => ({
   },
 });
 
-export const template = (name = 'colloquy_reopen', components: unknown[] | undefined = [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }] }], language = 'en') => ({
+export const template = (name = 'colloquy_reopen', components: unknown[] | null = [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }] }], language = 'en') => ({
   messaging_product: 'whatsapp',
   to: TO,
   type: 'template',
-  template: { name, language: { code: language }, ...(components !== undefined && { components }) },
+  template: { name, language: { code: language }, ...(components !== null && { components }) },
 });
