@@ -38,7 +38,13 @@ const CloudErrorBody = z.strictObject({
   delivery: z.enum(['sync', 'status']).optional(),
   times,
 });
-const WindowQuery = z.strictObject({ user: z.string().regex(/^[0-9]{6,20}$/, 'must be digits only').optional(), number: z.string().min(1).optional() });
+const WindowQuery = z.strictObject({
+  user: z
+    .string()
+    .regex(/^[0-9]{6,20}$/, 'must be digits only')
+    .optional(),
+  number: z.string().min(1).optional(),
+});
 const LifetimeBody = z.strictObject({ seconds: z.number().int().positive() });
 
 function controlRoutes(sandbox: Sandbox): ControlRoute[] {
@@ -80,11 +86,17 @@ function controlRoutes(sandbox: Sandbox): ControlRoute[] {
       to: '15551234567',
     }),
     route('POST', '/faults/allow-interactive', 'accepts WhatsApp messages to these numbers again', (req) => sandbox.faults.allowInteractive(parseBody(AllowBody, req.body).to), { to: '15551234567' }),
-    route('POST', '/faults/cloud-error', 'answers the next Cloud API messages with a Meta error code (sync, or as a failed status)', (req) => cloudErrorFrom(sandbox, parseBody(CloudErrorBody, req.body)), {
-      code: 130429,
-      retryAfter: 2,
-      times: 1,
-    }),
+    route(
+      'POST',
+      '/faults/cloud-error',
+      'answers the next Cloud API messages with a Meta error code (sync, or as a failed status)',
+      (req) => cloudErrorFrom(sandbox, parseBody(CloudErrorBody, req.body)),
+      {
+        code: 130429,
+        retryAfter: 2,
+        times: 1,
+      },
+    ),
     route('POST', '/tokens/expire', 'expires every token issued so far', () => sandbox.expireTokens()),
     route('POST', '/tokens/lifetime', 'sets the lifetime of new tokens, in seconds', (req) => sandbox.setTokenLifetime(parseBody(LifetimeBody, req.body).seconds), { seconds: 600 }),
     route('POST', '/reset', 'forgets requests and messages and removes faults', () => sandbox.reset()),

@@ -72,7 +72,9 @@ export interface CloudErrorInit {
 }
 
 /** A Cloud API error fault as consumed: the answer, or (delivered as a status) the error. */
-export type CloudFault = { readonly kind: 'sync'; readonly reply: Reply } | { readonly kind: 'status'; readonly code: number; readonly message: string | undefined; readonly details: string | undefined };
+export type CloudFault =
+  | { readonly kind: 'sync'; readonly reply: Reply }
+  | { readonly kind: 'status'; readonly code: number; readonly message: string | undefined; readonly details: string | undefined };
 
 interface CloudErrorFault extends Counted {
   readonly code: number;

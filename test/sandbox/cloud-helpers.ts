@@ -42,13 +42,13 @@ export async function webhook(): Promise<{ url: string; received: any[] }> {
 }
 
 /** The `value` of a webhook payload's one change. */
-export function valueOf(payload: any): any {
+export function changeValue(payload: any): any {
   return payload.entry[0].changes[0].value;
 }
 
 /** The statuses the webhook received, as `[id, status]`. */
 export function statusesIn(received: readonly any[]): any[] {
-  return received.flatMap((p) => valueOf(p).statuses ?? []);
+  return received.flatMap((p) => changeValue(p).statuses ?? []);
 }
 
 /** Expects a Graph API error answer with `code` whose details mention `path`. */
@@ -119,9 +119,9 @@ export const flow = (parameters: Record<string, unknown> = {}) => ({
   },
 });
 
-export const template = (name = 'colloquy_reopen', components: unknown[] | null = [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }] }], language = 'en') => ({
+export const template = (name = 'colloquy_reopen', components: unknown[] | null = [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }] }], language = 'en', to = TO) => ({
   messaging_product: 'whatsapp',
-  to: TO,
+  to,
   type: 'template',
   template: { name, language: { code: language }, ...(components !== null && { components }) },
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER, SANDBOX_TEMPLATES, renderTemplate, type SandboxTemplate } from '../../src/sandbox/index.js';
 import { fakeClock, start } from './helpers.js';
-import { TO, expectGraphError, postCloud, template, valueOf, webhook } from './cloud-helpers.js';
+import { TO, expectGraphError, postCloud, template, changeValue, webhook } from './cloud-helpers.js';
 
 const body = (...texts: string[]) => ({ type: 'body', parameters: texts.map((text) => ({ type: 'text', text })) });
 const quick = (index: number, payload: string) => ({ type: 'button', sub_type: 'quick_reply', index: String(index), parameters: [{ type: 'payload', payload }] });
@@ -69,7 +69,7 @@ describe('Cloud API mode: templates', () => {
   it('refuses header parameters the template does not take, or of the wrong kind', async () => {
     const { url } = await start({ cloudApi: { templates: [promo, ...SANDBOX_TEMPLATES] } });
     const noHeader = template('colloquy_hello', [{ type: 'header', parameters: [{ type: 'text', text: 'x' }] }]);
-    expectGraphError(await postCloud(url, noHeader), 400, 132000, "header expects 0 parameters, got 1");
+    expectGraphError(await postCloud(url, noHeader), 400, 132000, 'header expects 0 parameters, got 1');
     const video = template('promo', [{ type: 'header', parameters: [{ type: 'video', video: { id: '1' } }] }, body('a', 'b')], 'es_MX');
     expectGraphError(await postCloud(url, video), 400, 132012, 'header is image, got video');
     expectGraphError(await postCloud(url, template('promo', [body('a', 'b')], 'es_MX')), 400, 132000, 'image header expects 1 parameter');
@@ -88,10 +88,17 @@ describe('Cloud API mode: templates', () => {
     const res = await postCloud(url, template('colloquy_reopen', [body('Ana'), quick(0, 'reopen.yes')])).expect(200);
     const result = await sandbox.deliver.templateReply(TO, 'reopen.yes', 'Continue');
     expect(result.ok).toBe(true);
-    const value = valueOf(hook.received[0]);
+    const value = changeValue(hook.received[0]);
     expect(value.metadata).toEqual({ display_phone_number: SANDBOX_SENDER, phone_number_id: SANDBOX_PHONE_NUMBER_ID });
     expect(value.messages).toEqual([
-      { from: TO, id: expect.stringMatching(/^wamid\./), timestamp: '1700000000', type: 'button', context: { from: SANDBOX_SENDER, id: res.body.messages[0].id }, button: { payload: 'reopen.yes', text: 'Continue' } },
+      {
+        from: TO,
+        id: expect.stringMatching(/^wamid\./),
+        timestamp: '1700000000',
+        type: 'button',
+        context: { from: SANDBOX_SENDER, id: res.body.messages[0].id },
+        button: { payload: 'reopen.yes', text: 'Continue' },
+      },
     ]);
     expect(sandbox.window(TO).open).toBe(true);
   });
@@ -102,6 +109,6 @@ describe('Cloud API mode: templates', () => {
     await postCloud(url, template()).expect(200);
     const { default: request } = await import('supertest');
     await request(url).post('/_sandbox/deliver').send({ kind: 'template_reply', from: TO, payload: 'Continue', text: 'Continue' }).expect(200);
-    expect(valueOf(hook.received[0]).messages[0]).toMatchObject({ type: 'button', button: { payload: 'Continue', text: 'Continue' }, context: { id: sandbox.messages[0]!.providerId } });
+    expect(changeValue(hook.received[0]).messages[0]).toMatchObject({ type: 'button', button: { payload: 'Continue', text: 'Continue' }, context: { id: sandbox.messages[0]!.providerId } });
   });
 });

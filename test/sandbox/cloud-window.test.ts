@@ -2,7 +2,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { REENGAGEMENT_DETAILS, SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER, SANDBOX_WINDOW_MS } from '../../src/sandbox/index.js';
 import { fakeClock, start } from './helpers.js';
-import { TO, buttons, expectGraphError, postCloud, statusesIn, template, text, userWrites, valueOf, webhook } from './cloud-helpers.js';
+import { TO, buttons, expectGraphError, postCloud, statusesIn, template, text, userWrites, changeValue, webhook } from './cloud-helpers.js';
 
 const HOUR = 60 * 60 * 1000;
 
@@ -46,7 +46,23 @@ describe('Cloud API mode: the 24-hour window', () => {
     await request(url).post('/_sandbox/deliver').send({ kind: 'text', from: TO, text: 'hi' }).expect(200);
     clock.advance(HOUR);
     expectGraphError(await postCloud(url, text()), 400, 131047);
-    const payload = { object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { metadata: { display_phone_number: SANDBOX_SENDER, phone_number_id: SANDBOX_PHONE_NUMBER_ID }, messages: [{ from: TO, id: 'wamid.raw', timestamp: '1', type: 'text', text: { body: 'x' } }] } }] }] };
+    const payload = {
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: '1',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                metadata: { display_phone_number: SANDBOX_SENDER, phone_number_id: SANDBOX_PHONE_NUMBER_ID },
+                messages: [{ from: TO, id: 'wamid.raw', timestamp: '1', type: 'text', text: { body: 'x' } }],
+              },
+            },
+          ],
+        },
+      ],
+    };
     await sandbox.deliver.payload(payload);
     await postCloud(url, text()).expect(200);
   });
@@ -59,7 +75,7 @@ describe('Cloud API mode: the 24-hour window', () => {
     expect(id).toMatch(/^wamid\./);
     await sandbox.statusesPosted();
     expect(hook.received).toHaveLength(1);
-    expect(valueOf(hook.received[0]).metadata).toEqual({ display_phone_number: SANDBOX_SENDER, phone_number_id: SANDBOX_PHONE_NUMBER_ID });
+    expect(changeValue(hook.received[0]).metadata).toEqual({ display_phone_number: SANDBOX_SENDER, phone_number_id: SANDBOX_PHONE_NUMBER_ID });
     expect(statusesIn(hook.received)).toEqual([
       {
         id,
@@ -106,8 +122,8 @@ describe('Cloud API mode: several numbers', () => {
     const { url, sandbox } = await start({ clock: fakeClock(), webhook: { url: hook.url }, cloudApi: { numbers, token: 'first-token', statuses: false } });
     await sandbox.deliver.text(TO, 'hola');
     await sandbox.deliver.text('5215500000002', 'hello', { to: '222222222222222' });
-    expect(valueOf(hook.received[0]).metadata).toEqual({ display_phone_number: '15550001111', phone_number_id: '111111111111111' });
-    expect(valueOf(hook.received[1]).metadata).toEqual({ display_phone_number: '15550002222', phone_number_id: '222222222222222' });
+    expect(changeValue(hook.received[0]).metadata).toEqual({ display_phone_number: '15550001111', phone_number_id: '111111111111111' });
+    expect(changeValue(hook.received[1]).metadata).toEqual({ display_phone_number: '15550002222', phone_number_id: '222222222222222' });
     expect(sandbox.window(TO, '111111111111111').open).toBe(true);
     expect(sandbox.window(TO, '15550002222').open).toBe(false);
     await postCloud(url, text(), { number: '111111111111111', token: 'first-token' }).expect(200);
@@ -127,7 +143,7 @@ describe('Cloud API mode: several numbers', () => {
     await sandbox.deliver.text(TO, 'hi', { to: '15550002222' });
     const id = (await postCloud(url, buttons(), { number: '222222222222222', token: 'second-token' }).expect(200)).body.messages[0].id;
     await sandbox.deliver.buttonReply(TO, { id: 's', title: 'Small' });
-    const value = valueOf(hook.received[1]);
+    const value = changeValue(hook.received[1]);
     expect(value.metadata).toEqual({ display_phone_number: '15550002222', phone_number_id: '222222222222222' });
     expect(value.messages[0].context).toEqual({ from: '15550002222', id });
   });

@@ -16,8 +16,18 @@ const parameterText = text(1024)
   .refine((s) => !/ {5,}/.test(s), 'must not contain more than four spaces in a row');
 
 const parameter = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('text'), text: parameterText, parameter_name: z.string().regex(/^[a-z0-9_]{1,64}$/, 'must be lower-case letters, digits or "_"').optional() }),
-  z.strictObject({ type: z.literal('currency'), currency: z.strictObject({ fallback_value: text(100), code: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'), amount_1000: z.number().int() }) }),
+  z.strictObject({
+    type: z.literal('text'),
+    text: parameterText,
+    parameter_name: z
+      .string()
+      .regex(/^[a-z0-9_]{1,64}$/, 'must be lower-case letters, digits or "_"')
+      .optional(),
+  }),
+  z.strictObject({
+    type: z.literal('currency'),
+    currency: z.strictObject({ fallback_value: text(100), code: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'), amount_1000: z.number().int() }),
+  }),
   z.strictObject({ type: z.literal('date_time'), date_time: z.strictObject({ fallback_value: text(100) }) }),
   z.strictObject({ type: z.literal('image'), image: media(false) }),
   z.strictObject({ type: z.literal('video'), video: media(false) }),
@@ -33,7 +43,9 @@ const component = z.discriminatedUnion('type', [
     type: z.literal('button'),
     sub_type: z.enum(['quick_reply', 'url']),
     index,
-    parameters: z.array(z.union([z.strictObject({ type: z.literal('payload'), payload: text(256) }), z.strictObject({ type: z.literal('text'), text: text(2000) })])).length(1, 'a button takes one parameter'),
+    parameters: z
+      .array(z.union([z.strictObject({ type: z.literal('payload'), payload: text(256) }), z.strictObject({ type: z.literal('text'), text: text(2000) })]))
+      .length(1, 'a button takes one parameter'),
   }),
 ]);
 

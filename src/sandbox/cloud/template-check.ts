@@ -22,7 +22,11 @@ export function checkTemplate(request: TemplateRequest, known: readonly SandboxT
 
 function parameterProblem(template: SandboxTemplate, components: readonly TemplateComponentRequest[]): Reply | undefined {
   const at = (type: string): number => components.findIndex((c) => c.type === type);
-  return countProblem('body', placeholders(template.body).length, components[at('body')], at('body')) ?? headerProblem(template, components[at('header')], at('header')) ?? buttonProblem(template, components);
+  return (
+    countProblem('body', placeholders(template.body).length, components[at('body')], at('body')) ??
+    headerProblem(template, components[at('header')], at('header')) ??
+    buttonProblem(template, components)
+  );
 }
 
 function countProblem(what: 'body' | 'header', expected: number, c: TemplateComponentRequest | undefined, i: number): Reply | undefined {

@@ -63,11 +63,11 @@ function renderHeader(template: SandboxTemplate, params: unknown[]): RenderedTem
 function fill(text: string, params: unknown[]): string {
   return text.replace(/\{\{\s*([0-9]+)\s*\}\}/g, (whole, n: string) => {
     const p = params[Number(n) - 1] as Record<string, unknown> | undefined;
-    return p === undefined ? whole : valueOf(p);
+    return p === undefined ? whole : parameterText(p);
   });
 }
 
-function valueOf(p: Record<string, unknown>): string {
+function parameterText(p: Record<string, unknown>): string {
   if (typeof p['text'] === 'string') return p['text'];
   const fallback = (p['currency'] ?? p['date_time']) as { fallback_value?: unknown } | undefined;
   return typeof fallback?.fallback_value === 'string' ? fallback.fallback_value : `[${String(p['type'])}]`;
