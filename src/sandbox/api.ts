@@ -2,8 +2,9 @@
 import type { Router } from 'express';
 import type { Deliverer } from './deliver.js';
 import type { Faults } from './faults.js';
+import type { RenderedTemplate } from './cloud/templates.js';
 import type { CloudApiSettings, WindowState } from './cloud/types.js';
-import type { AcceptedRead, RecordedRequest, SandboxEndpoint, SandboxMessage, WebhookTarget } from './types.js';
+import type { AcceptedCloud, AcceptedRead, RecordedRequest, SandboxEndpoint, SandboxMessage, WebhookTarget } from './types.js';
 
 /**
  * A fake provider, strict like the real one: the identity provider's token endpoint, the
@@ -30,6 +31,8 @@ export interface Sandbox {
    * number; default the sandbox's own), by the sandbox's clock.
    */
   window(user: string, number?: string): WindowState;
+  /** A template message as the user sees it, filled from the template the sandbox knows; undefined for other messages. */
+  renderTemplate(message: AcceptedCloud): RenderedTemplate | undefined;
   /** Every user's window with every number they wrote to. */
   windows(): (WindowState & { readonly user: string; readonly numberId: string })[];
   /** The read receipts accepted on the Cloud API endpoint, oldest first; only `user`'s when given. */

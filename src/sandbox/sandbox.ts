@@ -5,6 +5,7 @@ import type { Sandbox } from './api.js';
 import { cloudSettings } from './cloud/config.js';
 import { cloudRouter } from './cloud/router.js';
 import { StatusQueue } from './cloud/statuses.js';
+import { templateView } from './cloud/templates.js';
 import type { CloudApiSettings, SandboxNumber } from './cloud/types.js';
 import { Windows, inboundOf } from './cloud/window.js';
 import { SANDBOX_BUSINESS_ACCOUNT_ID, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_PATHS, SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER, SANDBOX_TOKEN_LIFETIME_SECONDS } from './constants.js';
@@ -59,6 +60,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     cloudApi: cloud,
     window: (user, number) => windows.state(user, numberId(number)),
     windows: () => windows.all(),
+    renderTemplate: (message) => templateView(cloud, message),
     reads: (user) => (user === undefined ? [...recorder.reads] : recorder.reads.filter((r) => r.user === user)),
     onRead: (listener) => recorder.onRead(listener),
     statusesPosted: () => statuses.idle(),

@@ -5,7 +5,7 @@ import type { CloudApiOptions } from './cloud/types.js';
 /** The provider endpoints the sandbox serves. */
 export type SandboxEndpoint = 'token' | 'messaging' | 'sms' | 'cloud-api';
 
-/** An endpoint a fault applies to; `any` matches all three. */
+/** An endpoint a fault applies to; `any` matches every one. */
 export type FaultTarget = SandboxEndpoint | 'any';
 
 /** A clock, so token expiry can be tested with fake time (milliseconds since the epoch). */

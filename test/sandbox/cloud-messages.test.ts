@@ -74,6 +74,11 @@ describe('Cloud API mode: who may call', () => {
     expectGraphError(await postCloud(url, [text()]), 400, 100, 'JSON object');
   });
 
+  it('answers a body over 1 MB with 413 in the Graph shape', async () => {
+    const { url } = await open();
+    expectGraphError(await postCloud(url, text('x'.repeat(1_100_000))), 413, 100);
+  });
+
   it('answers GET with 405', async () => {
     const { url } = await open();
     const res = await request(url).get(`/cloud/v23.0/${SANDBOX_PHONE_NUMBER_ID}/messages`).expect(405);

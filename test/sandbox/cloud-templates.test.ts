@@ -43,10 +43,19 @@ describe('Cloud API mode: templates', () => {
       'colloquy_hello/en',
       'colloquy_hello/en_US',
     ]);
-    const { url } = await start();
+    const { url, sandbox } = await start();
     await postCloud(url, template('colloquy_reopen', [body('Ana'), quick(0, 'reopen.yes')], 'en_US')).expect(200);
     await postCloud(url, template('colloquy_reminder', [body('your table at 8')])).expect(200);
     await postCloud(url, template('colloquy_hello', null)).expect(200);
+    const [reopen, reminder] = sandbox.messages;
+    expect(reopen?.channel === 'cloud-api' && sandbox.renderTemplate(reopen)).toEqual({
+      body: 'Hi Ana, we have an update for you. Shall we continue?',
+      buttons: [
+        { text: 'Continue', payload: 'reopen.yes' },
+        { text: 'Not now', payload: 'Not now' },
+      ],
+    });
+    expect(reminder?.channel === 'cloud-api' && sandbox.renderTemplate(reminder)).toEqual({ body: 'Reminder: your table at 8', buttons: [{ text: 'OK', payload: 'OK' }] });
   });
 
   it('refuses an unknown name, or a known one in another language, with 132001 (404)', async () => {

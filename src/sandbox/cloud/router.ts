@@ -2,7 +2,7 @@
  * The Cloud API route: recorded like the other provider routes (endpoint `cloud-api`), with the
  * same latency and status faults, then checked by {@link handleCloud}; statuses follow the answer.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { SANDBOX_PATHS } from '../constants.js';
 import { parseIncoming, redactBody, redactHeaders, send } from '../http.js';
 import type { SandboxClock } from '../types.js';
@@ -26,7 +26,15 @@ export function cloudRouter(deps: CloudRouteDeps): Router {
     res.setHeader('allow', 'POST');
     send(res, graphError(100, { status: 405, details: `Method ${req.method} is not allowed here; use POST` }));
   });
+  router.use(bodyErrors);
   return router;
+}
+
+/** A body that is too large or unreadable, answered in the Graph shape before the endpoint sees it. */
+function bodyErrors(err: unknown, req: Request, res: Response, next: NextFunction): void {
+  const status = typeof err === 'object' && err !== null && 'status' in err ? Number(err.status) : Number.NaN;
+  if (!req.path.startsWith(`${SANDBOX_PATHS.cloud}/`) || !(status >= 400 && status < 500)) return next(err);
+  send(res, graphError(100, { status, details: err instanceof Error ? err.message : 'Bad request' }));
 }
 
 async function serve(deps: CloudRouteDeps, req: Request, res: Response): Promise<void> {

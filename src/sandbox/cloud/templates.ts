@@ -1,6 +1,7 @@
 /** The templates the sandbox knows by default, and what a template message shows once filled in. */
-import type { SandboxTemplate } from './types.js';
+import type { AcceptedCloud } from '../types.js';
 import type { TemplateRequest } from './messages.js';
+import type { CloudApiSettings, SandboxTemplate } from './types.js';
 
 function both(t: Omit<SandboxTemplate, 'language'>): SandboxTemplate[] {
   return [
@@ -50,6 +51,14 @@ export function renderTemplate(template: SandboxTemplate, request: TemplateReque
     return { text, payload: p !== undefined && p.type === 'payload' ? p.payload : text };
   });
   return { ...(header !== undefined && { header }), body, ...(template.footer !== undefined && { footer: template.footer }), buttons };
+}
+
+/** An accepted template message, filled from the template it names; undefined for other messages. */
+export function templateView(settings: CloudApiSettings, message: AcceptedCloud): RenderedTemplate | undefined {
+  if (message.type !== 'template') return undefined;
+  const request = message.request['template'] as TemplateRequest;
+  const template = settings.templates.find((t) => t.name === request.name && t.language === request.language.code);
+  return template === undefined ? undefined : renderTemplate(template, request);
 }
 
 function renderHeader(template: SandboxTemplate, params: unknown[]): RenderedTemplate['header'] {
