@@ -70,8 +70,8 @@ class NumberLane {
     if (now >= this.#pausedUntil) this.#strikes++;
     const ms = retryAfterMs ?? Math.min(THROUGHPUT_BACKOFF_MAX_MS, THROUGHPUT_BACKOFF_MS * 2 ** (this.#strikes - 1));
     this.#pausedUntil = Math.max(this.#pausedUntil, now + ms);
-    // After the pause the number restarts at its rate, not with a full burst.
-    this.#tokens = Math.min(this.#tokens, 1);
+    // After the pause one send goes at once, then the number restarts at its rate, not with a full burst.
+    this.#tokens = 1;
     this.#at = Math.max(this.#at, this.#pausedUntil);
     return this.#pausedUntil - now;
   }
