@@ -109,7 +109,32 @@ describe('Cloud API pacing', () => {
     const p = make();
     const r = await drive(clock, http, p.send(to(user(1))));
     expect(r).toMatchObject({ ok: false, kind: 'retryable', class: 'throughput', retryAfterMs: 60_000, attempts: 1 });
+    // Nor does a later send hold its caller for a minute: it ends, to be tried again when the pause is over.
+    const later = await drive(clock, http, p.send(to(user(2))));
+    expect(later).toMatchObject({
+      ok: false,
+      kind: 'retryable',
+      class: 'throughput',
+      retryAfterMs: 60_000,
+      attempts: 0,
+      reason: 'Not sent yet: phone_number_id 1000001 is paused after its throughput limit (130429) for another 60000 ms',
+    });
     expect(clock.elapsed).toBe(0);
+    expect(arrivals()).toEqual([[user(1), 0]]);
+  });
+
+  it('a user pace longer than the retry policy waits ends the send, to be tried again later', async () => {
+    const p = make({ userPaceMs: 20_000 });
+    expect(await drive(clock, http, p.send(to(user(1))))).toMatchObject({ ok: true });
+    expect(await drive(clock, http, p.send(to(user(1))))).toMatchObject({ ok: false, kind: 'retryable', class: 'pair-rate', retryAfterMs: 20_000, attempts: 0 });
+    expect(await drive(clock, http, p.send(to(user(2))))).toMatchObject({ ok: true });
+    clock.t += 20_000;
+    expect(await drive(clock, http, p.send(to(user(1))))).toMatchObject({ ok: true });
+    expect(arrivals()).toEqual([
+      [user(1), 0],
+      [user(2), 0],
+      [user(1), 20_000],
+    ]);
   });
 
   it('131056 paces only that user: another user\u2019s send goes at once, the same user\u2019s next waits its turn', async () => {

@@ -10,7 +10,7 @@ import { nextDelay, parseRetryAfter, type RetryPolicy } from '../retry.js';
 import type { Clock, SendFailed, SendResult } from '../types.js';
 import { classifyCloud, type CloudVerdict } from './classify.js';
 import type { ResolvedNumber } from './numbers.js';
-import { PAIR_RATE_BACKOFF_MS, type Pacer } from './pace.js';
+import { PAIR_RATE_BACKOFF_MS, type Blocked, type Pacer } from './pace.js';
 
 /** What every call of one provider shares. */
 export interface CloudContext extends ObserverOptions {
@@ -51,11 +51,13 @@ async function callWithRetries(ctx: CloudContext, call: CloudCall): Promise<Send
   let attempts = 0;
   for (;;) {
     if (call.to !== undefined) {
+      let blocked: Blocked | undefined;
       try {
-        await ctx.pacer.acquire(numberId, call.to, call.signal);
+        blocked = await ctx.pacer.acquire(numberId, call.to, { maxWaitMs: ctx.retry.maxRetryAfterMs, signal: call.signal });
       } catch {
         return aborted(attempts);
       }
+      if (blocked !== undefined) return paused(call, blocked, attempts);
     }
     if (call.signal?.aborted) return aborted(attempts);
     attempts++;
@@ -139,6 +141,15 @@ function reasonOf(call: CloudCall, tried: Tried): string {
   const answer = `HTTP ${tried.status}${v.code !== undefined ? `, code ${v.code}` : ''}${v.said !== '' ? `: ${v.said}` : ''}`;
   if (v.class === 'auth') return `${call.number.tokenName} was refused by the Cloud API for phone_number_id ${call.number.numberId} (${answer}): check that token`;
   return `Cloud API answered ${answer}`;
+}
+
+/** Not sent now: the number or the user is paused for longer than a call waits. */
+function paused(call: CloudCall, b: Blocked, attempts: number): SendFailed {
+  const who =
+    b.class === 'throughput'
+      ? `phone_number_id ${call.number.numberId} is paused after its throughput limit (130429)`
+      : `messages to this user from phone_number_id ${call.number.numberId} are paused after the pair rate limit (131056)`;
+  return { ok: false, channel: 'interactive', kind: 'retryable', class: b.class, reason: `Not sent yet: ${who} for another ${b.waitMs} ms`, attempts, retryAfterMs: b.waitMs };
 }
 
 function aborted(attempts: number): SendFailed {

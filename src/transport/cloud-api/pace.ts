@@ -22,9 +22,28 @@ const THROUGHPUT_BACKOFF_MAX_MS = 60_000;
 /** Idle pairs are forgotten once this many are kept. */
 const PAIRS_SWEEP_AT = 4_096;
 
-/** Sleeps until `until()` has passed, looking again after each sleep (a pause may be extended meanwhile). */
-async function waitUntil(clock: Clock, until: () => number, signal: AbortSignal | undefined): Promise<void> {
-  for (let wait = until() - clock.now(); wait > 0; wait = until() - clock.now()) await clock.sleep(wait, signal);
+/** Sends that must wait longer than this for a pause are not held: they end, to be tried again later. */
+export interface Patience {
+  readonly maxWaitMs: number;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Why a send was not held: the pause it met, and how long it has to run. */
+export interface Blocked {
+  readonly class: 'throughput' | 'pair-rate';
+  readonly waitMs: number;
+}
+
+/**
+ * Sleeps until `until()` has passed, looking again after each sleep (a pause may be extended
+ * meanwhile). Returns the wait instead of sleeping when it is longer than the caller's patience.
+ */
+async function waitUntil(clock: Clock, until: () => number, p: Patience): Promise<number | undefined> {
+  for (let wait = until() - clock.now(); wait > 0; wait = until() - clock.now()) {
+    if (wait > p.maxWaitMs) return wait;
+    await clock.sleep(wait, p.signal);
+  }
+  return undefined;
 }
 
 /** One sending number's token bucket, with the pause a 130429 sets. */
@@ -44,22 +63,27 @@ class NumberLane {
     this.#at = clock.now();
   }
 
-  /** Resolves when this send may go; sends are served in order. */
-  async take(signal: AbortSignal | undefined): Promise<void> {
+  /** Resolves when this send may go (sends are served in order), or with the pause left when it is too long to hold it. */
+  async take(p: Patience): Promise<number | undefined> {
     // Waiting out a pause before joining the queue makes every paused send a sleep on the clock.
-    await waitUntil(this.clock, () => this.#pausedUntil, signal);
+    const early = await waitUntil(this.clock, () => this.#pausedUntil, p);
+    if (early !== undefined) return early;
     const turn = this.#queue.then(async () => {
-      await waitUntil(this.clock, () => this.#pausedUntil, signal);
+      const late = await waitUntil(this.clock, () => this.#pausedUntil, p);
+      if (late !== undefined) return late;
       for (;;) {
         this.#refill();
         if (this.#tokens >= 1) {
           this.#tokens -= 1;
-          return;
+          return undefined;
         }
-        await this.clock.sleep(Math.ceil(((1 - this.#tokens) / this.rate) * 1000), signal);
+        await this.clock.sleep(Math.ceil(((1 - this.#tokens) / this.rate) * 1000), p.signal);
       }
     });
-    this.#queue = turn.catch(() => undefined);
+    this.#queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
   }
 
@@ -105,10 +129,16 @@ export class Pacer {
     private readonly settingsOf: (numberId: string) => PaceSettings,
   ) {}
 
-  /** Waits for this user's turn (the pair's spacing), then the number's (its bucket and any pause). */
-  async acquire(numberId: string, to: string, signal?: AbortSignal): Promise<void> {
-    await this.#pass(numberId, to, signal);
-    await this.#lane(numberId).take(signal);
+  /**
+   * Waits for this user's turn (the pair's spacing), then the number's (its bucket and any pause).
+   * A pause longer than `maxWaitMs` is not waited out: the send is told what blocks it instead.
+   * Rejects only when `signal` aborts the wait.
+   */
+  async acquire(numberId: string, to: string, p: Patience): Promise<Blocked | undefined> {
+    const pair = await this.#pass(numberId, to, p);
+    if (pair !== undefined) return { class: 'pair-rate', waitMs: pair };
+    const lane = await this.#lane(numberId).take(p);
+    return lane === undefined ? undefined : { class: 'throughput', waitMs: lane };
   }
 
   /** A 130429 from this number: every send from it waits. Returns the pause left, in ms. */
@@ -137,18 +167,22 @@ export class Pacer {
   }
 
   /** The pair's turn: after the messages to this user before it, and not before its spacing allows. */
-  async #pass(numberId: string, to: string, signal: AbortSignal | undefined): Promise<void> {
+  async #pass(numberId: string, to: string, p: Patience): Promise<number | undefined> {
     const key = `${numberId}:${to}`;
     const pair = this.#pair(key);
     const pace = this.settingsOf(numberId).userPaceMs;
     pair.waiting++;
     const turn = pair.tail.then(async () => {
-      await waitUntil(this.clock, () => pair.next, signal);
-      pair.next = this.clock.now() + pace;
+      const tooLong = await waitUntil(this.clock, () => pair.next, p);
+      if (tooLong === undefined) pair.next = this.clock.now() + pace;
+      return tooLong;
     });
-    pair.tail = turn.catch(() => undefined);
+    pair.tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
-      await turn;
+      return await turn;
     } finally {
       pair.waiting--;
       if (pair.waiting === 0 && pair.next <= this.clock.now()) this.#pairs.delete(key);
