@@ -10,3 +10,4 @@ export type { ObserverOptions } from './log.js';
 export { withPacing, type PacingOptions } from './pacing.js';
 export { isProvider, type FailureClass, type Provider, type ProviderAddress, type ProviderFeatures, type ReadReceipt } from './provider.js';
 export { asSeedProvider, seedRequest, SEED_FEATURES } from './seed.js';
+export * from './cloud-api/index.js';
