@@ -122,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
 /** The provider: the seed's relay, the Cloud API, or the sandbox playing the one COLLOQUY_PROVIDER names. */
 function providerConfig(get: (n: EnvName) => string | undefined): ProviderConfig {
   const which = oneOf(get, 'COLLOQUY_PROVIDER') ?? defaultOf('COLLOQUY_PROVIDER', '');
+  oneOf(get, 'COLLOQUY_AUTH_METHOD'); // checked whether the relay is configured or not
   const seed = seedConfig(get);
   if (which === 'seed') return seed === undefined ? { kind: 'sandbox', api: 'seed' } : { kind: 'real', ...seed };
   const cloudUrl = url(get, 'COLLOQUY_CLOUD_API_URL');

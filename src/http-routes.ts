@@ -81,6 +81,13 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   },
   { method: 'POST', path: '/sandbox/services/messaging', mounted: 'sandbox', owner: 'sandbox', meaning: 'The sandbox provider\u2019s SMS endpoint.' },
   {
+    method: 'POST',
+    path: '/sandbox/cloud/:version/:phoneNumberId/messages',
+    mounted: 'sandbox',
+    owner: 'sandbox',
+    meaning: 'The sandbox playing Meta\u2019s Cloud API (`COLLOQUY_PROVIDER=cloud-api` without a token): messages and read receipts, checked as strictly as Meta does, with the 24-hour window.',
+  },
+  {
     method: 'GET',
     path: '/sandbox/_sandbox/',
     mounted: 'sandbox-controls',

@@ -15,7 +15,8 @@ import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import { openStore } from './store/open.js';
 import type { BusyEvent, Store } from './store/types.js';
-import { createHttpAdapter, withPacing, type HttpAdapterOptions } from './transport/index.js';
+import type { HttpAdapterOptions } from './transport/index.js';
+import { buildProviders, sandboxNumbers } from './providers.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 import { createAgentRouter } from './agent/router.js';
@@ -101,21 +102,37 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   });
   const sandboxControls = sandboxControlsAllowed(o.config, logger);
   const sender = o.config.sender ?? SANDBOX_SENDER;
-  const sandbox =
-    o.config.provider.kind === 'sandbox'
-      ? createSandbox({ clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, sender: sandboxBusinessNumber(o.bots, sender), controlRoutes: sandboxControls })
-      : undefined;
+  const sandbox = o.config.provider.kind === 'sandbox' && o.provider === undefined ? createSandboxFor(o, sender, sandboxControls) : undefined;
   if (sandbox) http.mount('/sandbox', sandbox.router);
   const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
-  const direct = createAdapter(o.config, sandboxUrl, logger, (e) => countTransport(metrics, e));
-  const adapter = o.config.sendRate === undefined ? direct : withPacing(direct, { perSecond: o.config.sendRate });
+  const providers = o.provider ? { adapter: o.provider, byBot: {}, all: [] } : buildProviders(o.config, { sandbox, sandboxUrl, logger, onEvent: (e) => countTransport(metrics, e) });
+  const adapter = providers.adapter;
   const lanes = o.config.laneConcurrency === undefined ? undefined : { concurrency: o.config.laneConcurrency };
   const work = { ...(o.config.leaseMs !== undefined && { leaseMs: o.config.leaseMs }), ...(o.config.heartbeatMs !== undefined && { heartbeatMs: o.config.heartbeatMs }) };
   const hook = o.config.handoffWebhook;
   const connector = hook && new HandoffConnector({ url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
-  runtime = new Runtime({ store, adapter, bots: o.bots, sender, sms: o.config.sms, clock: o.clock, logger, metrics, sends: o.sends, work, lanes, pollMs: o.config.pollMs, helpdesk: connector });
+  runtime = new Runtime({
+    store,
+    adapter,
+    providers: providers.byBot,
+    numbers: o.config.numbers,
+    bots: o.bots,
+    sender,
+    sms: o.config.sms,
+    clock: o.clock,
+    logger,
+    metrics,
+    sends: o.sends,
+    work,
+    lanes,
+    pollMs: o.config.pollMs,
+    helpdesk: connector,
+  });
   // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
-  http.mount('/', createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes }));
+  http.mount(
+    '/',
+    createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes, numbers: o.config.numbers }),
+  );
   http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
   await runtime.start();
@@ -136,12 +153,27 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       stopping = true;
       await http.close();
       await rt.stop();
-      await adapter.close();
+      await Promise.all([...new Set([adapter, ...providers.all])].map((a) => a.close()));
       await store.close();
     },
   };
   for (const extend of o.extensions ?? []) await extend(running, http);
   return running;
+}
+
+/** The sandbox, playing the seed provider or the Cloud API (then with a number for each bot's). */
+function createSandboxFor(o: ServerOptions, sender: string, controlRoutes: boolean): Sandbox {
+  const home = sandboxBusinessNumber(o.bots, sender);
+  const cloud = o.config.provider.kind === 'sandbox' && o.config.provider.api === 'cloud-api';
+  const numbers = cloud ? sandboxNumbers(o.config, o.bots, home) : undefined;
+  return createSandbox({
+    clientId: SANDBOX_CLIENT_ID,
+    clientSecret: SANDBOX_CLIENT_SECRET,
+    sender: numbers?.[0]?.displayNumber ?? home,
+    ...(numbers?.[0] !== undefined && { phoneNumberId: numbers[0].phoneNumberId }),
+    controlRoutes,
+    ...(numbers !== undefined && { cloudApi: { numbers } }),
+  });
 }
 
 /** The sandbox's control routes sign and deliver any payload unauthenticated: loopback only, unless asked for. */
@@ -170,12 +202,17 @@ export function providerOptions(config: Config, sandboxUrl: string | undefined):
     const { baseUrl, authUrl, clientId, clientSecret, authMethod } = config.provider;
     return { baseUrl, authUrl, clientId, clientSecret, authMethod };
   }
+  if (config.provider.kind === 'cloud-api') {
+    const sms = config.provider.sms;
+    if (sms === undefined)
+      throw new ConfigError(
+        'COLLOQUY_BASE_URL',
+        'is not set: with COLLOQUY_PROVIDER=cloud-api the seed provider\u2019s relay (COLLOQUY_BASE_URL and its credentials) carries SMS only when configured',
+      );
+    return { baseUrl: sms.baseUrl, authUrl: sms.authUrl, clientId: sms.clientId, clientSecret: sms.clientSecret, authMethod: sms.authMethod };
+  }
   if (sandboxUrl === undefined) throw new ConfigError('COLLOQUY_BASE_URL', 'no provider is configured and no sandbox is running');
   return { baseUrl: sandboxUrl, authUrl: sandboxUrl, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET };
-}
-
-function createAdapter(config: Config, sandboxUrl: string | undefined, logger: Logger, onEvent: (e: TransportEvent) => void): SendAdapter {
-  return createHttpAdapter({ ...providerOptions(config, sandboxUrl), logger, onEvent });
 }
 
 function countBusy(m: Metrics, e: BusyEvent): void {

@@ -17,7 +17,7 @@ export interface Provider {
 /** Opens the configured provider; with none configured, starts a sandbox on a free loopback port. */
 export async function openProvider(config: Config, logger: Logger, onEvent?: (e: TransportEvent) => void): Promise<Provider> {
   const extra = { logger, ...(onEvent && { onEvent }) };
-  if (config.provider.kind === 'real') {
+  if (config.provider.kind !== 'sandbox') {
     const adapter = createHttpAdapter({ ...providerOptions(config, undefined), ...extra });
     return { adapter, sender: config.sender!, sandbox: undefined, close: () => adapter.close() };
   }
