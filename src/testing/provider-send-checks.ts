@@ -19,21 +19,21 @@ interface Expected {
   /** The outcome, for a person. */
   readonly meaning: string;
   /** What the runtime does with it. */
-  readonly then: string;
+  readonly follows: string;
 }
 
 /** The outcomes that end in a failure. */
 export type FailureOutcome = Exclude<UpstreamOutcome, 'accept' | 'transient'>;
 
 const EXPECTED: Record<FailureOutcome | 'transient', Expected> = {
-  throughput: { kind: 'retryable', class: 'throughput', meaning: "the number's throughput limit (130429)", then: 'the runtime waits, paces the number and sends it again' },
-  'pair-rate': { kind: 'retryable', class: 'pair-rate', meaning: 'too many messages to one user (131056)', then: 'the runtime paces that user and sends it again' },
-  window: { kind: 'permanent', class: 'window', meaning: 'a closed 24-hour window (131047)', then: "the runtime applies the bot's window policy" },
-  undeliverable: { kind: 'permanent', class: 'undeliverable', meaning: 'a user who cannot receive it (131026)', then: 'the runtime falls back to SMS' },
-  invalid: { kind: 'permanent', class: 'invalid', meaning: 'a parameter the provider refused', then: "the runtime fails the message with the provider's explanation" },
-  auth: { kind: 'permanent', class: 'auth', meaning: 'refused credentials', then: 'the runtime never retries it: it is a configuration error' },
-  transient: { kind: 'retryable', class: 'transient', meaning: 'a server error', then: 'the runtime sends it again later' },
-  down: { kind: 'retryable', class: 'transient', meaning: 'an upstream that does not answer', then: 'the runtime sends it again later' },
+  throughput: { kind: 'retryable', class: 'throughput', meaning: "the number's throughput limit (130429)", follows: 'the runtime waits, paces the number and sends it again' },
+  'pair-rate': { kind: 'retryable', class: 'pair-rate', meaning: 'too many messages to one user (131056)', follows: 'the runtime paces that user and sends it again' },
+  window: { kind: 'permanent', class: 'window', meaning: 'a closed 24-hour window (131047)', follows: "the runtime applies the bot's window policy" },
+  undeliverable: { kind: 'permanent', class: 'undeliverable', meaning: 'a user who cannot receive it (131026)', follows: 'the runtime falls back to SMS' },
+  invalid: { kind: 'permanent', class: 'invalid', meaning: 'a parameter the provider refused', follows: "the runtime fails the message with the provider's explanation" },
+  auth: { kind: 'permanent', class: 'auth', meaning: 'refused credentials', follows: 'the runtime never retries it: it is a configuration error' },
+  transient: { kind: 'retryable', class: 'transient', meaning: 'a server error', follows: 'the runtime sends it again later' },
+  down: { kind: 'retryable', class: 'transient', meaning: 'an upstream that does not answer', follows: 'the runtime sends it again later' },
 };
 
 /** `send()` with an accepting upstream: ok, the provider's id, and exactly one message delivered. */
@@ -53,7 +53,7 @@ export async function checkFailure(w: World, outcome: FailureOutcome): Promise<C
   const expected = EXPECTED[outcome];
   await w.upstream.answer(outcome);
   const r = await sendOnce(w, probe(w), `when the upstream answers "${outcome}"`);
-  if (r.ok) return w.fail(`send() reported success when the upstream answered "${outcome}" (${expected.meaning}); return { ok: false, … } so that ${expected.then}`);
+  if (r.ok) return w.fail(`send() reported success when the upstream answered "${outcome}" (${expected.meaning}); return { ok: false, … } so that ${expected.follows}`);
   expectFailure(w, r, outcome, expected);
   return PASSED;
 }
@@ -127,11 +127,11 @@ async function readOnce(w: World, call: () => Promise<SendResult>, what: string)
 
 function expectFailure(w: World, r: SendFailed, outcome: UpstreamOutcome, expected: Expected): void {
   const as = `when the upstream answered "${outcome}" (${expected.meaning})`;
-  if (r.kind !== expected.kind) w.fail(`send() failed as "${r.kind}" ${as}; it must be "${expected.kind}" because ${expected.then}`);
-  if (r.class !== undefined && r.class !== expected.class) w.fail(`send() gave class "${r.class}" ${as}; use class "${expected.class}" (or none) because ${expected.then}`);
+  if (r.kind !== expected.kind) w.fail(`send() failed as "${r.kind}" ${as}; it must be "${expected.kind}" because ${expected.follows}`);
+  if (r.class !== undefined && r.class !== expected.class) w.fail(`send() gave class "${r.class}" ${as}; use class "${expected.class}" (or none) because ${expected.follows}`);
   if (outcome === 'auth' && r.auth !== true) w.fail(`send() failed ${as} without auth: true; mark refused credentials with auth: true, so the runtime reports a configuration error and never retries`);
   if (outcome === 'window' && w.provider.features.window && r.class !== 'window') {
-    w.fail(`send() failed ${as} without class "window" although features.window is true; mark it class "window" so that ${expected.then}`);
+    w.fail(`send() failed ${as} without class "window" although features.window is true; mark it class "window" so that ${expected.follows}`);
   }
   if (r.retryAfterMs !== undefined && !(Number.isFinite(r.retryAfterMs) && r.retryAfterMs >= 0))
     w.fail(`send() gave retryAfterMs ${safeJson(r.retryAfterMs)} ${as}; it must be a number of milliseconds ≥ 0, or absent`);
