@@ -56,7 +56,13 @@ describe('the conformance kit fails a broken provider', () => {
       const p = made.provider;
       return {
         ...made,
-        upstream: { ...made.upstream, answer: (o) => ((down = o === 'down'), answer(o)) },
+        upstream: {
+          ...made.upstream,
+          answer: (o) => {
+            down = o === 'down';
+            return answer(o);
+          },
+        },
         provider: { ...p, send: async (o, opts) => (down ? Promise.reject(new TypeError('fetch failed')) : p.send(o, opts)) },
       };
     };
@@ -96,7 +102,12 @@ describe('the conformance kit fails a broken provider', () => {
   it('a send that reports ok but reaches nothing, or reaches it twice: the accept check counts', async () => {
     const none = broken(() => ({ send: async (o) => ({ ok: true, channel: o.channel, status: 200, providerId: 'wamid.fake', raw: {}, attempts: 1 }) }));
     expect((await rejection(check(none, 'send() to an accepting upstream'))).message).toMatch(/delivered 0 messages to the upstream, not 1: the send reported ok but nothing reached/);
-    const twice = broken((p) => ({ send: async (o, opts) => (await p.send(o, opts), p.send(o, opts)) }));
+    const twice = broken((p) => ({
+      send: async (o, opts) => {
+        await p.send(o, opts);
+        return p.send(o, opts);
+      },
+    }));
     expect((await rejection(check(twice, 'send() to an accepting upstream'))).message).toMatch(/delivered 2 messages to the upstream, not 1: the provider sent it again/);
   });
 
