@@ -136,7 +136,7 @@ async function buildsAndSends(w: World, label: string, message: Message): Promis
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return w.fail(`request() returned ${safeJson(body)} for ${label}; it must return the request body, a JSON object`);
   if (!isPlainJson(body))
     w.fail(`request() for ${label} returned something that is not plain JSON; the body is stored with the message and sent later, so it must survive JSON.stringify and JSON.parse unchanged`);
-  await w.upstream.answer('accept');
+  await w.answer('accept');
   const result = await sendOnce(w, { channel: 'interactive', request: body as Record<string, unknown>, from: w.address.from, numberId: w.numberId }, `for ${label}`);
   if (!result.ok) w.fail(`the upstream, answering "accept", refused the body request() built for ${label}: ${result.reason}`);
   return body;

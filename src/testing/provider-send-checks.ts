@@ -39,7 +39,7 @@ const EXPECTED: Record<FailureOutcome | 'transient', Expected> = {
 /** `send()` with an accepting upstream: ok, the provider's id, and exactly one message delivered. */
 export async function checkAccept(w: World): Promise<CheckResult> {
   const before = await receivedCount(w);
-  await w.upstream.answer('accept');
+  await w.answer('accept');
   const r = await sendOnce(w, probe(w), 'when the upstream accepts');
   if (!r.ok) return w.fail(`send() failed when the upstream accepted the message: ${r.reason}`);
   if (typeof r.providerId !== 'string' || r.providerId === '')
@@ -51,7 +51,7 @@ export async function checkAccept(w: World): Promise<CheckResult> {
 /** `send()` meeting a failure: a SendFailed of the kind (and class, if any) the runtime acts on. */
 export async function checkFailure(w: World, outcome: FailureOutcome): Promise<CheckResult> {
   const expected = EXPECTED[outcome];
-  await w.upstream.answer(outcome);
+  await w.answer(outcome);
   const r = await sendOnce(w, probe(w), `when the upstream answers "${outcome}"`);
   if (r.ok) return w.fail(`send() reported success when the upstream answered "${outcome}" (${expected.meaning}); return { ok: false, … } so that ${expected.follows}`);
   expectFailure(w, r, outcome, expected);
@@ -61,7 +61,7 @@ export async function checkFailure(w: World, outcome: FailureOutcome): Promise<C
 /** `send()` meeting one server error: the provider's retry succeeds (delivering once), or it is a retryable failure. */
 export async function checkTransient(w: World): Promise<CheckResult> {
   const before = await receivedCount(w);
-  await w.upstream.answer('transient');
+  await w.answer('transient');
   const r = await sendOnce(w, probe(w), 'when the upstream answers one server error, then accepts');
   if (r.ok) await expectDelivered(w, before, 1, 'a send retried after one server error');
   else expectFailure(w, r, 'transient', EXPECTED.transient);
@@ -71,7 +71,7 @@ export async function checkTransient(w: World): Promise<CheckResult> {
 /** An SMS, when the provider has the SMS channel. */
 export async function checkSms(w: World): Promise<CheckResult> {
   if (!w.provider.features.sms) return { status: 'not-applicable', reason: 'features.sms is false: the runtime sends no SMS through this provider' };
-  await w.upstream.answer('accept');
+  await w.answer('accept');
   const r = await sendOnce(w, { channel: 'sms', request: toSmsRequest('Your pizza is on its way.', { to: w.address.to }) }, 'for an SMS (features.sms is true)');
   if (!r.ok) w.fail(`send() failed for an SMS although features.sms is true and the upstream accepts: ${r.reason}`);
   return PASSED;
@@ -83,7 +83,7 @@ export async function checkSms(w: World): Promise<CheckResult> {
  * it waits its turn.
  */
 export async function checkAborted(w: World): Promise<CheckResult> {
-  await w.upstream.answer('accept');
+  await w.answer('accept');
   const controller = new AbortController();
   controller.abort();
   for (const which of ['with an already aborted signal', 'with an already aborted signal, right after another']) {
@@ -99,10 +99,10 @@ export async function checkMarkRead(w: World, down: boolean): Promise<CheckResul
   if (!w.provider.features.readReceipts) return { status: 'not-applicable', reason: 'features.readReceipts is false: the runtime never marks messages read through this provider' };
   if (typeof markRead !== 'function') return w.fail('features.readReceipts is true but markRead() is missing');
   const receipt = { messageId: 'wamid.conformance-read-receipt', from: w.address.from, numberId: w.numberId, typing: true };
-  await w.upstream.answer('accept');
+  await w.answer('accept');
   await readOnce(w, () => markRead.call(w.provider, receipt), 'when the upstream accepts');
   if (!down) return PASSED;
-  await w.upstream.answer('down');
+  await w.answer('down');
   const r = await readOnce(w, () => markRead.call(w.provider, receipt), 'when the upstream is down');
   if (r.ok) w.fail('markRead() reported success although the upstream did not answer; return { ok: false, … }');
   return PASSED;

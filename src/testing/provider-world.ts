@@ -85,6 +85,8 @@ export interface World {
   readonly options: ConformanceOptions;
   /** Throws a {@link ProviderContractError} for this check. */
   fail(message: string, cause?: unknown): never;
+  /** Has the upstream meet `outcome` from now on; fails the check, saying what to declare, when the fake cannot. */
+  answer(outcome: UpstreamOutcome): Promise<void>;
   /** Awaits a provider call, failing the check when it takes longer than the call timeout. */
   settle<T>(what: string, call: () => Promise<T> | T): Promise<T>;
 }
@@ -115,6 +117,13 @@ export async function inWorld(check: string, setup: ProviderSetup, options: Conf
     secrets: (made.secrets ?? []).filter((s) => typeof s === 'string' && s !== ''),
     options,
     fail,
+    answer: async (outcome) => {
+      try {
+        await made.upstream.answer(outcome);
+      } catch (err) {
+        fail(`the setup's upstream.answer("${outcome}") threw (${describeError(err)}); if the fake cannot produce it, declare it: { unsupported: { '${outcome}': 'why' } }`, err);
+      }
+    },
     settle: (what, call) => settle(what, call, options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, fail),
   };
   let passed = false;

@@ -180,6 +180,26 @@ describe('the conformance kit fails a broken provider', () => {
 });
 
 describe('the conformance kit: declared limits and runners', () => {
+  it('an upstream that cannot produce an outcome it did not declare: the check says to declare it', async () => {
+    const setup: ProviderSetup = async () => {
+      const made = await seedSetup();
+      const answer = made.upstream.answer;
+      return {
+        ...made,
+        upstream: {
+          ...made.upstream,
+          answer: (o) => {
+            if (o === 'down') throw new Error('cannot drop connections');
+            return answer(o);
+          },
+        },
+      };
+    };
+    const err = await rejection(check(setup, 'send() to an upstream that does not answer'));
+    expect(err.message).toMatch(/upstream.answer\("down"\) threw \(Error: cannot drop connections\); if the fake cannot produce it, declare it: \{ unsupported: \{ 'down': 'why' \} \}/);
+    expect(check(setup, 'send() to an upstream that does not answer', { unsupported: { down: 'cannot drop connections' } }).skip).toBe('cannot drop connections');
+  });
+
   it('skips, with the reason, what the setup declares unsupported, and refuses a reasonless or unknown declaration', () => {
     const checks = providerContract(seedSetup, { unsupported: { down: 'the fake cannot drop connections', sms: 'no SMS here' } });
     expect(checks.filter((c) => c.skip !== undefined).map((c) => [c.name, c.skip])).toEqual([
