@@ -1,18 +1,19 @@
 /**
- * The provider conformance kit: the contract every provider (`Provider`, from `colloquy/transport`) must keep, as checks to run
- * against a provider pointed at a fake of its upstream. `describeProvider` registers them with a
- * test runner (vitest, jest, mocha: anything with `describe` and `it`); `providerContract` returns
- * them as plain async functions for any other runner. Neither imports a test framework.
+ * The provider conformance kit: the contract every provider (`Provider`, from `colloquy/transport`)
+ * must keep, as checks to run against a provider pointed at a fake of its upstream.
+ * `describeProvider` registers them with a test runner (vitest, jest, mocha: anything with
+ * `describe` and `it`); `providerContract` returns them as plain async functions for any other
+ * runner. Neither imports a test framework.
  */
 import { ConfigError } from '../errors.js';
-import { checkButtons, checkFeatures, checkFlows, checkInvalid, checkList, checkTemplate, checkText, type CheckResult } from './provider-request-checks.js';
+import { checkButtons, checkFeatures, checkFlows, checkInvalid, checkList, checkTemplate, checkText } from './provider-request-checks.js';
 import { checkAborted, checkAccept, checkClose, checkFailure, checkMarkRead, checkSms, checkTransient, type FailureOutcome } from './provider-send-checks.js';
-import { inWorld, type ConformanceOptions, type ProviderSetup, type Unsupportable, type World } from './provider-world.js';
+import { inWorld, UNSUPPORTABLE, type CheckResult, type ConformanceOptions, type ProviderSetup, type Unsupportable, type World } from './provider-world.js';
 
-export type { CheckResult } from './provider-request-checks.js';
 export {
   ProviderContractError,
   UPSTREAM_OUTCOMES,
+  type CheckResult,
   type ConformanceOptions,
   type ProviderSetup,
   type ProviderUnderTest,
@@ -154,7 +155,7 @@ function globalRunner(): TestRunner {
 }
 
 function checkOptions(options: ConformanceOptions): void {
-  const known = new Set<string>(['throughput', 'pair-rate', 'window', 'undeliverable', 'invalid', 'auth', 'transient', 'down', 'sms']);
+  const known = new Set<string>(UNSUPPORTABLE);
   for (const [key, reason] of Object.entries(options.unsupported ?? {})) {
     if (!known.has(key)) throw new ConfigError(`unsupported.${key}`, `is not something a provider may leave out (${[...known].join(', ')}); "accept" is required of every upstream`);
     if (typeof reason !== 'string' || reason.trim() === '') throw new ConfigError(`unsupported.${key}`, 'needs a reason, shown where the check is skipped');

@@ -8,10 +8,7 @@ import { isColloquyError, type Issue } from '../errors.js';
 import { buttons, flow, FLOW_TOKEN_PLACEHOLDER, list, text } from '../messages/builders.js';
 import type { Message, TemplateMessage } from '../messages/message.js';
 import { isProvider, type ProviderAddress } from '../transport/provider.js';
-import { describeError, safeJson, sendOnce, type World } from './provider-world.js';
-
-/** What a check found: it passed, or it does not apply to this provider's features (why). */
-export type CheckResult = { readonly status: 'passed' } | { readonly status: 'not-applicable'; readonly reason: string };
+import { describeError, safeJson, sendOnce, type CheckResult, type World } from './provider-world.js';
 
 const PASSED: CheckResult = { status: 'passed' };
 const FEATURES = ['text', 'templates', 'window', 'readReceipts', 'sms'] as const;

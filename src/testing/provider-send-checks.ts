@@ -7,8 +7,7 @@ import { buttons } from '../messages/builders.js';
 import { toSmsRequest } from '../messages/request.js';
 import type { FailureClass } from '../transport/provider.js';
 import type { Outbound, SendFailed, SendResult } from '../transport/types.js';
-import type { CheckResult } from './provider-request-checks.js';
-import { checkResult, describeError, ProviderContractError, safeJson, sendOnce, type UpstreamOutcome, type World } from './provider-world.js';
+import { checkResult, describeError, ProviderContractError, safeJson, sendOnce, type CheckResult, type UpstreamOutcome, type World } from './provider-world.js';
 
 const PASSED: CheckResult = { status: 'passed' };
 

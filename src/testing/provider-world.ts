@@ -28,6 +28,12 @@ export const UPSTREAM_OUTCOMES: readonly UpstreamOutcome[] = ['accept', 'through
 /** What a setup may declare it cannot do: an outcome its upstream cannot produce, or an SMS channel it does not serve. */
 export type Unsupportable = Exclude<UpstreamOutcome, 'accept'> | 'sms';
 
+/** Every {@link Unsupportable}. */
+export const UNSUPPORTABLE: readonly Unsupportable[] = ['throughput', 'pair-rate', 'window', 'undeliverable', 'invalid', 'auth', 'transient', 'down', 'sms'];
+
+/** What a check found: it passed, or it does not apply to this provider's features (why). */
+export type CheckResult = { readonly status: 'passed' } | { readonly status: 'not-applicable'; readonly reason: string };
+
 /** The control surface of the author's fake upstream. */
 export interface ProviderUpstream {
   /** Makes every request from now on meet `outcome` (for `transient`: the first request only, then accept). */
