@@ -34,3 +34,19 @@ export {
   type RehydrationRuns,
 } from './rehydration.js';
 export type { OlderConversation } from './seed.js';
+export {
+  describeProvider,
+  providerContract,
+  ProviderContractError,
+  UPSTREAM_OUTCOMES,
+  type CheckResult,
+  type ConformanceOptions,
+  type ContractCheck,
+  type DescribeProviderOptions,
+  type ProviderSetup,
+  type ProviderUnderTest,
+  type ProviderUpstream,
+  type TestRunner,
+  type Unsupportable,
+  type UpstreamOutcome,
+} from '../testing/provider-conformance.js';
