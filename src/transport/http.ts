@@ -86,9 +86,12 @@ export class HttpClient implements HttpPoster {
     return { status: res.statusCode, headers: res.headers, body: parseBody(text) };
   }
 
-  /** Closes every connection, letting requests in flight finish. */
+  #closed: Promise<void> | undefined;
+
+  /** Closes every connection, letting requests in flight finish. Calling it again waits for the same close. */
   close(): Promise<void> {
-    return this.#agent.close();
+    this.#closed ??= this.#agent.close();
+    return this.#closed;
   }
 }
 

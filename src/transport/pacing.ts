@@ -67,7 +67,18 @@ export function withPacing<A extends SendAdapter>(adapter: A, o: PacingOptions):
       const key = keyOf(outbound);
       let bucket = buckets.get(key);
       if (!bucket) buckets.set(key, (bucket = new Bucket(o.perSecond, burst, clock)));
-      await bucket.take(options?.signal);
+      try {
+        await bucket.take(options?.signal);
+      } catch (err) {
+        // Aborted while waiting its turn: not sent, so worth trying later (send() never throws).
+        return {
+          ok: false,
+          channel: outbound.channel,
+          kind: 'retryable',
+          reason: `not sent: aborted while waiting for the send rate (${err instanceof Error ? err.message : String(err)})`,
+          attempts: 0,
+        };
+      }
       return adapter.send(outbound, options);
     },
     close: () => adapter.close(),
