@@ -4,7 +4,7 @@
  * the held slot is released when they stay quiet.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { buttons, defineBot, list, say, text, type ColloquyEvent } from 'colloquy';
+import { buttons, defineBot, list, say, template, text, type ColloquyEvent } from 'colloquy';
 
 export const SERVICES = {
   haircut: { title: 'Haircut', minutes: 30 },
@@ -124,4 +124,32 @@ export const machine = setup({
   },
 });
 
-export default defineBot({ id: 'appointments', machine, options: { sender: '15550000002' } });
+/**
+ * What goes instead of a free-form message once the user's 24-hour window closed (on the Cloud
+ * API): a template the sandbox knows (approve your own in WhatsApp Manager). Its "Continue" comes
+ * back as \`reply.continue\`, which no state handles: the current prompt is sent again, the window open.
+ */
+const reopen = template({
+  name: 'colloquy_reopen',
+  language: 'en_US',
+  components: [
+    { type: 'body', parameters: [{ type: 'text', text: 'from Studio Nova' }] },
+    { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'continue' }] },
+  ],
+});
+
+/** In `confirming`, a reminder that can still book: its "OK" is `reply.confirm`, which books the slot. */
+const stillHeld = template({
+  name: 'colloquy_reminder',
+  language: 'en_US',
+  components: [
+    { type: 'body', parameters: [{ type: 'text', text: 'your slot at Studio Nova is still held for you. Tap OK to book it.' }] },
+    { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'confirm' }] },
+  ],
+});
+
+export default defineBot({
+  id: 'appointments',
+  machine,
+  options: { sender: '15550000002', window: { closed: { template: reopen }, states: { confirming: { template: stillHeld } } } },
+});

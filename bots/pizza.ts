@@ -4,7 +4,7 @@
  * (an async lookup). A reminder nudges a quiet customer; an unfinished order expires.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import { buttons, defineBot, flow, list, say, text, type ColloquyEvent } from 'colloquy';
+import { buttons, defineBot, flow, list, say, template, text, type ColloquyEvent } from 'colloquy';
 
 export const MENU = {
   margherita: { title: 'Margherita', description: 'Tomato, mozzarella, basil', price: 9.5, image: 'https://images.example.com/pizza/margherita.jpg' },
@@ -135,11 +135,26 @@ export const machine = setup({
   },
 });
 
+/**
+ * What goes instead of a free-form message once the user's 24-hour window closed (on the Cloud
+ * API): a template the sandbox knows (approve your own in WhatsApp Manager). Its "Continue" comes
+ * back as \`reply.continue\`, which no state handles: the current prompt is sent again, the window open.
+ */
+const reopen = template({
+  name: 'colloquy_reopen',
+  language: 'en_US',
+  components: [
+    { type: 'body', parameters: [{ type: 'text', text: "from Luigi's Pizza" }] },
+    { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'continue' }] },
+  ],
+});
+
 export default defineBot({
   id: 'pizza',
   machine,
   options: {
     sender: '15550000001',
+    window: { closed: { template: reopen } },
     expireAfterMs: 2 * 60 * 60_000,
     flowForms: {
       '771203945': {

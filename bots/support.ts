@@ -6,7 +6,7 @@
  * A message that cannot be delivered ends the conversation as unreachable.
  */
 import { assign, setup } from 'xstate';
-import { buttons, defineBot, handoff, list, say, sms, text, type ColloquyEvent } from 'colloquy';
+import { buttons, defineBot, handoff, list, say, sms, template, text, type ColloquyEvent } from 'colloquy';
 
 export const TOPICS = {
   wifi: { title: 'Wi-Fi problems', video: 'https://videos.example.com/howto/restart-router.mp4' },
@@ -108,4 +108,18 @@ export const machine = setup({
   },
 });
 
-export default defineBot({ id: 'support', machine, options: { sender: '15550000003', fallback: { maxSegments: 2 } } });
+/**
+ * What goes instead of a free-form message once the user's 24-hour window closed (on the Cloud
+ * API): a template the sandbox knows (approve your own in WhatsApp Manager). Its "Continue" comes
+ * back as \`reply.continue\`, which no state handles: the current prompt is sent again, the window open.
+ */
+const reopen = template({
+  name: 'colloquy_reopen',
+  language: 'en_US',
+  components: [
+    { type: 'body', parameters: [{ type: 'text', text: 'from the help desk' }] },
+    { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'continue' }] },
+  ],
+});
+
+export default defineBot({ id: 'support', machine, options: { sender: '15550000003', fallback: { maxSegments: 2 }, window: { closed: { template: reopen } } } });
