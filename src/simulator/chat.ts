@@ -11,6 +11,7 @@ import { formatDuration, parseDuration } from './harness-duration.js';
 import { BotTurnError, createTestBot, type TestConversation } from './harness.js';
 import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 import { renderSent } from './render.js';
+import { readsOf, windowOf } from './cloud-sandbox.js';
 
 /** What a chat needs. */
 export interface ChatOptions {
@@ -44,6 +45,10 @@ const flowNote = (): string => '(a form: answer it with /flow {"field": "value"}
 export class ChatSession {
   /** The sequence number of the last message printed. */
   #printed = 0;
+  /** The read receipts already shown (the `seq` of the last one). */
+  #readsShown = 0;
+  /** Whether the 24-hour window was open when last shown; undefined before (and on the seed provider). */
+  #windowOpen: boolean | undefined;
   /** Waits for the running invocations, then prints what they sent; undefined when none runs. */
   #watching: Promise<void> | undefined;
   #closed = false;
@@ -160,6 +165,8 @@ export class ChatSession {
     const old = this.conv;
     this.conv = next;
     this.#printed = 0;
+    this.#readsShown = 0;
+    this.#windowOpen = undefined;
     await old.close();
     this.o.out('(a new conversation: type a message to start)\n');
   }
@@ -183,7 +190,9 @@ export class ChatSession {
    * and prints its answer by itself when it arrives.
    */
   private print(sayNothing = true): void {
+    this.printReads();
     const printed = this.printNew();
+    this.printWindow();
     if (this.conv.invoking) {
       this.o.out(`(in ${this.conv.state ?? 'its state'}, the bot is working on it: the answer shows up here when it arrives)\n`);
       this.watch();
@@ -198,6 +207,22 @@ export class ChatSession {
     return true;
   }
 
+  /** On the Cloud API: a tick line for each of the user's messages the bot marked read since. */
+  private printReads(): void {
+    const fresh = readsOf(this.conv.sandbox, this.conv.user).filter((r) => r.seq > this.#readsShown);
+    if (fresh.length === 0) return;
+    this.#readsShown = fresh.at(-1)!.seq;
+    for (const r of fresh) this.o.out(`      \u2713\u2713 read${r.typing ? ', typing\u2026' : ''}\n`);
+  }
+
+  /** On the Cloud API: the 24-hour window's state, each time it opens or closes. */
+  private printWindow(): void {
+    const w = windowOf(this.conv.sandbox, this.conv.user, this.conv.bot.options.phoneNumberId);
+    if (w === undefined || w.open === this.#windowOpen) return;
+    this.#windowOpen = w.open;
+    this.o.out(w.open ? '(window open: the bot can write to you freely for 24 hours after your last message)\n' : '(window closed: only templates can reach you)\n');
+  }
+
   private watch(): void {
     if (this.#watching) return;
     const conv = this.conv;
@@ -207,6 +232,7 @@ export class ChatSession {
         if (this.#closed || conv !== this.conv || !conv.sent.some((s) => s.seq > this.#printed)) return;
         this.o.unprompted?.before();
         this.printNew();
+        this.printWindow();
         this.o.out('\n');
         this.o.unprompted?.after();
       })

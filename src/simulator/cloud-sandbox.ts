@@ -1,0 +1,60 @@
+/**
+ * What the simulators read from the sandbox's Cloud API mode: the 24-hour window of a user and
+ * the read receipts the bot sent. Read through optional methods, so the simulators work with a
+ * sandbox without that mode (nothing is shown then), and only once the sandbox has seen Cloud API
+ * traffic, so the seed provider's chats stay as they were.
+ */
+import type { Sandbox } from '../sandbox/api.js';
+import type { AcceptedRead } from '../sandbox/types.js';
+
+/** A user's 24-hour customer-service window, as the sandbox keeps it. */
+export interface WindowState {
+  /** Free-form messages reach the user (they wrote less than 24 hours ago). */
+  readonly open: boolean;
+  /** When the user last wrote (ms since the epoch), if ever. */
+  readonly lastUserMessageAt?: number | undefined;
+  /** When the window closes (or closed), if the user ever wrote. */
+  readonly closesAt?: number | undefined;
+}
+
+/** The Cloud API mode's methods on the sandbox object. */
+export interface CloudSandboxMethods {
+  window(user: string, numberId?: string): WindowState;
+  reads(user?: string): readonly AcceptedRead[];
+}
+
+const cloudSeen = new WeakSet<Sandbox>();
+
+/** True once the sandbox has answered a Cloud API request (the bot talks to its Cloud API mode). */
+export function usesCloudApi(sandbox: Sandbox): boolean {
+  if (cloudSeen.has(sandbox)) return true;
+  const seen = sandbox.messages.some((m) => m.channel === 'cloud-api') || sandbox.requests.some((r) => r.endpoint === 'cloud-api');
+  if (seen) cloudSeen.add(sandbox);
+  return seen;
+}
+
+function methods(sandbox: Sandbox): Partial<CloudSandboxMethods> {
+  return sandbox as unknown as Partial<CloudSandboxMethods>;
+}
+
+/** The user's window, when the bot talks to the sandbox's Cloud API mode; undefined otherwise. */
+export function windowOf(sandbox: Sandbox, user: string, numberId?: string): WindowState | undefined {
+  const m = methods(sandbox);
+  if (typeof m.window !== 'function' || !usesCloudApi(sandbox)) return undefined;
+  return m.window.call(sandbox, user, numberId);
+}
+
+/** The read receipts the bot sent for the user's messages (none without the Cloud API mode). */
+export function readsOf(sandbox: Sandbox, user: string): readonly AcceptedRead[] {
+  const m = methods(sandbox);
+  if (typeof m.reads !== 'function') return [];
+  return m.reads.call(sandbox, user);
+}
+
+/** "closes in 3h 12m", "closed": the window's state for people, at `now`. */
+export function windowText(w: WindowState, now: number): string {
+  if (!w.open) return w.lastUserMessageAt === undefined ? 'closed: the user has not written yet; only templates reach them' : 'closed: only templates reach the user';
+  if (w.closesAt === undefined) return 'open';
+  const minutes = Math.max(0, Math.ceil((w.closesAt - now) / 60_000));
+  return `open: closes in ${Math.floor(minutes / 60)}h ${minutes % 60}m`;
+}
