@@ -101,9 +101,34 @@ function cloudFlow(i: Obj): FlowBody {
   };
 }
 
-/** The flow token a Cloud API flow body was sent with, if any. */
-export function cloudFlowToken(body: Obj): string | undefined {
-  return str(obj(obj(obj(body['interactive'])['action'])['parameters'])['flow_token']);
+/** The Cloud API `type` of a body, with `interactive.type` for interactive ones (`interactive:list`), as the sandbox records it. */
+export function cloudTypeOf(body: Obj): string {
+  const type = str(body['type']) ?? '';
+  return type === 'interactive' ? `interactive:${str(obj(body['interactive'])['type']) ?? ''}` : type;
+}
+
+/** The Cloud API `type` each message kind goes as. */
+const CLOUD_TYPES: Readonly<Record<Message['kind'], string>> = {
+  text: 'text',
+  template: 'template',
+  list: 'interactive:list',
+  buttons: 'interactive:button',
+  flow: 'interactive:flow',
+  sms: '',
+};
+
+/**
+ * What a Cloud API body delivered: the stored message (the outbox row's) when it is what went (a
+ * window policy may have sent a template in its place), else the message read back from the
+ * body; a flow with the token it was sent with.
+ */
+export function deliveredMessage(stored: unknown, body: Obj): Message {
+  const m = stored as Message | undefined;
+  const message = m !== undefined && m !== null && CLOUD_TYPES[m.kind] === cloudTypeOf(body) ? m : cloudMessage(body);
+  const token = str(obj(obj(obj(body['interactive'])['action'])['parameters'])['flow_token']);
+  if (message.kind !== 'flow' || token === undefined) return message;
+  const { flow } = message;
+  return { ...message, flow: { ...flow, action: { ...flow.action, parameters: { ...flow.action.parameters, flow_token: token } } } };
 }
 
 /** A template parameter as a person reads it: its text, a currency's or date's fallback, a media header's link. */

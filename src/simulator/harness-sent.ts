@@ -10,7 +10,7 @@ import type { FlowBody, InteractiveRequest, ListMessages, ReplyButtons, SmsReque
 import type { TemplateBody } from '../messages/template.js';
 import type { AcceptedCloud, SandboxMessage } from '../sandbox/types.js';
 import type { OutboxRecord, Store } from '../store/types.js';
-import { cloudFlowToken, cloudMessage, templateParameters } from './harness-cloud.js';
+import { deliveredMessage, templateParameters } from './harness-cloud.js';
 
 /** The message variants: list, reply buttons, flow, template, plain text and explicit SMS. */
 export type SentKind = Message['kind'];
@@ -149,27 +149,9 @@ export function toSent(m: SandboxMessage, row: OutboxRecord | undefined): SentMe
 
 type Common = Pick<SentCommon, 'seq' | 'providerId' | 'fallback' | 'agent'>;
 
-/** The Cloud API `type` (with `interactive.type`) each message kind goes as. */
-const CLOUD_TYPES: Readonly<Record<Message['kind'], string>> = {
-  text: 'text',
-  template: 'template',
-  list: 'interactive:list',
-  buttons: 'interactive:button',
-  flow: 'interactive:flow',
-  sms: '',
-};
-
-/**
- * A Cloud API message: the row's message when it is what went (a window policy may have sent a
- * template instead of it), else the message read back from the body; a flow with the token sent.
- */
+/** A Cloud API message, read into the same variants as the seed provider's (see {@link deliveredMessage}). */
 function cloudSent(m: AcceptedCloud, row: OutboxRecord | undefined, common: Common): SentMessage {
-  const stored = row?.message as Message | undefined;
-  let message = stored !== undefined && CLOUD_TYPES[stored.kind] === m.type ? stored : cloudMessage(m.request);
-  const token = message.kind === 'flow' ? cloudFlowToken(m.request) : undefined;
-  if (message.kind === 'flow' && token !== undefined) {
-    message = { ...message, flow: { ...message.flow, action: { ...message.flow.action, parameters: { ...message.flow.action.parameters, flow_token: token } } } };
-  }
+  const message = deliveredMessage(row?.message, m.request);
   const base = { ...common, channel: 'interactive' as const, request: m.request, message, choices: choicesOf(message) };
   if (message.kind === 'text') return { ...base, kind: 'text', text: message.text };
   if (message.kind === 'template') return { ...base, ...templateOf(message.template) };

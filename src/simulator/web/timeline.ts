@@ -2,7 +2,9 @@
  * The chat as a phone shows it, from the store's transcripts: the user's messages (inbox rows)
  * and the bot's (outbox rows), in commit order, across every conversation of one user with one bot.
  */
+import { choicesOf, type Choice, type Message } from '../../messages/message.js';
 import type { ConversationRecord, OutboxRecord, Store, TranscriptEntry } from '../../store/types.js';
+import { deliveredMessage, isCloudBody, templateParameters } from '../harness-cloud.js';
 
 /** Something the user sent. */
 export interface UserItem {
@@ -19,6 +21,23 @@ export interface UserItem {
   readonly data?: Readonly<Record<string, unknown>> | undefined;
   readonly state: string;
   readonly error: string | null;
+  /**
+   * On the Cloud API, for a WhatsApp message: whether the bot marked it read (blue ticks); absent
+   * on the seed provider, which has no read receipts (the ticks then say whether the bot processed it).
+   */
+  readonly read?: boolean | undefined;
+}
+
+/** A template as its card shows it. */
+export interface TemplateView {
+  readonly name: string;
+  readonly language: string;
+  /** The header's parameter as text, if any. */
+  readonly header: readonly string[];
+  /** The body's parameters as texts, in order. */
+  readonly body: readonly string[];
+  /** The quick replies (id and title are the payload). */
+  readonly replies: readonly Choice[];
 }
 
 /** Something the bot sent (or tried to). */
@@ -28,10 +47,16 @@ export interface BotItem {
   readonly id: number;
   readonly at: number;
   readonly channel: OutboxRecord['channel'];
-  /** The message kind: list, buttons, flow, text, sms. */
+  /** The message kind: list, buttons, flow, template, text, sms. */
   readonly messageKind: string;
-  /** The provider request body: the seed's shapes, or the SMS body. */
+  /** The provider request body: the seed's shapes, the Cloud API's, or the SMS body. */
   readonly request: unknown;
+  /** Whose shapes `request` has: the seed provider's (and every SMS), or the Cloud API's. */
+  readonly provider: 'seed' | 'cloud-api';
+  /** On the Cloud API: what the bubble shows (text, template, or list, buttons and flow in the seed's shapes). */
+  readonly message?: Message | undefined;
+  /** On the Cloud API, for a template: what its card shows. */
+  readonly template?: TemplateView | undefined;
   readonly state: OutboxRecord['state'];
   readonly providerId: string | null;
   readonly deliveryStatus: string | null;
@@ -52,12 +77,15 @@ export type ChatItem = UserItem | BotItem | NoteItem;
 /** How many of a user's past conversations with a bot the chat goes back. */
 const MAX_CONVERSATIONS = 20;
 
-/** The chat of one user with one bot, oldest first. */
-export async function timelineOf(store: Store, conversations: readonly ConversationRecord[]): Promise<ChatItem[]> {
+/**
+ * The chat of one user with one bot, oldest first. `read` (on the Cloud API) holds the ids of the
+ * user's messages the bot marked read; without it the user's messages carry no read mark.
+ */
+export async function timelineOf(store: Store, conversations: readonly ConversationRecord[], read?: ReadonlySet<string>): Promise<ChatItem[]> {
   const items: ChatItem[] = [];
   for (const conv of conversations.slice(-MAX_CONVERSATIONS)) {
     for (const entry of await store.transcript(conv.id)) {
-      const item = itemOf(entry);
+      const item = itemOf(entry, read);
       if (item) items.push(item);
     }
     if (conv.status !== 'active') items.push({ kind: 'note', at: conv.endedAt ?? conv.updatedAt, text: `conversation ${conv.status}` });
@@ -65,7 +93,7 @@ export async function timelineOf(store: Store, conversations: readonly Conversat
   return items;
 }
 
-function itemOf(entry: TranscriptEntry): ChatItem | undefined {
+function itemOf(entry: TranscriptEntry, read: ReadonlySet<string> | undefined): ChatItem | undefined {
   if (entry.direction === 'out') return botItem(entry.record);
   const event = (entry.event ?? {}) as { readonly type?: unknown; readonly [k: string]: unknown };
   const type = typeof event.type === 'string' ? event.type : 'unknown';
@@ -74,11 +102,12 @@ function itemOf(entry: TranscriptEntry): ChatItem | undefined {
     return { kind: 'note', at: entry.at, text: `delivery failed: ${String(event['reason'] ?? 'unknown reason')}` };
   }
   if (entry.source === 'internal') return undefined;
-  return userItem(entry, type, event);
+  return userItem(entry, type, event, read);
 }
 
-function userItem(entry: Extract<TranscriptEntry, { direction: 'in' }>, type: string, event: Readonly<Record<string, unknown>>): UserItem {
-  const base = { kind: 'user' as const, id: entry.providerId, at: entry.at, source: entry.source, state: entry.state, error: entry.error };
+function userItem(entry: Extract<TranscriptEntry, { direction: 'in' }>, type: string, event: Readonly<Record<string, unknown>>, read: ReadonlySet<string> | undefined): UserItem {
+  const marked = read !== undefined && entry.source === 'whatsapp' ? { read: read.has(entry.providerId) } : {};
+  const base = { kind: 'user' as const, id: entry.providerId, at: entry.at, source: entry.source, state: entry.state, error: entry.error, ...marked };
   if (type === 'text') return { ...base, text: String(event['text'] ?? ''), via: entry.source === 'sms' ? 'sms' : 'text' };
   if (type.startsWith('reply.')) return { ...base, text: String(event['title'] ?? event['id'] ?? ''), via: String(event['via'] ?? 'button') };
   if (type === 'flow') {
@@ -90,6 +119,24 @@ function userItem(entry: Extract<TranscriptEntry, { direction: 'in' }>, type: st
 }
 
 function botItem(r: OutboxRecord): BotItem {
+  return { ...botBase(r), ...(r.channel !== 'sms' && isCloudBody(r.request) ? cloudShown(r.message, r.request) : { provider: 'seed' as const }) };
+}
+
+/** What a Cloud API bubble shows; a body the page cannot read is shown raw, as an unknown message is. */
+function cloudShown(stored: unknown, body: Readonly<Record<string, unknown>>): Pick<BotItem, 'provider' | 'message' | 'template'> {
+  let message: Message;
+  try {
+    message = deliveredMessage(stored, body);
+  } catch {
+    return { provider: 'cloud-api' };
+  }
+  if (message.kind !== 'template') return { provider: 'cloud-api', message };
+  const t = message.template;
+  const params = templateParameters(t);
+  return { provider: 'cloud-api', message, template: { name: t.name, language: t.language.code, header: params.header, body: params.body, replies: choicesOf(message) } };
+}
+
+function botBase(r: OutboxRecord): Omit<BotItem, 'provider' | 'message' | 'template'> {
   return {
     kind: 'bot',
     id: r.id,
