@@ -11,7 +11,7 @@ import { formatDuration, parseDuration } from './harness-duration.js';
 import { BotTurnError, createTestBot, type TestConversation } from './harness.js';
 import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 import { renderSent } from './render.js';
-import { readsOf, windowOf } from './cloud-sandbox.js';
+import { CloudMarks } from './cloud-sandbox.js';
 
 /** What a chat needs. */
 export interface ChatOptions {
@@ -45,10 +45,8 @@ const flowNote = (): string => '(a form: answer it with /flow {"field": "value"}
 export class ChatSession {
   /** The sequence number of the last message printed. */
   #printed = 0;
-  /** The read receipts already shown (the `seq` of the last one). */
-  #readsShown = 0;
-  /** Whether the 24-hour window was open when last shown; undefined before (and on the seed provider). */
-  #windowOpen: boolean | undefined;
+  /** On the Cloud API: the read ticks and window states shown. */
+  #marks = new CloudMarks();
   /** Waits for the running invocations, then prints what they sent; undefined when none runs. */
   #watching: Promise<void> | undefined;
   #closed = false;
@@ -165,8 +163,7 @@ export class ChatSession {
     const old = this.conv;
     this.conv = next;
     this.#printed = 0;
-    this.#readsShown = 0;
-    this.#windowOpen = undefined;
+    this.#marks = new CloudMarks();
     await old.close();
     this.o.out('(a new conversation: type a message to start)\n');
   }
@@ -209,18 +206,13 @@ export class ChatSession {
 
   /** On the Cloud API: a tick line for each of the user's messages the bot marked read since. */
   private printReads(): void {
-    const fresh = readsOf(this.conv.sandbox, this.conv.user).filter((r) => r.seq > this.#readsShown);
-    if (fresh.length === 0) return;
-    this.#readsShown = fresh.at(-1)!.seq;
-    for (const r of fresh) this.o.out(`      \u2713\u2713 read${r.typing ? ', typing\u2026' : ''}\n`);
+    for (const line of this.#marks.reads(this.conv.sandbox, this.conv.user)) this.o.out(`${line}\n`);
   }
 
   /** On the Cloud API: the 24-hour window's state, each time it opens or closes. */
   private printWindow(): void {
-    const w = windowOf(this.conv.sandbox, this.conv.user, this.conv.bot.options.phoneNumberId);
-    if (w === undefined || w.open === this.#windowOpen) return;
-    this.#windowOpen = w.open;
-    this.o.out(w.open ? '(window open: the bot can write to you freely for 24 hours after your last message)\n' : '(window closed: only templates can reach you)\n');
+    const line = this.#marks.window(this.conv.sandbox, this.conv.user, this.conv.bot.options.phoneNumberId);
+    if (line !== undefined) this.o.out(`${line}\n`);
   }
 
   private watch(): void {

@@ -58,3 +58,26 @@ export function windowText(w: WindowState, now: number): string {
   const minutes = Math.max(0, Math.ceil((w.closesAt - now) / 60_000));
   return `open: closes in ${Math.floor(minutes / 60)}h ${minutes % 60}m`;
 }
+
+/** What the terminal chat says about the Cloud API side as it prints: a tick line per new read receipt, the window when it opens or closes. */
+export class CloudMarks {
+  /** The `seq` of the last read receipt shown. */
+  #readsShown = 0;
+  /** Whether the window was open when last shown; undefined before (and on the seed provider). */
+  #windowOpen: boolean | undefined;
+
+  /** Lines for the read receipts since the last call (one per message of the user the bot marked read). */
+  reads(sandbox: Sandbox, user: string): string[] {
+    const fresh = readsOf(sandbox, user).filter((r) => r.seq > this.#readsShown);
+    if (fresh.length > 0) this.#readsShown = fresh.at(-1)!.seq;
+    return fresh.map((r) => `      \u2713\u2713 read${r.typing ? ', typing\u2026' : ''}`);
+  }
+
+  /** A line when the user's window opened or closed since the last call. */
+  window(sandbox: Sandbox, user: string, numberId?: string): string | undefined {
+    const w = windowOf(sandbox, user, numberId);
+    if (w === undefined || w.open === this.#windowOpen) return undefined;
+    this.#windowOpen = w.open;
+    return w.open ? '(window open: the bot can write to you freely for 24 hours after your last message)' : '(window closed: only templates can reach you)';
+  }
+}
