@@ -211,7 +211,7 @@ export class ChatSession {
 
   /** On the Cloud API: the 24-hour window's state, each time it opens or closes. */
   private printWindow(): void {
-    const line = this.#marks.window(this.conv.sandbox, this.conv.user, this.conv.bot.options.phoneNumberId);
+    const line = this.#marks.window(this.conv.sandbox, this.conv.user, this.conv.bot.options.phoneNumberId ?? this.conv.bot.options.sender);
     if (line !== undefined) this.o.out(`${line}\n`);
   }
 

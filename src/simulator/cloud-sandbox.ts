@@ -5,7 +5,7 @@
  * traffic, so the seed provider's chats stay as they were.
  */
 import type { Sandbox } from '../sandbox/api.js';
-import type { AcceptedRead } from '../sandbox/types.js';
+import type { AcceptedCloud, AcceptedRead } from '../sandbox/types.js';
 
 /** A user's 24-hour customer-service window, as the sandbox keeps it. */
 export interface WindowState {
@@ -17,10 +17,21 @@ export interface WindowState {
   readonly closesAt?: number | undefined;
 }
 
+/** A template message as the user sees it, filled from the template the sandbox knows by that name and language. */
+export interface RenderedTemplate {
+  readonly header?: { readonly type: 'text'; readonly text: string } | { readonly type: 'image' | 'video' | 'document'; readonly media: unknown } | undefined;
+  readonly body: string;
+  readonly footer?: string | undefined;
+  /** The quick-reply buttons: the text shown and the payload a tap sends back. */
+  readonly buttons: readonly { readonly text: string; readonly payload: string }[];
+}
+
 /** The Cloud API mode's methods on the sandbox object. */
 export interface CloudSandboxMethods {
-  window(user: string, numberId?: string): WindowState;
+  /** The window between `user` and a business number (`phone_number_id` or display number; default the sandbox's). */
+  window(user: string, number?: string): WindowState;
   reads(user?: string): readonly AcceptedRead[];
+  renderTemplate(message: AcceptedCloud): RenderedTemplate | undefined;
 }
 
 const cloudSeen = new WeakSet<Sandbox>();
@@ -49,6 +60,12 @@ export function readsOf(sandbox: Sandbox, user: string): readonly AcceptedRead[]
   const m = methods(sandbox);
   if (typeof m.reads !== 'function') return [];
   return m.reads.call(sandbox, user);
+}
+
+/** A template message as the user sees it, when the sandbox knows the template; undefined otherwise. */
+export function renderedTemplate(sandbox: Sandbox, message: AcceptedCloud): RenderedTemplate | undefined {
+  const m = methods(sandbox);
+  return typeof m.renderTemplate === 'function' ? m.renderTemplate.call(sandbox, message) : undefined;
 }
 
 /** "closes in 3h 12m", "closed": the window's state for people, at `now`. */

@@ -38,7 +38,10 @@ export class ExpectationError extends Error {
 /** Everything a message shows as text: header, body, footer, a document's name, a template's name and parameters, the text. */
 export function readableText(s: SentMessage): string {
   const parts: (string | undefined)[] = [];
-  if (s.kind === 'template') parts.push(s.name, ...s.headerParameters, ...s.parameters);
+  if (s.kind === 'template') {
+    const r = s.rendered;
+    parts.push(s.name, ...s.headerParameters, ...s.parameters, r?.header?.type === 'text' ? r.header.text : undefined, r?.body, r?.footer);
+  }
   if (s.kind === 'list') parts.push(s.listMessages.headerText, s.listMessages.body, s.listMessages.footer);
   if (s.kind === 'buttons') parts.push(s.replyButtons.headerDocument?.fileName, s.replyButtons.body, s.replyButtons.footer);
   if (s.kind === 'flow') parts.push(s.flow.body);

@@ -10,6 +10,7 @@ import type { FlowBody, InteractiveRequest, ListMessages, ReplyButtons, SmsReque
 import type { TemplateBody } from '../messages/template.js';
 import type { AcceptedCloud, SandboxMessage } from '../sandbox/types.js';
 import type { OutboxRecord, Store } from '../store/types.js';
+import type { RenderedTemplate } from './cloud-sandbox.js';
 import { deliveredMessage, templateParameters } from './harness-cloud.js';
 
 /** The message variants: list, reply buttons, flow, template, plain text and explicit SMS. */
@@ -77,8 +78,10 @@ export interface SentWhatsAppText extends SentCommon {
 }
 
 /**
- * A template (Cloud API `type: template`). Its choices are its quick-reply payloads (title = payload:
- * the buttons' labels live in WhatsApp Manager); `text` is set when it went by SMS.
+ * A template (Cloud API `type: template`). Its choices are its quick replies: with `rendered`, the
+ * buttons as the user sees them (id = the payload a tap sends, title = the button's text); without,
+ * the payloads the message sets (title = payload: the labels live in WhatsApp Manager). `text` is
+ * set when it went by SMS.
  */
 export interface SentTemplate extends SentCommon {
   readonly kind: 'template';
@@ -91,6 +94,8 @@ export interface SentTemplate extends SentCommon {
   readonly parameters: readonly string[];
   /** The header's parameter as text (a media header as `[image <link>]`), when it has one. */
   readonly headerParameters: readonly string[];
+  /** The message as the user sees it, filled from the template the sandbox knows (its Cloud API mode's templates). */
+  readonly rendered?: RenderedTemplate | undefined;
   readonly text?: string;
 }
 
@@ -114,11 +119,14 @@ export function isTappableSent(s: SentMessage): s is SentList | SentButtons | Se
   return isInteractiveSent(s) || s.kind === 'template';
 }
 
+/** Fills a template message from the template the sandbox knows (undefined when it knows none). */
+export type TemplateRenderer = (message: AcceptedCloud) => RenderedTemplate | undefined;
+
 /**
  * Adds to `known` (what the bot sent to `user`, oldest first) the messages the sandbox accepted for
  * that user since, each joined with its outbox row by provider id. Returns the longer list.
  */
-export async function collectSent(store: Store, user: string, accepted: readonly SandboxMessage[], known: readonly SentMessage[] = []): Promise<SentMessage[]> {
+export async function collectSent(store: Store, user: string, accepted: readonly SandboxMessage[], known: readonly SentMessage[] = [], render?: TemplateRenderer): Promise<SentMessage[]> {
   const after = known.at(-1)?.seq ?? 0;
   const out = [...known];
   for (const m of accepted) {
@@ -126,16 +134,16 @@ export async function collectSent(store: Store, user: string, accepted: readonly
     const row = await store.outboundByProviderId(m.providerId);
     // A Cloud API message's row is on the WhatsApp channel, stored as `interactive`.
     const channel = m.channel === 'cloud-api' ? 'interactive' : m.channel;
-    out.push(toSent(m, row?.channel === channel ? row : undefined));
+    out.push(toSent(m, row?.channel === channel ? row : undefined, render));
   }
   return out;
 }
 
 /** @internal A message the sandbox accepted, with its outbox row when found, as the harness shows it. */
-export function toSent(m: SandboxMessage, row: OutboxRecord | undefined): SentMessage {
+export function toSent(m: SandboxMessage, row: OutboxRecord | undefined, render?: TemplateRenderer): SentMessage {
   const agent = row?.agent ?? undefined;
   const common = { seq: m.seq, providerId: m.providerId, fallback: row?.fallbackOf !== null && row?.fallbackOf !== undefined, ...(agent !== undefined && { agent }) };
-  if (m.channel === 'cloud-api') return cloudSent(m, row, common);
+  if (m.channel === 'cloud-api') return cloudSent(m, row, common, render);
   if (m.channel === 'interactive') {
     const message = interactiveMessage(m.request);
     return { ...common, channel: 'interactive', request: m.request, message, choices: choicesOf(message), ...bodyOf(message) };
@@ -150,12 +158,14 @@ export function toSent(m: SandboxMessage, row: OutboxRecord | undefined): SentMe
 type Common = Pick<SentCommon, 'seq' | 'providerId' | 'fallback' | 'agent'>;
 
 /** A Cloud API message, read into the same variants as the seed provider's (see {@link deliveredMessage}). */
-function cloudSent(m: AcceptedCloud, row: OutboxRecord | undefined, common: Common): SentMessage {
+function cloudSent(m: AcceptedCloud, row: OutboxRecord | undefined, common: Common, render: TemplateRenderer | undefined): SentMessage {
   const message = deliveredMessage(row?.message, m.request);
   const base = { ...common, channel: 'interactive' as const, request: m.request, message, choices: choicesOf(message) };
   if (message.kind === 'text') return { ...base, kind: 'text', text: message.text };
-  if (message.kind === 'template') return { ...base, ...templateOf(message.template) };
-  return { ...base, ...bodyOf(message) };
+  if (message.kind !== 'template') return { ...base, ...bodyOf(message) };
+  const rendered = render?.(m);
+  if (rendered === undefined) return { ...base, ...templateOf(message.template) };
+  return { ...base, ...templateOf(message.template), rendered, choices: rendered.buttons.map((b) => ({ id: b.payload, title: b.text })) };
 }
 
 function templateOf(t: TemplateBody): Pick<SentTemplate, 'kind' | 'template' | 'name' | 'language' | 'parameters' | 'headerParameters'> {

@@ -11,6 +11,7 @@ import type { ConversationRecord, HandoffRecord, InboundSource, Store, Transcrip
 import { text as textMessage, type Message } from '../messages/index.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
+import { renderedTemplate } from './cloud-sandbox.js';
 import { collectSent, isTappableSent, type SentMessage } from './harness-sent.js';
 import { DEFAULT_TEST_USER, HarnessWorld, type TestBotOptions, type WorldView } from './harness-world.js';
 import { sentLine } from './transcript-lines.js';
@@ -322,7 +323,8 @@ export class TestConversation implements WorldView {
   /** @internal Re-reads what was sent and the conversation after an action. */
   async refresh(): Promise<void> {
     const key = this.key;
-    this.#sent = await collectSent(this.world.store, this.user, this.world.sandbox.messages, this.#sent);
+    const sandbox = this.world.sandbox;
+    this.#sent = await collectSent(this.world.store, this.user, sandbox.messages, this.#sent, (m) => renderedTemplate(sandbox, m));
     this.#record = (await this.world.store.activeConversation(key)) ?? (await this.world.store.conversations(key)).at(-1);
     this.#handoff = this.#record ? await this.world.store.openHandoff(this.#record.id) : undefined;
   }

@@ -35,10 +35,22 @@ export function renderSent(s: SentMessage, options: RenderOptions = {}): string 
 
 const INSTEAD_OF: Readonly<Record<string, string>> = { list: 'a list', buttons: 'buttons', flow: 'a form', template: 'a template' };
 
-/** A template: `[template name (lang)]` and its parameters, then its quick replies, numbered. */
-export function templateLines(t: Pick<SentTemplate, 'name' | 'language' | 'parameters' | 'headerParameters' | 'choices'>): string[] {
-  const params = [...t.headerParameters, ...t.parameters];
-  const out = [`[template ${t.name} (${t.language})]${params.length ? ` ${params.join(' \u00b7 ')}` : ''}`];
+/**
+ * A template: `[template name (lang)]` and its parameters, or, when the sandbox knows the template,
+ * its header, body and footer as the user sees them; then its quick replies, numbered.
+ */
+export function templateLines(t: Pick<SentTemplate, 'name' | 'language' | 'parameters' | 'headerParameters' | 'choices' | 'rendered'>): string[] {
+  const r = t.rendered;
+  const out: string[] = [];
+  if (r === undefined) {
+    const params = [...t.headerParameters, ...t.parameters];
+    out.push(`[template ${t.name} (${t.language})]${params.length ? ` ${params.join(' \u00b7 ')}` : ''}`);
+  } else {
+    out.push(`[template ${t.name} (${t.language})]`);
+    if (r.header?.type === 'text') out.push(r.header.text);
+    else if (r.header !== undefined) out.push(t.headerParameters[0] ?? `[${r.header.type}]`);
+    out.push(...linesOf(r.body), ...linesOf(r.footer));
+  }
   t.choices.forEach((c, i) => out.push(`${i + 1}. [ ${c.title} ]`));
   return out;
 }

@@ -158,6 +158,15 @@ describe('the harness reads Cloud API messages', () => {
     ]);
   });
 
+  it("shows a template as the user sees it when the sandbox knows it: its buttons' texts, payloads as ids", () => {
+    const known = { name: 'colloquy_reminder', language: { code: 'en' }, components: [{ type: 'body' as const, parameters: [{ type: 'text' as const, text: 'your table at 8' }] }] };
+    const rendered = { body: 'Reminder: your table at 8', footer: 'Reply OK', buttons: [{ text: 'OK', payload: 'OK' }] };
+    const s = toSent(accepted({ type: 'template', template: known }, 'template'), undefined, (m) => (m.type === 'template' ? rendered : undefined));
+    expect(s).toMatchObject({ kind: 'template', name: 'colloquy_reminder', parameters: ['your table at 8'], rendered, choices: [{ id: 'OK', title: 'OK' }] });
+    expect(readableText(s)).toContain('Reminder: your table at 8');
+    expect(renderSent(s).split('\n')).toEqual(['bot › [template colloquy_reminder (en)]', '      Reminder: your table at 8', '      Reply OK', '      1. [ OK ]']);
+  });
+
   it('reads list, buttons and flow into the same kinds and fields as the seed provider, from the row', () => {
     const l = list({
       header: 'Menu',

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Sandbox } from '../../sandbox/api.js';
 import type { DeliveryResult } from '../../sandbox/deliver.js';
-import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, textMessage, toTimestamp, webhookPayload, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
+import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, textMessage, toTimestamp, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
 import type { BotInfo } from './bots.js';
 
 const user = z.string().regex(/^[0-9]{6,20}$/, 'must be 6 to 20 digits (country code and number, no "+")');
@@ -72,9 +72,9 @@ export class UserSender {
     return { from, id: newMessageId(), ...(bot && replied !== undefined && { context: { from: bot.number, id: replied } }) };
   }
 
+  /** Through the deliverer, to the bot's number (the sandbox fills in that number's `phone_number_id` and opens the user's window). */
   async #post(bot: BotInfo, message: CloudMessage): Promise<Sent> {
-    const payload = webhookPayload({ displayPhoneNumber: bot.number, messages: [message], names: { [message.from]: 'Simulator' } });
-    return { id: message.id, delivery: await this.sandbox.deliver.payload(payload) };
+    return { id: message.id, delivery: await this.sandbox.deliver.message(message, { to: bot.number, name: 'Simulator' }) };
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { choicesOf, type Choice, type Message } from '../../messages/message.js';
 import type { ConversationRecord, OutboxRecord, Store, TranscriptEntry } from '../../store/types.js';
+import type { RenderedTemplate } from '../cloud-sandbox.js';
 import { deliveredMessage, isCloudBody, templateParameters } from '../harness-cloud.js';
 
 /** Something the user sent. */
@@ -36,9 +37,14 @@ export interface TemplateView {
   readonly header: readonly string[];
   /** The body's parameters as texts, in order. */
   readonly body: readonly string[];
-  /** The quick replies (id and title are the payload). */
+  /** As the user sees it, when the sandbox knows the template: its header text, body and footer filled in. */
+  readonly seen?: { readonly header?: string | undefined; readonly body: string; readonly footer?: string | undefined } | undefined;
+  /** The quick replies: id = the payload a tap sends; title = the button's text (the payload when the sandbox does not know the template). */
   readonly replies: readonly Choice[];
 }
+
+/** Fills a template row's message from the template the sandbox knows; undefined when it knows none. */
+export type RowRenderer = (row: OutboxRecord) => RenderedTemplate | undefined;
 
 /** Something the bot sent (or tried to). */
 export interface BotItem {
@@ -81,11 +87,11 @@ const MAX_CONVERSATIONS = 20;
  * The chat of one user with one bot, oldest first. `read` (on the Cloud API) holds the ids of the
  * user's messages the bot marked read; without it the user's messages carry no read mark.
  */
-export async function timelineOf(store: Store, conversations: readonly ConversationRecord[], read?: ReadonlySet<string>): Promise<ChatItem[]> {
+export async function timelineOf(store: Store, conversations: readonly ConversationRecord[], read?: ReadonlySet<string>, render?: RowRenderer): Promise<ChatItem[]> {
   const items: ChatItem[] = [];
   for (const conv of conversations.slice(-MAX_CONVERSATIONS)) {
     for (const entry of await store.transcript(conv.id)) {
-      const item = itemOf(entry, read);
+      const item = itemOf(entry, read, render);
       if (item) items.push(item);
     }
     if (conv.status !== 'active') items.push({ kind: 'note', at: conv.endedAt ?? conv.updatedAt, text: `conversation ${conv.status}` });
@@ -93,8 +99,8 @@ export async function timelineOf(store: Store, conversations: readonly Conversat
   return items;
 }
 
-function itemOf(entry: TranscriptEntry, read: ReadonlySet<string> | undefined): ChatItem | undefined {
-  if (entry.direction === 'out') return botItem(entry.record);
+function itemOf(entry: TranscriptEntry, read: ReadonlySet<string> | undefined, render: RowRenderer | undefined): ChatItem | undefined {
+  if (entry.direction === 'out') return botItem(entry.record, render);
   const event = (entry.event ?? {}) as { readonly type?: unknown; readonly [k: string]: unknown };
   const type = typeof event.type === 'string' ? event.type : 'unknown';
   if (entry.source === 'timer') return { kind: 'note', at: entry.at, text: `timer fired (${type})` };
@@ -118,22 +124,25 @@ function userItem(entry: Extract<TranscriptEntry, { direction: 'in' }>, type: st
   return { ...base, text: `[${what}]`, via: what };
 }
 
-function botItem(r: OutboxRecord): BotItem {
-  return { ...botBase(r), ...(r.channel !== 'sms' && isCloudBody(r.request) ? cloudShown(r.message, r.request) : { provider: 'seed' as const }) };
+function botItem(r: OutboxRecord, render: RowRenderer | undefined): BotItem {
+  return { ...botBase(r), ...(r.channel !== 'sms' && isCloudBody(r.request) ? cloudShown(r, r.request, render) : { provider: 'seed' as const }) };
 }
 
 /** What a Cloud API bubble shows; a body the page cannot read is shown raw, as an unknown message is. */
-function cloudShown(stored: unknown, body: Readonly<Record<string, unknown>>): Pick<BotItem, 'provider' | 'message' | 'template'> {
+function cloudShown(r: OutboxRecord, body: Readonly<Record<string, unknown>>, render: RowRenderer | undefined): Pick<BotItem, 'provider' | 'message' | 'template'> {
   let message: Message;
   try {
-    message = deliveredMessage(stored, body);
+    message = deliveredMessage(r.message, body);
   } catch {
     return { provider: 'cloud-api' };
   }
   if (message.kind !== 'template') return { provider: 'cloud-api', message };
   const t = message.template;
   const params = templateParameters(t);
-  return { provider: 'cloud-api', message, template: { name: t.name, language: t.language.code, header: params.header, body: params.body, replies: choicesOf(message) } };
+  const shown = render?.(r);
+  const seen = shown && { ...(shown.header?.type === 'text' && { header: shown.header.text }), body: shown.body, ...(shown.footer !== undefined && { footer: shown.footer }) };
+  const replies = shown ? shown.buttons.map((b) => ({ id: b.payload, title: b.text })) : choicesOf(message);
+  return { provider: 'cloud-api', message, template: { name: t.name, language: t.language.code, header: params.header, body: params.body, ...(seen && { seen }), replies } };
 }
 
 function botBase(r: OutboxRecord): Omit<BotItem, 'provider' | 'message' | 'template'> {

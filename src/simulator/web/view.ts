@@ -3,11 +3,12 @@
  * and the provider requests about this user. Rebuilt from the store and the sandbox each time.
  */
 import type { Sandbox } from '../../sandbox/api.js';
-import type { RecordedRequest } from '../../sandbox/types.js';
+import type { AcceptedCloud, RecordedRequest } from '../../sandbox/types.js';
 import type { ConversationRecord, Store } from '../../store/types.js';
-import { readsOf, usesCloudApi, windowOf, windowText } from '../cloud-sandbox.js';
+import { readsOf, renderedTemplate, usesCloudApi, windowOf, windowText } from '../cloud-sandbox.js';
+import { cloudTypeOf } from '../harness-cloud.js';
 import type { BotInfo } from './bots.js';
-import { timelineOf, type ChatItem } from './timeline.js';
+import { timelineOf, type ChatItem, type RowRenderer } from './timeline.js';
 
 /** The conversation panel. */
 export interface ConversationView {
@@ -70,15 +71,27 @@ export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, us
   const current = (await store.activeConversation({ botId: bot.id, user })) ?? conversations.at(-1);
   const cloud = usesCloudApi(sandbox);
   const read = cloud ? new Set(readsOf(sandbox, user).map((r) => r.messageId)) : undefined;
-  const w = cloud ? windowOf(sandbox, user, bot.phoneNumberId) : undefined;
+  const w = cloud ? windowOf(sandbox, user, bot.phoneNumberId ?? bot.number) : undefined;
   return {
     bot: bot.id,
     user,
     provider: cloud ? 'cloud-api' : 'seed',
     window: w === undefined ? null : { open: w.open, lastUserMessageAt: w.lastUserMessageAt ?? null, closesAt: w.closesAt ?? null, text: windowText(w, now) },
     conversation: current ? conversationView(current) : null,
-    timeline: await timelineOf(store, conversations, read),
+    timeline: await timelineOf(store, conversations, read, cloud ? rowRenderer(sandbox) : undefined),
     requests: requestsAbout(sandbox.requests, bot, user, read).slice(-MAX_REQUESTS).map(requestView),
+  };
+}
+
+/** Fills a template row from the template the sandbox knows: through the message it accepted, or the row's body. */
+function rowRenderer(sandbox: Sandbox): RowRenderer {
+  return (row) => {
+    const accepted = sandbox.messages.find((m): m is AcceptedCloud => m.channel === 'cloud-api' && m.providerId === row.providerId);
+    const request = row.request as AcceptedCloud['request'];
+    return renderedTemplate(
+      sandbox,
+      accepted ?? { seq: 0, channel: 'cloud-api', numberId: '', from: '', to: row.user, type: cloudTypeOf(request), request, providerId: row.providerId ?? '', at: row.createdAt },
+    );
   };
 }
 
