@@ -2,7 +2,9 @@
 import type { Router } from 'express';
 import type { Deliverer } from './deliver.js';
 import type { Faults } from './faults.js';
-import type { RecordedRequest, SandboxEndpoint, SandboxMessage, WebhookTarget } from './types.js';
+import type { RenderedTemplate } from './cloud/templates.js';
+import type { CloudApiSettings, WindowState } from './cloud/types.js';
+import type { AcceptedCloud, AcceptedRead, RecordedRequest, SandboxEndpoint, SandboxMessage, WebhookTarget } from './types.js';
 
 /**
  * A fake provider, strict like the real one: the identity provider's token endpoint, the
@@ -22,6 +24,23 @@ export interface Sandbox {
   readonly requests: readonly RecordedRequest[];
   /** Every accepted message since the last reset, oldest first. */
   readonly messages: readonly SandboxMessage[];
+  /** The Cloud API mode as configured: token, numbers, templates, window length, how the window refuses. */
+  readonly cloudApi: CloudApiSettings;
+  /**
+   * The 24-hour window between `user` and a business number (a `phone_number_id` or display
+   * number; default the sandbox's own), by the sandbox's clock.
+   */
+  window(user: string, number?: string): WindowState;
+  /** A template message as the user sees it, filled from the template the sandbox knows; undefined for other messages. */
+  renderTemplate(message: AcceptedCloud): RenderedTemplate | undefined;
+  /** Every user's window with every number they wrote to. */
+  windows(): (WindowState & { readonly user: string; readonly numberId: string })[];
+  /** The read receipts accepted on the Cloud API endpoint, oldest first; only `user`'s when given. */
+  reads(user?: string): AcceptedRead[];
+  /** Calls `listener` for each accepted read receipt; returns a function that stops it. */
+  onRead(listener: (read: AcceptedRead) => void): () => void;
+  /** Resolves once every status queued so far (`sent`, `delivered`, `failed`) was posted to the webhook. */
+  statusesPosted(): Promise<void>;
   /** Fault injection; see {@link Faults}. */
   readonly faults: Faults;
   /** Simulated inbound traffic to the configured webhook. */
@@ -44,7 +63,7 @@ export interface Sandbox {
   setTokenLifetime(seconds: number): void;
   /** Removes every injected fault. */
   clearFaults(): void;
-  /** Forgets recorded requests and messages and removes faults; issued tokens stay valid. */
+  /** Forgets recorded requests, messages and read receipts and removes faults; issued tokens and the users' windows stay. */
   reset(): void;
   /** Calls `listener` for each accepted message; returns a function that stops it. */
   onMessage(listener: (message: SandboxMessage) => void): () => void;

@@ -29,9 +29,20 @@ export const SANDBOX_PATHS = {
   messaging: '/messaging-bsp-api-endpoint-ws/services/v1/messaging',
   /** `{base_url}/services/messaging` */
   sms: '/services/messaging',
+  /** `{cloud base URL}` without the version: messages go to `/cloud/{version}/{phone_number_id}/messages`. */
+  cloud: '/cloud',
   /** The sandbox's own control routes (not the provider's). */
   control: '/_sandbox',
 } as const;
+
+/** The access token the Cloud API mode accepts unless told otherwise (`Authorization: Bearer …`). */
+export const SANDBOX_CLOUD_API_TOKEN = 'sandbox-cloud-api-token';
+
+/** The Graph API version the sandbox suggests; any `v{major}.{minor}` is accepted. */
+export const SANDBOX_CLOUD_API_VERSION = 'v23.0';
+
+/** The customer service window: 24 hours, in milliseconds. */
+export const SANDBOX_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** Meta's "Re-engagement message" error: more than 24 h since the user last wrote. */
 export const REENGAGEMENT_ERROR_CODE = 131047;

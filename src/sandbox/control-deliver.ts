@@ -19,6 +19,7 @@ export const DeliverBody = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('button_reply'), ...message, buttonId: z.string(), title: z.string() }),
   z.strictObject({ kind: z.literal('list_reply'), ...message, rowId: z.string(), title: z.string(), description: z.string().optional() }),
   z.strictObject({ kind: z.literal('flow_reply'), ...message, flowToken: z.string(), data: z.record(z.string(), z.unknown()).optional() }),
+  z.strictObject({ kind: z.literal('template_reply'), ...message, payload: z.string().min(1), text: z.string().min(1) }),
   z.strictObject({ kind: z.literal('image'), ...message, caption: z.string().optional(), mimeType: z.string().optional() }),
   z.strictObject({
     kind: z.literal('status'),
@@ -61,6 +62,8 @@ function deliverMessage(deliver: Deliverer, b: Exclude<DeliverRequest, { kind: '
       return deliver.listReply(b.from, { id: b.rowId, title: b.title, description: b.description }, options);
     case 'flow_reply':
       return deliver.flowReply(b.from, { flowToken: b.flowToken, data: b.data }, options);
+    case 'template_reply':
+      return deliver.templateReply(b.from, b.payload, b.text, options);
     case 'image':
       return deliver.image(b.from, { caption: b.caption, mimeType: b.mimeType }, options);
   }

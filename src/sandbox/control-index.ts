@@ -1,7 +1,7 @@
 /** `GET /_sandbox/`: what a newcomer needs to drive the sandbox by hand (credentials and routes). */
 import type { Request, Response } from 'express';
 import type { Sandbox } from './api.js';
-import { SANDBOX_PATHS } from './constants.js';
+import { SANDBOX_CLOUD_API_VERSION, SANDBOX_PATHS } from './constants.js';
 
 /** One control route: what the index lists and what the router runs. */
 export interface ControlRoute {
@@ -26,6 +26,12 @@ export function controlIndex(sandbox: Sandbox, routes: readonly ControlRoute[], 
   const listing = {
     sandbox: 'Colloquy sandbox provider: a fake provider as strict as the real one, with control routes for tests',
     credentials: { clientId: sandbox.clientId, clientSecret: sandbox.clientSecret, sender: sandbox.sender },
+    cloudApi: {
+      route: `POST ${provider}${SANDBOX_PATHS.cloud}/{version}/{phone_number_id}/messages`,
+      baseUrl: `${provider}${SANDBOX_PATHS.cloud}/${SANDBOX_CLOUD_API_VERSION}`,
+      token: sandbox.cloudApi.token,
+      numbers: sandbox.cloudApi.numbers.map((n) => `${n.phoneNumberId} (${n.displayNumber})`).join(', '),
+    },
     provider: PROVIDER_ROUTES.map((r) => ({ method: r.method, path: `${provider}${r.path}`, does: r.does })),
     control: routes.map((r) => ({ method: r.method, path: `${control}${r.path}`, does: r.does, ...(r.body !== undefined && { body: r.body }) })),
   };
@@ -37,6 +43,7 @@ export function controlIndex(sandbox: Sandbox, routes: readonly ControlRoute[], 
 type Listing = {
   sandbox: string;
   credentials: Record<string, string>;
+  cloudApi: Record<string, string>;
   provider: { method: string; path: string; does: string }[];
   control: { method: string; path: string; does: string; body?: unknown }[];
 };
@@ -47,13 +54,16 @@ function indexHtml(l: Listing): string {
     rs
       .map((r) => `<tr><td>${r.method}</td><td><code>${esc(r.path)}</code></td><td>${esc(r.does)}${r.body === undefined ? '' : `<br><code>${esc(JSON.stringify(r.body))}</code>`}</td></tr>`)
       .join('\n');
-  const creds = Object.entries(l.credentials)
-    .map(([k, v]) => `<li>${k}: <code>${esc(v)}</code></li>`)
-    .join('');
+  const items = (o: Record<string, string>): string =>
+    Object.entries(o)
+      .map(([k, v]) => `<li>${k}: <code>${esc(v)}</code></li>`)
+      .join('');
+  const creds = items(l.credentials);
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sandbox provider</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;max-width:60em}td{padding:.2em .6em;vertical-align:top}code{font-size:13px}</style></head>
 <body><h1>Sandbox provider</h1><p>${esc(l.sandbox)}. The same listing as JSON: <code>curl</code> this address.</p>
 <h2>Credentials</h2><ul>${creds}</ul>
 <h2>Provider routes</h2><table>${rows(l.provider)}</table>
+<h2>Cloud API mode</h2><ul>${items(l.cloudApi)}</ul>
 <h2>Control routes (JSON bodies)</h2><table>${rows(l.control)}</table></body></html>`;
 }

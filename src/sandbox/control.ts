@@ -11,8 +11,8 @@ import { deliverFromJson } from './control-deliver.js';
 import { controlIndex, type ControlRoute } from './control-index.js';
 import { ControlInputError, parseBody } from './control-input.js';
 
-const endpoint = z.enum(['token', 'messaging', 'sms']);
-const target = z.enum(['token', 'messaging', 'sms', 'any']);
+const endpoint = z.enum(['token', 'messaging', 'sms', 'cloud-api']);
+const target = z.enum(['token', 'messaging', 'sms', 'cloud-api', 'any']);
 const times = z.number().int().positive().optional();
 const numbers = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
@@ -28,6 +28,23 @@ const RefuseBody = z.strictObject({
   details: z.string().optional(),
 });
 const AllowBody = z.strictObject({ to: numbers });
+const CloudErrorBody = z.strictObject({
+  code: z.number().int().positive(),
+  retryAfter: z.number().int().nonnegative().optional(),
+  status: z.number().int().min(200).max(599).optional(),
+  message: z.string().optional(),
+  details: z.string().optional(),
+  to: numbers.optional(),
+  delivery: z.enum(['sync', 'status']).optional(),
+  times,
+});
+const WindowQuery = z.strictObject({
+  user: z
+    .string()
+    .regex(/^[0-9]{6,20}$/, 'must be digits only')
+    .optional(),
+  number: z.string().min(1).optional(),
+});
 const LifetimeBody = z.strictObject({ seconds: z.number().int().positive() });
 
 function controlRoutes(sandbox: Sandbox): ControlRoute[] {
@@ -39,10 +56,16 @@ function controlRoutes(sandbox: Sandbox): ControlRoute[] {
     ...(body !== undefined && { body }),
   });
   return [
-    route('GET', '/requests', 'every provider request since the last reset (?endpoint=token|messaging|sms)', (req) =>
+    route('GET', '/requests', 'every provider request since the last reset (?endpoint=token|messaging|sms|cloud-api)', (req) =>
       typeof req.query['endpoint'] === 'string' ? sandbox.requestsTo(endpoint.parse(req.query['endpoint'])) : sandbox.requests,
     ),
     route('GET', '/messages', 'every accepted message (?to=<number>)', (req) => (typeof req.query['to'] === 'string' ? sandbox.messagesTo(req.query['to']) : sandbox.messages)),
+    route('GET', '/cloud', 'the Cloud API mode: token, numbers, templates, window length', () => sandbox.cloudApi),
+    route('GET', '/window', "every user's 24-hour window, or one (?user=<number>&number=<phone_number_id or display number>)", (req) => {
+      const q = parseBody(WindowQuery, req.query);
+      return q.user === undefined ? sandbox.windows() : sandbox.window(q.user, q.number);
+    }),
+    route('GET', '/reads', 'the read receipts the bot sent (?user=<number>)', (req) => sandbox.reads(typeof req.query['user'] === 'string' ? req.query['user'] : undefined)),
     route('GET', '/stats', 'counts of requests, messages, token requests and tokens issued', () => stats(sandbox)),
     route('GET', '/faults', 'the faults waiting to fire', () => sandbox.faults.snapshot()),
     route('DELETE', '/faults', 'removes every fault', () => sandbox.clearFaults()),
@@ -63,13 +86,24 @@ function controlRoutes(sandbox: Sandbox): ControlRoute[] {
       to: '15551234567',
     }),
     route('POST', '/faults/allow-interactive', 'accepts WhatsApp messages to these numbers again', (req) => sandbox.faults.allowInteractive(parseBody(AllowBody, req.body).to), { to: '15551234567' }),
+    route(
+      'POST',
+      '/faults/cloud-error',
+      'answers the next Cloud API messages with a Meta error code (sync, or as a failed status)',
+      (req) => cloudErrorFrom(sandbox, parseBody(CloudErrorBody, req.body)),
+      {
+        code: 130429,
+        retryAfter: 2,
+        times: 1,
+      },
+    ),
     route('POST', '/tokens/expire', 'expires every token issued so far', () => sandbox.expireTokens()),
     route('POST', '/tokens/lifetime', 'sets the lifetime of new tokens, in seconds', (req) => sandbox.setTokenLifetime(parseBody(LifetimeBody, req.body).seconds), { seconds: 600 }),
     route('POST', '/reset', 'forgets requests and messages and removes faults', () => sandbox.reset()),
     route(
       'POST',
       '/deliver',
-      'a simulated user writes to the webhook: kind text, button_reply, list_reply, flow_reply, image, status, sms or payload',
+      'a simulated user writes to the webhook: kind text, button_reply, list_reply, flow_reply, template_reply, image, status, sms or payload',
       (req) => deliverFromJson(sandbox.deliver, req.body),
       { kind: 'text', from: '15551234567', text: 'hi' },
     ),
@@ -121,6 +155,10 @@ function smsErrorFrom(sandbox: Sandbox, b: z.infer<typeof SmsErrorBody>): void {
 
 function refuseFrom(sandbox: Sandbox, b: z.infer<typeof RefuseBody>): void {
   sandbox.faults.refuseInteractive(b.to, { code: b.code, status: b.status, message: b.message, details: b.details });
+}
+
+function cloudErrorFrom(sandbox: Sandbox, b: z.infer<typeof CloudErrorBody>): void {
+  sandbox.faults.cloudError(b.code, { retryAfter: b.retryAfter, status: b.status, message: b.message, details: b.details, to: b.to, delivery: b.delivery, times: b.times });
 }
 
 function controlErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {

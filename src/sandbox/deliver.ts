@@ -12,6 +12,7 @@ import {
   listReplyMessage,
   signBody,
   statusUpdate,
+  templateButtonMessage,
   textMessage,
   webhookPayload,
   type BusinessInit,
@@ -41,8 +42,9 @@ export interface MessageOptions {
   /** The user's profile name. */
   readonly name?: string | undefined;
   /**
-   * The business number written to (`metadata.display_phone_number`). Default: for a tap, the
-   * number the tapped message came from; otherwise the sandbox's business number.
+   * The business number written to: a display number or a Cloud API `phone_number_id` of the
+   * sandbox (webhook `metadata` then carries both), or any number. Default: for a tap, the number
+   * the tapped message came from; otherwise the sandbox's business number.
    */
   readonly to?: string | undefined;
 }
@@ -56,8 +58,14 @@ export interface DelivererDeps {
   readonly recipientOf: (providerId: string) => string | undefined;
   /** The id of the last interactive message sent to a number. */
   readonly lastInteractiveTo: (number: string) => string | undefined;
-  /** The number an interactive message was sent from. */
+  /** The number an interactive or Cloud API message was sent from. */
   readonly senderOf: (providerId: string) => string | undefined;
+  /** The id of the last template message sent to a number. */
+  readonly lastTemplateTo: (number: string) => string | undefined;
+  /** A Cloud API business number by display number or `phone_number_id`. */
+  readonly numberOf: (number: string) => { readonly phoneNumberId: string; readonly displayNumber: string } | undefined;
+  /** Sees every Cloud API payload before it is posted (the 24-hour windows open here). */
+  readonly observe: (payload: unknown) => void;
   readonly fetch: typeof fetch;
   readonly timeoutMs: number;
 }
@@ -80,6 +88,18 @@ export class Deliverer {
     return this.message(buttonReplyMessage({ ...this.#init(from, options, true), buttonId: reply.id, title: reply.title }), options);
   }
 
+  /**
+   * The user taps a template's quick-reply button: `payload` is what the template message set for
+   * it (or the button's text when it set none), `text` the button's text. Replies to the last
+   * template sent to the user unless `options.context` says otherwise.
+   */
+  templateReply(from: string, payload: string, text: string, options: MessageOptions = {}): Promise<DeliveryResult> {
+    const replied = this.#deps.lastTemplateTo(from);
+    const context = options.context ?? (replied === undefined ? undefined : { from: this.#deps.senderOf(replied) ?? this.#deps.business.displayPhoneNumber, id: replied });
+    const init = { from, id: options.id, at: this.#deps.clock.now(), context };
+    return this.message(templateButtonMessage({ ...init, payload, text }), options);
+  }
+
   /** The user picks the list row `id`. */
   listReply(from: string, reply: { readonly id: string; readonly title: string; readonly description?: string | undefined }, options: MessageOptions = {}): Promise<DeliveryResult> {
     const row = { rowId: reply.id, title: reply.title, description: reply.description };
@@ -100,7 +120,7 @@ export class Deliverer {
   message(message: CloudMessage, options: Pick<MessageOptions, 'name' | 'to'> = {}): Promise<DeliveryResult> {
     const names = options.name === undefined ? undefined : { [message.from]: options.name };
     const to = options.to ?? message.context?.from ?? this.#deps.business.displayPhoneNumber;
-    return this.payload(webhookPayload({ ...this.#deps.business, displayPhoneNumber: to, messages: [message], names }));
+    return this.payload(webhookPayload({ ...this.#business(to), messages: [message], names }));
   }
 
   /**
@@ -116,7 +136,7 @@ export class Deliverer {
     if (recipient === undefined) throw new ConfigError('recipient', `no message with id "${providerId}" was sent through the sandbox: give the recipient`);
     const update = statusUpdate({ id: providerId, status, recipient, at: this.#deps.clock.now(), errors: options.errors });
     const to = options.to ?? this.#deps.senderOf(providerId) ?? this.#deps.business.displayPhoneNumber;
-    return this.payload(webhookPayload({ ...this.#deps.business, displayPhoneNumber: to, statuses: [update] }));
+    return this.payload(webhookPayload({ ...this.#business(to), statuses: [update] }));
   }
 
   /** The user sends an SMS (to the business number unless `to` is given). */
@@ -130,7 +150,15 @@ export class Deliverer {
     const target = this.#deps.target();
     if (target === undefined) throw new ConfigError('webhook', 'no webhook is configured: pass `webhook` to createSandbox() or call setWebhook()');
     const url = options.sms === true ? (target.smsUrl ?? smsUrlOf(target.url)) : target.url;
+    if (options.sms !== true) this.#deps.observe(payload);
     return this.#post(url, payload, target.secret);
+  }
+
+  /** The envelope's business fields for the number written to: a known number's id and display number. */
+  #business(to: string): DelivererDeps['business'] {
+    const n = this.#deps.numberOf(to);
+    if (n === undefined) return { ...this.#deps.business, displayPhoneNumber: to };
+    return { ...this.#deps.business, displayPhoneNumber: n.displayNumber, phoneNumberId: n.phoneNumberId };
   }
 
   #init(from: string, options: MessageOptions, tap: boolean): InboundInit {

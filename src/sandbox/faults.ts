@@ -4,6 +4,7 @@
  */
 import { ConfigError } from '../errors.js';
 import { REENGAGEMENT_DETAILS, REENGAGEMENT_ERROR_CODE, smsErrorText } from './constants.js';
+import { graphError } from './cloud/graph-error.js';
 import { defaultFaultBody } from './replies.js';
 import type { FaultTarget, Reply, SandboxEndpoint } from './types.js';
 
@@ -49,6 +50,38 @@ export interface RefusalInit {
   readonly details?: string | undefined;
 }
 
+/**
+ * A Cloud API error code answered to the next valid Cloud API messages (read receipts excepted):
+ * 130429, 131056, 131026, 131000, 131047, 190 or any other.
+ */
+export interface CloudErrorInit {
+  readonly times?: number | undefined;
+  /** Seconds, sent as `Retry-After`. */
+  readonly retryAfter?: number | undefined;
+  /** HTTP status (default Meta's for the code: 429 for 130429, 500 for 131000, 401 for 190, else 400). */
+  readonly status?: number | undefined;
+  readonly message?: string | undefined;
+  readonly details?: string | undefined;
+  /** Only for messages to these users (default any). */
+  readonly to?: string | readonly string[] | undefined;
+  /**
+   * `sync` (default): the send is answered with the error. `status`: the send is accepted and a
+   * `failed` status carrying the error goes to the webhook, as Meta does for 131026 and 131047.
+   */
+  readonly delivery?: 'sync' | 'status' | undefined;
+}
+
+/** A Cloud API error fault as consumed: the answer, or (delivered as a status) the error. */
+export type CloudFault =
+  | { readonly kind: 'sync'; readonly reply: Reply }
+  | { readonly kind: 'status'; readonly code: number; readonly message: string | undefined; readonly details: string | undefined };
+
+interface CloudErrorFault extends Counted {
+  readonly code: number;
+  readonly to: ReadonlySet<string> | undefined;
+  readonly fault: CloudFault;
+}
+
 interface Counted {
   remaining: number;
 }
@@ -73,6 +106,7 @@ export interface FaultsSnapshot {
   readonly latencies: readonly { target: FaultTarget; ms: number; remaining: number | null }[];
   readonly smsErrors: readonly { code: unknown; status: number; remaining: number }[];
   readonly refused: readonly string[];
+  readonly cloudErrors: readonly { code: number; delivery: 'sync' | 'status'; to: string[] | null; remaining: number }[];
 }
 
 /** The faults the sandbox will inject; see {@link Sandbox.faults}. */
@@ -80,6 +114,7 @@ export class Faults {
   #statuses: StatusFault[] = [];
   #latencies: LatencyFault[] = [];
   #smsErrors: SmsFault[] = [];
+  #cloudErrors: CloudErrorFault[] = [];
   readonly #refused = new Map<string, Reply>();
 
   /** Answers `status` (and `body`) to the next `times` calls of `target`. */
@@ -122,8 +157,32 @@ export class Faults {
     for (const number of typeof to === 'string' ? [to] : to) this.#refused.delete(number);
   }
 
+  /** Answers the Cloud API error `code` to the next `times` valid Cloud API messages. */
+  cloudError(code: number, init: CloudErrorInit = {}): void {
+    if (!Number.isInteger(code) || code <= 0) throw new ConfigError('code', `must be a positive whole number (got ${code})`);
+    const retryAfter = init.retryAfter;
+    if (retryAfter !== undefined && (!Number.isInteger(retryAfter) || retryAfter < 0)) throw new ConfigError('retryAfter', `must be whole seconds (got ${retryAfter})`);
+    const headers = retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) };
+    const status = init.status === undefined ? undefined : httpStatus(init.status);
+    const fault: CloudFault =
+      init.delivery === 'status'
+        ? { kind: 'status', code, message: init.message, details: init.details }
+        : { kind: 'sync', reply: graphError(code, { status, message: init.message, details: init.details, headers, fault: 'cloud-error' }) };
+    const to = init.to === undefined ? undefined : new Set(typeof init.to === 'string' ? [init.to] : init.to);
+    this.#cloudErrors.push({ code, to, fault, remaining: count(init.times) });
+  }
+
+  /** Consumes the Cloud API error fault for one valid message to `to`, if any. */
+  takeCloudError(to: string): CloudFault | undefined {
+    const f = this.#cloudErrors.find((x) => x.to === undefined || x.to.has(to));
+    if (f === undefined) return undefined;
+    if (--f.remaining <= 0) this.#cloudErrors = this.#cloudErrors.filter((x) => x !== f);
+    return f.fault;
+  }
+
   /** Removes every fault. */
   clear(): void {
+    this.#cloudErrors = [];
     this.#statuses = [];
     this.#latencies = [];
     this.#smsErrors = [];
@@ -137,6 +196,7 @@ export class Faults {
       latencies: this.#latencies.map((f) => ({ target: f.target, ms: f.ms, remaining: Number.isFinite(f.remaining) ? f.remaining : null })),
       smsErrors: this.#smsErrors.map((f) => ({ code: (f.reply.body as { code: unknown }).code, status: f.reply.status, remaining: f.remaining })),
       refused: [...this.#refused.keys()],
+      cloudErrors: this.#cloudErrors.map((f) => ({ code: f.code, delivery: f.fault.kind, to: f.to === undefined ? null : [...f.to], remaining: f.remaining })),
     };
   }
 

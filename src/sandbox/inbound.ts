@@ -80,6 +80,14 @@ export function buttonReplyMessage(init: InboundInit & { readonly buttonId: stri
   return { ...base(init, 'interactive'), interactive: { type: 'button_reply', button_reply: { id: init.buttonId, title: init.title } } };
 }
 
+/**
+ * A tap on a template's quick-reply button: `type: "button"` with the payload the template message
+ * set for that button (its text when it set none), replying to the template message.
+ */
+export function templateButtonMessage(init: InboundInit & { readonly payload: string; readonly text: string }): CloudMessage {
+  return { ...base(init, 'button'), button: { payload: init.payload, text: init.text } };
+}
+
 /** A choice of a list row. */
 export function listReplyMessage(init: InboundInit & { readonly rowId: string; readonly title: string; readonly description?: string | undefined }): CloudMessage {
   const reply = { id: init.rowId, title: init.title, ...(init.description !== undefined && { description: init.description }) };

@@ -1,6 +1,6 @@
 /** What the sandbox saw: every provider request and every accepted message, with listeners. */
 import { EventEmitter } from 'node:events';
-import type { RecordedRequest, SandboxEndpoint, SandboxMessage } from './types.js';
+import type { AcceptedRead, RecordedRequest, SandboxEndpoint, SandboxMessage } from './types.js';
 
 /** A message as handed to {@link Recorder.addMessage}: everything but its sequence number. */
 export type NewMessage = SandboxMessage extends infer M ? (M extends SandboxMessage ? Omit<M, 'seq'> : never) : never;
@@ -12,10 +12,12 @@ export type NewRequest = Omit<RecordedRequest, 'seq' | 'status'>;
 export class Recorder {
   readonly #requests: RecordedRequest[] = [];
   readonly #messages: SandboxMessage[] = [];
+  readonly #reads: AcceptedRead[] = [];
   readonly #events = new EventEmitter();
   readonly #max: number;
   #requestSeq = 0;
   #messageSeq = 0;
+  #readSeq = 0;
   #counts: Record<SandboxEndpoint, number> = { token: 0, messaging: 0, sms: 0, 'cloud-api': 0 };
 
   constructor(max: number) {
@@ -54,6 +56,24 @@ export class Recorder {
     return record;
   }
 
+  /** The accepted read receipts, oldest first. */
+  get reads(): readonly AcceptedRead[] {
+    return this.#reads;
+  }
+
+  /** Records an accepted read receipt and tells the read listeners. */
+  addRead(read: Omit<AcceptedRead, 'seq'>): AcceptedRead {
+    const record: AcceptedRead = { ...read, seq: ++this.#readSeq };
+    push(this.#reads, record, this.#max);
+    this.#events.emit('read', record);
+    return record;
+  }
+
+  /** Calls `listener` for each accepted read receipt; returns a function that stops it. */
+  onRead(listener: (read: AcceptedRead) => void): () => void {
+    return this.#on('read', listener);
+  }
+
   /** Requests to one endpoint. */
   requestsTo(endpoint: SandboxEndpoint): RecordedRequest[] {
     return this.#requests.filter((r) => r.endpoint === endpoint);
@@ -84,10 +104,11 @@ export class Recorder {
     return this.#on('request', listener);
   }
 
-  /** Forgets every request and message (sequence numbers keep counting). */
+  /** Forgets every request, message and read receipt (sequence numbers keep counting). */
   clear(): void {
     this.#requests.length = 0;
     this.#messages.length = 0;
+    this.#reads.length = 0;
     this.#counts = { token: 0, messaging: 0, sms: 0, 'cloud-api': 0 };
   }
 

@@ -3,6 +3,7 @@
  * Meta's `{error: {code, message}}` for the messaging endpoint, `{code, hint, message}` for SMS.
  */
 import { formatIssues, type Issue } from '../errors.js';
+import { graphError } from './cloud/graph-error.js';
 import { smsErrorText } from './constants.js';
 import type { Reply, SandboxEndpoint } from './types.js';
 
@@ -56,6 +57,7 @@ export function defaultFaultBody(endpoint: SandboxEndpoint, status: number): unk
   const description = `Injected fault: HTTP ${status}`;
   if (endpoint === 'token') return { error: oauthCodeFor(status), error_description: description };
   if (endpoint === 'sms') return { code: smsCodeFor(status), hint: description, message: smsErrorText(smsCodeFor(status)).message };
+  if (endpoint === 'cloud-api') return graphError(metaCodeFor(status), { details: description }).body as unknown;
   return { error: { code: metaCodeFor(status), message: description } };
 }
 

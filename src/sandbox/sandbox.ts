@@ -2,6 +2,12 @@
 import express from 'express';
 import { ConfigError } from '../errors.js';
 import type { Sandbox } from './api.js';
+import { cloudSettings } from './cloud/config.js';
+import { cloudRouter } from './cloud/router.js';
+import { StatusQueue } from './cloud/statuses.js';
+import { templateView } from './cloud/templates.js';
+import type { CloudApiSettings, SandboxNumber } from './cloud/types.js';
+import { Windows, inboundOf } from './cloud/window.js';
 import { SANDBOX_BUSINESS_ACCOUNT_ID, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_PATHS, SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER, SANDBOX_TOKEN_LIFETIME_SECONDS } from './constants.js';
 import { controlRouter } from './control.js';
 import { Deliverer } from './deliver.js';
@@ -27,9 +33,19 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const clock = options.clock ?? systemClock;
   const deps = endpointDeps(options, clock);
   const sender = options.sender ?? SANDBOX_SENDER;
+  const own: SandboxNumber = { phoneNumberId: options.phoneNumberId ?? SANDBOX_PHONE_NUMBER_ID, displayNumber: sender };
+  const cloud = cloudSettings(options.cloudApi, own);
+  const windows = new Windows(clock, cloud.windowMs, maxRecords(options.maxRecords));
   let webhook = options.webhook === undefined ? undefined : checkWebhook(options.webhook);
-  const deliver = deliverer(options, deps.recorder, clock, sender, () => webhook);
+  const home = options.cloudApi?.numbers !== undefined && options.sender === undefined && options.phoneNumberId === undefined ? cloud.numbers[0]! : own;
+  const deliver = deliverer(options, deps.recorder, clock, home, cloud, windows, () => webhook);
   const { recorder, tokens, faults } = deps;
+  const statuses = new StatusQueue({
+    post: (id, status, o) => deliver.status(id, status, o),
+    hasWebhook: () => webhook !== undefined,
+    enabled: cloud.statuses,
+  });
+  const numberId = (number: string | undefined): string => (number === undefined ? home.phoneNumberId : (numberOf(cloud, number)?.phoneNumberId ?? number));
   const sandbox: Sandbox = {
     router: express.Router(),
     clientId: deps.clientId,
@@ -41,6 +57,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     get messages() {
       return recorder.messages;
     },
+    cloudApi: cloud,
+    window: (user, number) => windows.state(user, numberId(number)),
+    windows: () => windows.all(),
+    renderTemplate: (message) => templateView(cloud, message),
+    reads: (user) => (user === undefined ? [...recorder.reads] : recorder.reads.filter((r) => r.user === user)),
+    onRead: (listener) => recorder.onRead(listener),
+    statusesPosted: () => statuses.idle(),
     faults,
     deliver,
     get webhook() {
@@ -66,6 +89,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   };
   if (options.controlRoutes !== false) sandbox.router.use(SANDBOX_PATHS.control, controlRouter(sandbox));
   sandbox.router.use(providerRouter(deps));
+  sandbox.router.use(cloudRouter({ settings: cloud, windows, recorder, faults, clock, sleep: deps.sleep, statuses }));
   return sandbox;
 }
 
@@ -84,20 +108,38 @@ function endpointDeps(options: SandboxOptions, clock: SandboxClock): EndpointDep
   };
 }
 
-function deliverer(options: SandboxOptions, recorder: Recorder, clock: SandboxClock, sender: string, target: () => WebhookTarget | undefined): Deliverer {
+/** A Cloud API number by display number or `phone_number_id`. */
+function numberOf(cloud: CloudApiSettings, number: string): SandboxNumber | undefined {
+  return cloud.numbers.find((n) => n.displayNumber === number) ?? cloud.numbers.find((n) => n.phoneNumberId === number);
+}
+
+function deliverer(
+  options: SandboxOptions,
+  recorder: Recorder,
+  clock: SandboxClock,
+  home: SandboxNumber,
+  cloud: CloudApiSettings,
+  windows: Windows,
+  target: () => WebhookTarget | undefined,
+): Deliverer {
   return new Deliverer({
     target,
     clock,
     business: {
-      displayPhoneNumber: sender,
-      phoneNumberId: options.phoneNumberId ?? SANDBOX_PHONE_NUMBER_ID,
+      displayPhoneNumber: home.displayNumber,
+      phoneNumberId: home.phoneNumberId,
       businessAccountId: options.businessAccountId ?? SANDBOX_BUSINESS_ACCOUNT_ID,
     },
     recipientOf: (id) => recorder.messageById(id)?.to,
-    lastInteractiveTo: (number) => recorder.messagesTo(number).findLast((m) => m.channel === 'interactive')?.providerId,
+    lastInteractiveTo: (number) => recorder.messagesTo(number).findLast((m) => m.channel === 'interactive' || (m.channel === 'cloud-api' && m.type.startsWith('interactive')))?.providerId,
+    lastTemplateTo: (number) => recorder.messagesTo(number).findLast((m) => m.channel === 'cloud-api' && m.type === 'template')?.providerId,
     senderOf: (id) => {
       const m = recorder.messageById(id);
-      return m?.channel === 'interactive' ? m.from : undefined;
+      return m?.channel === 'interactive' || m?.channel === 'cloud-api' ? m.from : undefined;
+    },
+    numberOf: (number) => numberOf(cloud, number),
+    observe: (payload) => {
+      for (const m of inboundOf(payload)) windows.wrote(m);
     },
     fetch: options.fetch ?? globalThis.fetch,
     timeoutMs: options.deliveryTimeoutMs ?? 10_000,

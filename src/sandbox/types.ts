@@ -1,10 +1,11 @@
 /** The sandbox's data: what it records, what it answers, and how it is configured. */
 import type { InteractiveRequest, SmsRequest } from '../messages/schema.js';
+import type { CloudApiOptions } from './cloud/types.js';
 
 /** The provider endpoints the sandbox serves. */
 export type SandboxEndpoint = 'token' | 'messaging' | 'sms' | 'cloud-api';
 
-/** An endpoint a fault applies to; `any` matches all three. */
+/** An endpoint a fault applies to; `any` matches every one. */
 export type FaultTarget = SandboxEndpoint | 'any';
 
 /** A clock, so token expiry can be tested with fake time (milliseconds since the epoch). */
@@ -162,4 +163,9 @@ export interface SandboxOptions {
    * (default true). Turn them off where others can reach the router.
    */
   readonly controlRoutes?: boolean | undefined;
+  /**
+   * The Cloud API mode (`POST /cloud/{version}/{phone_number_id}/messages`, always served): its
+   * token, numbers, templates and 24-hour window.
+   */
+  readonly cloudApi?: CloudApiOptions | undefined;
 }

@@ -59,6 +59,7 @@ describe('control routes /_sandbox/*', () => {
       latencies: [{ target: 'any', ms: 10, remaining: null }],
       smsErrors: [],
       refused: [],
+      cloudErrors: [],
     });
     await request(url).delete(`${C}/faults`).expect(200);
     expect((await request(url).get(`${C}/faults`)).body.statuses).toEqual([]);

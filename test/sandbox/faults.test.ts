@@ -128,7 +128,7 @@ describe('fault injection', () => {
     sandbox.faults.smsError(15);
     sandbox.faults.refuseInteractive(TO);
     sandbox.clearFaults();
-    expect(sandbox.faults.snapshot()).toEqual({ statuses: [], latencies: [], smsErrors: [], refused: [] });
+    expect(sandbox.faults.snapshot()).toEqual({ statuses: [], latencies: [], smsErrors: [], refused: [], cloudErrors: [] });
     await postMessage(url, token, listRequest).expect(200);
     expect((await postSms(url, token, smsRequest).expect(200)).body.code).toBe(0);
   });
