@@ -136,17 +136,24 @@ function botBubble(item, tail, ctx) {
 
 /** A template as a card: its name and language, its parameters, and its quick replies to tap. */
 function templateBubble(item, t, tail, ctx) {
-  const content = [
-    h('div', { class: 'template-name' }, h('span', { class: 'template-badge' }, 'Template'), ' ', h('span', { class: 'name' }, t.name), ' ', h('span', { class: 'lang' }, '(' + t.language + ')')),
-    t.header.map((p) => h('div', { class: 'template-header' }, p)),
-    t.body.length
-      ? h(
-          'ol',
-          { class: 'template-params' },
-          t.body.map((p) => h('li', {}, p)),
-        )
-      : null,
-  ];
+  const name = h(
+    'div',
+    { class: 'template-name' },
+    h('span', { class: 'template-badge' }, 'Template'),
+    ' ',
+    h('span', { class: 'name' }, t.name),
+    ' ',
+    h('span', { class: 'lang' }, '(' + t.language + ')'),
+  );
+  // As the user sees it when the sandbox knows the template; else the parameters the message fills in.
+  const params = t.body.length
+    ? h(
+        'ol',
+        { class: 'template-params' },
+        t.body.map((p) => h('li', {}, p)),
+      )
+    : null;
+  const content = t.seen ? [name, texts(t.seen.header, t.seen.body, t.seen.footer)] : [name, t.header.map((p) => h('div', { class: 'template-header' }, p)), params];
   const replies = t.replies.length
     ? h(
         'div',

@@ -1,19 +1,20 @@
 /**
  * The web simulator on the Cloud API: text as a chat bubble, a template as a card whose quick
  * replies the user taps (a `button` message through the webhook), read ticks from the bot's read
- * receipts, and the 24-hour window. The sandbox's Cloud API mode is faked at its edge (its
- * `window(user)` and `reads(user)` read-outs and one accepted Cloud API record), and the bot's two
- * texts are rewritten in the real store into the rows the Cloud API provider leaves (a text and a
- * template): everything else (server, webhook, store, page) is the real thing.
+ * receipts, and the 24-hour window. The sandbox's Cloud API mode is the real one: the user's
+ * message opens the window, the Cloud API bodies and the read receipt are POSTed to its endpoint
+ * as the Cloud API provider would. The server runs the seed provider, so the bot's two texts
+ * (SMS rows) are rewritten in the real store into the rows the Cloud API provider leaves, joined
+ * to those accepted messages by their ids. Only closing the window is faked (the sandbox's clock
+ * is the real one here).
  */
 import type { Browser, Page } from 'playwright-core';
 import { setup } from 'xstate';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { defineBot, say, text } from '../../src/index.js';
-import type { AcceptedCloud, AcceptedRead, SandboxMessage } from '../../src/sandbox/types.js';
+import { SANDBOX_CLOUD_API_TOKEN, SANDBOX_PHONE_NUMBER_ID } from '../../src/sandbox/constants.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import type { WindowState } from '../../src/simulator/cloud-sandbox.js';
 import { simulatorExtension } from '../../src/simulator/web/index.js';
 import type { BotItem, UserItem, View } from '../../src/simulator/web/index.js';
 import type { SqliteStore } from '../../src/store/sqlite/store.js';
@@ -32,26 +33,18 @@ const cloudy = defineBot({
   options: { onUnhandled: 'ignore' },
 });
 
-const reminder = {
-  name: 'booking_reminder',
+/** One of the templates the sandbox knows: `Hi {{1}}, we have an update for you. Shall we continue?`, quick replies Continue and Not now. */
+const reopen = {
+  name: 'colloquy_reopen',
   language: { code: 'en_US' },
   components: [
-    { type: 'header', parameters: [{ type: 'text', text: 'Your booking' }] },
-    {
-      type: 'body',
-      parameters: [
-        { type: 'text', text: 'Tuesday 10:00' },
-        { type: 'text', text: 'Table 4' },
-      ],
-    },
+    { type: 'body', parameters: [{ type: 'text', text: 'Ada' }] },
     { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'confirm' }] },
-    { type: 'button', sub_type: 'quick_reply', index: '1', parameters: [{ type: 'payload', payload: 'cancel' }] },
   ],
 };
 
 let server: RunningServer;
 let browser: Browser | undefined;
-const fake = { window: { open: false } as WindowState, reads: [] as AcceptedRead[] };
 const delivered: Record<string, unknown>[] = [];
 const pageErrors: string[] = [];
 
@@ -60,7 +53,6 @@ beforeAll(async () => {
   const config = { ...loadConfig({}), port: 0, db: ':memory:', logLevel: 'silent' as const };
   server = await startServer({ bots: [cloudy], config, extensions: [simulatorExtension] });
   const sandbox = server.sandbox!;
-  Object.assign(sandbox, { window: (user: string) => (user === USER ? fake.window : { open: false }), reads: (user?: string) => fake.reads.filter((r) => user === undefined || r.user === user) });
   const payload = sandbox.deliver.payload.bind(sandbox.deliver);
   sandbox.deliver.payload = (body, ...rest) => {
     delivered.push(body as Record<string, unknown>);
@@ -85,7 +77,19 @@ async function view(): Promise<View> {
   return (await (await fetch(`${server.url}/simulator/api/state?bot=cloudy&user=${USER}`)).json()) as View;
 }
 
-/** The user writes; the bot's two texts become, in the store, what the Cloud API provider leaves: a text and a template. */
+/** POSTs a body to the sandbox's Cloud API endpoint, as the Cloud API provider does; returns the answer. */
+async function cloud(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.url}/sandbox/cloud/v23.0/${SANDBOX_PHONE_NUMBER_ID}/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${SANDBOX_CLOUD_API_TOKEN}` },
+    body: JSON.stringify({ messaging_product: 'whatsapp', ...body }),
+  });
+  const answer = (await res.json()) as Record<string, unknown>;
+  expect(res.status, JSON.stringify(answer)).toBe(200);
+  return answer;
+}
+
+/** The user writes; the bot's two texts become, in the store and the sandbox, what the Cloud API provider leaves: a text and a template. */
 async function cloudConversation(): Promise<{ first: string; second: string }> {
   const first = ((await (await post('text', { bot: 'cloudy', user: USER, text: 'hi' })).json()) as { id: string }).id;
   await server.runtime.idle();
@@ -94,24 +98,21 @@ async function cloudConversation(): Promise<{ first: string; second: string }> {
   const db = (server.store as SqliteStore).db;
   const rows = db.prepare('SELECT id FROM outbox WHERE user_number = ? ORDER BY id').all(USER) as { id: number }[];
   expect(rows).toHaveLength(2);
-  const update = db.prepare("UPDATE outbox SET channel = 'interactive', kind = ?, message = ?, request = ? WHERE id = ?");
-  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: USER };
-  update.run('text', JSON.stringify({ kind: 'text', text: 'Hello from the bot' }), JSON.stringify({ ...envelope, type: 'text', text: { body: 'Hello from the bot' } }), rows[0]!.id);
-  update.run('template', JSON.stringify({ kind: 'template', template: reminder }), JSON.stringify({ ...envelope, type: 'template', template: reminder }), rows[1]!.id);
-  const record: AcceptedCloud = {
-    seq: 9_001,
-    channel: 'cloud-api',
-    numberId: '1098765',
-    from: '15550000001',
-    to: USER,
-    type: 'text',
-    request: { ...envelope, type: 'text', text: { body: 'Hello from the bot' } },
-    providerId: 'wamid.cloud1',
-    at: Date.now(),
-  };
-  (server.sandbox!.messages as SandboxMessage[]).push(record);
-  fake.reads.push({ seq: 1, numberId: '1098765', messageId: first, user: USER, typing: true, at: Date.now() });
-  fake.window = { open: true, lastUserMessageAt: Date.now(), closesAt: Date.now() + 24 * HOUR - 30_000 };
+  const envelope = { recipient_type: 'individual', to: USER };
+  const bodies = [
+    { ...envelope, type: 'text', text: { body: 'Hello from the bot' } },
+    { ...envelope, type: 'template', template: reopen },
+  ];
+  const update = db.prepare("UPDATE outbox SET channel = 'interactive', kind = ?, message = ?, request = ?, provider_id = ? WHERE id = ?");
+  const messages = [
+    { kind: 'text', text: 'Hello from the bot' },
+    { kind: 'template', template: reopen },
+  ];
+  for (const [i, body] of bodies.entries()) {
+    const wamid = ((await cloud(body))['messages'] as { id: string }[])[0]!.id;
+    update.run(messages[i]!.kind, JSON.stringify(messages[i]), JSON.stringify({ messaging_product: 'whatsapp', ...body }), wamid, rows[i]!.id);
+  }
+  expect(await cloud({ status: 'read', message_id: first, typing_indicator: { type: 'text' } })).toEqual({ success: true });
   return { first, second };
 }
 
@@ -124,12 +125,21 @@ describe('web simulator on the Cloud API', () => {
   it('shows text as text, a template as a card, read marks and the window in the view', async () => {
     const v = await view();
     expect(v.provider).toBe('cloud-api');
-    expect(v.window).toMatchObject({ open: true, text: 'open: closes in 24h 0m' });
+    expect(v.window).toMatchObject({ open: true, text: expect.stringMatching(/^open: closes in 2[34]h [0-9]+m$/) });
     const bots = v.timeline.filter((i): i is BotItem => i.kind === 'bot');
     expect(bots[0]).toMatchObject({ provider: 'cloud-api', channel: 'interactive', message: { kind: 'text', text: 'Hello from the bot' } });
     expect(bots[1]).toMatchObject({
       provider: 'cloud-api',
-      template: { name: 'booking_reminder', language: 'en_US', header: ['Your booking'], body: ['Tuesday 10:00', 'Table 4'], replies: [{ id: 'confirm' }, { id: 'cancel' }] },
+      template: {
+        name: 'colloquy_reopen',
+        language: 'en_US',
+        body: ['Ada'],
+        seen: { body: 'Hi Ada, we have an update for you. Shall we continue?' },
+        replies: [
+          { id: 'confirm', title: 'Continue' },
+          { id: 'Not now', title: 'Not now' },
+        ],
+      },
     });
     const users = v.timeline.filter((i): i is UserItem => i.kind === 'user');
     expect(users.map((u) => [u.id, u.read])).toEqual([
@@ -151,26 +161,26 @@ describe('web simulator on the Cloud API', () => {
     expect(await textBubble.locator('.text').textContent()).toBe('Hello from the bot');
     expect(await textBubble.evaluate((e) => e.classList.contains('sms'))).toBe(false);
     const card = page.locator('.bubble.in[data-kind="template"]');
-    expect(await card.locator('.template-name').textContent()).toBe('Template booking_reminder (en_US)');
-    expect(await card.locator('.template-header').allTextContents()).toEqual(['Your booking']);
-    expect(await card.locator('.template-params li').allTextContents()).toEqual(['Tuesday 10:00', 'Table 4']);
-    expect(await page.locator('.quick-reply').allTextContents()).toEqual(['confirm', 'cancel']);
+    expect(await card.locator('.template-name').textContent()).toBe('Template colloquy_reopen (en_US)');
+    expect(await card.locator('.text').textContent()).toBe('Hi Ada, we have an update for you. Shall we continue?');
+    expect(await page.locator('.quick-reply').allTextContents()).toEqual(['Continue', 'Not now']);
 
     const ticks = await page.locator('.bubble.out .ticks').evaluateAll((els) => els.map((e) => [e.className, e.textContent]));
     expect(ticks).toEqual([
       ['ticks read', '\u2713\u2713'],
       ['ticks sent', '\u2713'],
     ]);
-    expect(await page.locator('#window-state').textContent()).toBe('24-hour window open: closes in 24h 0m');
+    expect(await page.locator('#window-state').textContent()).toMatch(/^24-hour window open: closes in 2[34]h [0-9]+m$/);
     await shot(page, 'simulator-cloud-template');
 
-    await page.locator('.quick-reply', { hasText: 'confirm' }).click();
+    await page.locator('.quick-reply', { hasText: 'Continue' }).click();
     // The webhook answers for the tap, and the user's bubble stays (what it says follows the webhook's reading of a `button` message).
     await page.waitForFunction(() => document.querySelectorAll('.bubble.out').length === 3 && !document.querySelector('.bubble.out .ticks.sending'));
     const tap = delivered.at(-1) as { entry: { changes: { value: { messages: Record<string, unknown>[] } }[] }[] };
-    expect(tap.entry[0]!.changes[0]!.value.messages[0]).toMatchObject({ from: USER, type: 'button', button: { payload: 'confirm', text: 'confirm' } });
+    expect(tap.entry[0]!.changes[0]!.value.messages[0]).toMatchObject({ from: USER, type: 'button', button: { payload: 'confirm', text: 'Continue' } });
 
-    fake.window = { open: false, lastUserMessageAt: Date.now() - 25 * HOUR, closesAt: Date.now() - HOUR };
+    // The sandbox's clock is the real one here: its window read-out is replaced to see a closed window.
+    Object.assign(server.sandbox!, { window: () => ({ open: false, lastUserMessageAt: Date.now() - 25 * HOUR, closesAt: Date.now() - HOUR }) });
     await page.waitForFunction(() => document.getElementById('window-state')?.dataset['open'] === 'false');
     expect(await page.locator('#window-state').textContent()).toBe('24-hour window closed: only templates reach the user');
     await page.close();
@@ -182,7 +192,6 @@ describe('the seed provider in the same simulator', () => {
     const config = { ...loadConfig({}), port: 0, db: ':memory:', logLevel: 'silent' as const };
     const seed = await startServer({ bots: [cloudy], config, extensions: [simulatorExtension] });
     try {
-      Object.assign(seed.sandbox!, { window: () => ({ open: false }), reads: () => [] });
       await fetch(`${seed.url}/simulator/api/text`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ bot: 'cloudy', user: USER, text: 'hi' }) });
       await seed.runtime.idle();
       const v = (await (await fetch(`${seed.url}/simulator/api/state?bot=cloudy&user=${USER}`)).json()) as View;
