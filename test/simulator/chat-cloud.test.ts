@@ -94,10 +94,43 @@ describe('the terminal chat on the Cloud API', () => {
     expect(out).toBe('(no answer)\n\n');
   });
 
+  it("prints a template the sandbox knows as the user sees it, and a quick reply's tap carries its payload and text", async () => {
+    let out = '';
+    session = await ChatSession.start({ bot: quiet, out: (t) => (out += t) });
+    const template = {
+      name: 'colloquy_reopen',
+      language: { code: 'en' },
+      components: [
+        { type: 'body', parameters: [{ type: 'text', text: 'Ada' }] },
+        { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'confirm' }] },
+      ],
+    };
+    // Rendered by the sandbox's own renderTemplate (its Cloud API mode knows colloquy_reopen).
+    (session.conversation.sandbox.messages as SandboxMessage[]).push(cloud(1, { type: 'template', template }, 'template'));
+    out = '';
+    await session.handle('/wait 1m');
+    // The real window read-out: closed, as the harness hands the user's messages to the runtime, not through the sandbox.
+    expect(out).toBe(
+      [
+        '(1m later)',
+        'bot › [template colloquy_reopen (en)]',
+        '      Hi Ada, we have an update for you. Shall we continue?',
+        '      1. [ Continue ]',
+        '      2. [ Not now ]',
+        '(window closed: only templates can reach you)',
+        '',
+        '',
+      ].join('\n'),
+    );
+    await session.handle('continue');
+    const events = (await session.conversation.transcript()).filter((e) => e.direction === 'in').map((e) => e.event);
+    expect(events.at(-1)).toEqual({ type: 'reply.confirm', id: 'confirm', title: 'Continue', via: 'template' });
+    expect(session.conversation.state).toBe('confirmed');
+  });
+
   it('prints no window and no ticks on the seed provider', async () => {
     let out = '';
     session = await ChatSession.start({ bot: quiet, out: (t) => (out += t) });
-    Object.assign(session.conversation.sandbox, { window: () => ({ open: false }), reads: () => [] });
     out = '';
     await session.handle('hi');
     expect(out).toBe('(no answer)\n\n');
