@@ -17,6 +17,7 @@ import { SANDBOX_CLOUD_API_TOKEN, SANDBOX_PHONE_NUMBER_ID } from '../../src/sand
 import { startServer, type RunningServer } from '../../src/server.js';
 import { simulatorExtension } from '../../src/simulator/web/index.js';
 import type { BotItem, UserItem, View } from '../../src/simulator/web/index.js';
+import { requestsAbout, usersOf } from '../../src/simulator/web/view.js';
 import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { launchChromium, onlyLoopback, requireChromium, shot } from './browser.js';
 
@@ -183,7 +184,39 @@ describe('web simulator on the Cloud API', () => {
     Object.assign(server.sandbox!, { window: () => ({ open: false, lastUserMessageAt: Date.now() - 25 * HOUR, closesAt: Date.now() - HOUR }) });
     await page.waitForFunction(() => document.getElementById('window-state')?.dataset['open'] === 'false');
     expect(await page.locator('#window-state').textContent()).toBe('24-hour window closed: only templates reach the user');
+
+    // A sandbox that cannot render the template: the card shows the message's own parameters and payloads.
+    Object.assign(server.sandbox!, { renderTemplate: () => undefined });
+    await page.locator('.template-params li').first().waitFor();
+    expect(await page.locator('.template-params li').allTextContents()).toEqual(['Ada']);
+    expect(await page.locator('.quick-reply').allTextContents()).toEqual(['confirm']);
     await page.close();
+  });
+});
+
+describe('the requests panel on the Cloud API', () => {
+  it("lists the user's Cloud API messages and the read receipts of their messages, no one else's", () => {
+    const bot = { id: 'cloudy', number: '15550000001', smsTag: 'cloudy', flowForms: {} };
+    const req = (seq: number, body: Record<string, unknown>) => ({
+      seq,
+      endpoint: 'cloud-api' as const,
+      method: 'POST',
+      path: '/cloud/v23.0/1/messages',
+      url: '',
+      headers: {},
+      body,
+      status: 200,
+      at: 0,
+    });
+    const requests = [
+      req(1, { to: USER, type: 'text' }),
+      req(2, { to: '5215500000000', type: 'text' }),
+      req(3, { status: 'read', message_id: 'wamid.mine' }),
+      req(4, { status: 'read', message_id: 'wamid.theirs' }),
+    ];
+    expect(requestsAbout(requests, bot, USER, new Set(['wamid.mine'])).map((r) => r.seq)).toEqual([1, 3]);
+    expect(usersOf(requests[0]!)).toEqual([USER]);
+    expect(usersOf(requests[2]!)).toEqual([]);
   });
 });
 
