@@ -1,38 +1,14 @@
 /**
- * What the simulators read from the sandbox's Cloud API mode: the 24-hour window of a user and
- * the read receipts the bot sent. Read through optional methods, so the simulators work with a
- * sandbox without that mode (nothing is shown then), and only once the sandbox has seen Cloud API
- * traffic, so the seed provider's chats stay as they were.
+ * What the simulators read from the sandbox's Cloud API mode: the 24-hour window of a user, the
+ * read receipts the bot sent, and a template as the user sees it. The window and the read marks
+ * show only once the sandbox has seen Cloud API traffic, so the seed provider's chats stay as they were.
  */
 import type { Sandbox } from '../sandbox/api.js';
+import type { RenderedTemplate } from '../sandbox/cloud/templates.js';
+import type { WindowState } from '../sandbox/cloud/types.js';
 import type { AcceptedCloud, AcceptedRead } from '../sandbox/types.js';
 
-/** A user's 24-hour customer-service window, as the sandbox keeps it. */
-export interface WindowState {
-  /** Free-form messages reach the user (they wrote less than 24 hours ago). */
-  readonly open: boolean;
-  /** When the user last wrote (ms since the epoch), if ever. */
-  readonly lastUserMessageAt?: number | undefined;
-  /** When the window closes (or closed), if the user ever wrote. */
-  readonly closesAt?: number | undefined;
-}
-
-/** A template message as the user sees it, filled from the template the sandbox knows by that name and language. */
-export interface RenderedTemplate {
-  readonly header?: { readonly type: 'text'; readonly text: string } | { readonly type: 'image' | 'video' | 'document'; readonly media: unknown } | undefined;
-  readonly body: string;
-  readonly footer?: string | undefined;
-  /** The quick-reply buttons: the text shown and the payload a tap sends back. */
-  readonly buttons: readonly { readonly text: string; readonly payload: string }[];
-}
-
-/** The Cloud API mode's methods on the sandbox object. */
-export interface CloudSandboxMethods {
-  /** The window between `user` and a business number (`phone_number_id` or display number; default the sandbox's). */
-  window(user: string, number?: string): WindowState;
-  reads(user?: string): readonly AcceptedRead[];
-  renderTemplate(message: AcceptedCloud): RenderedTemplate | undefined;
-}
+export type { RenderedTemplate, WindowState };
 
 const cloudSeen = new WeakSet<Sandbox>();
 
@@ -44,28 +20,19 @@ export function usesCloudApi(sandbox: Sandbox): boolean {
   return seen;
 }
 
-function methods(sandbox: Sandbox): Partial<CloudSandboxMethods> {
-  return sandbox as unknown as Partial<CloudSandboxMethods>;
+/** The user's window with a business number (`phone_number_id` or display number), once the bot talks to the Cloud API mode; undefined before. */
+export function windowOf(sandbox: Sandbox, user: string, number?: string): WindowState | undefined {
+  return usesCloudApi(sandbox) ? sandbox.window(user, number) : undefined;
 }
 
-/** The user's window, when the bot talks to the sandbox's Cloud API mode; undefined otherwise. */
-export function windowOf(sandbox: Sandbox, user: string, numberId?: string): WindowState | undefined {
-  const m = methods(sandbox);
-  if (typeof m.window !== 'function' || !usesCloudApi(sandbox)) return undefined;
-  return m.window.call(sandbox, user, numberId);
-}
-
-/** The read receipts the bot sent for the user's messages (none without the Cloud API mode). */
+/** The read receipts the bot sent for the user's messages. */
 export function readsOf(sandbox: Sandbox, user: string): readonly AcceptedRead[] {
-  const m = methods(sandbox);
-  if (typeof m.reads !== 'function') return [];
-  return m.reads.call(sandbox, user);
+  return sandbox.reads(user);
 }
 
 /** A template message as the user sees it, when the sandbox knows the template; undefined otherwise. */
 export function renderedTemplate(sandbox: Sandbox, message: AcceptedCloud): RenderedTemplate | undefined {
-  const m = methods(sandbox);
-  return typeof m.renderTemplate === 'function' ? m.renderTemplate.call(sandbox, message) : undefined;
+  return sandbox.renderTemplate(message);
 }
 
 /** "closes in 3h 12m", "closed": the window's state for people, at `now`. */
