@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Sandbox } from '../../sandbox/api.js';
 import type { DeliveryResult } from '../../sandbox/deliver.js';
-import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, textMessage, toTimestamp, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
+import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, templateButtonMessage, textMessage, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
 import type { BotInfo } from './bots.js';
 
 const user = z.string().regex(/^[0-9]{6,20}$/, 'must be 6 to 20 digits (country code and number, no "+")');
@@ -52,7 +52,7 @@ export class UserSender {
   /** A tap on a button, a row, or a template's quick reply. */
   tap(bot: BotInfo, i: z.infer<typeof TapInput>): Promise<Sent> {
     const init = this.#init(i.user, bot, i.context);
-    if (i.kind === 'template') return this.#post(bot, quickReplyMessage({ ...init, payload: i.id, text: i.title }));
+    if (i.kind === 'template') return this.#post(bot, templateButtonMessage({ ...init, payload: i.id, text: i.title }));
     const m = i.kind === 'button' ? buttonReplyMessage({ ...init, buttonId: i.id, title: i.title }) : listReplyMessage({ ...init, rowId: i.id, title: i.title, description: i.description });
     return this.#post(bot, m);
   }
@@ -76,16 +76,4 @@ export class UserSender {
   async #post(bot: BotInfo, message: CloudMessage): Promise<Sent> {
     return { id: message.id, delivery: await this.sandbox.deliver.message(message, { to: bot.number, name: 'Simulator' }) };
   }
-}
-
-/** A tap on a template's quick-reply button, as WhatsApp sends it: a `button` message with the payload and the button's text. */
-export function quickReplyMessage(init: InboundInit & { readonly payload: string; readonly text: string }): CloudMessage {
-  return {
-    from: init.from,
-    id: init.id ?? newMessageId(),
-    timestamp: toTimestamp(init.at ?? Date.now()),
-    type: 'button',
-    ...(init.context !== undefined && { context: { from: init.context.from, id: init.context.id } }),
-    button: { payload: init.payload, text: init.text },
-  };
 }
