@@ -136,6 +136,17 @@ describe('Cloud API mode: several numbers', () => {
     ]);
   });
 
+  it('posts the statuses of a message about the number that sent it', async () => {
+    const hook = await webhook();
+    const { url, sandbox } = await start({ webhook: { url: hook.url }, cloudApi: { numbers, token: 'first-token' } });
+    const id = (await postCloud(url, template(), { number: '222222222222222', token: 'second-token' }).expect(200)).body.messages[0].id;
+    await sandbox.statusesPosted();
+    expect(hook.received.map((p) => [changeValue(p).metadata.phone_number_id, changeValue(p).statuses[0].id, changeValue(p).statuses[0].status])).toEqual([
+      ['222222222222222', id, 'sent'],
+      ['222222222222222', id, 'delivered'],
+    ]);
+  });
+
   it('answers a tap on the number the tapped message came from', async () => {
     const hook = await webhook();
     const { url, sandbox } = await start({ webhook: { url: hook.url }, cloudApi: { numbers, token: 'first-token', statuses: false } });

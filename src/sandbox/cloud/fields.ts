@@ -23,14 +23,15 @@ export function plainText(max: number) {
   return text(max).refine((s) => !/\p{Extended_Pictographic}/u.test(s), 'must not contain emoji');
 }
 
+const link = z.string().refine((s) => /^https?:\/\/[^\s/]+/i.test(s), 'must be an http(s) URL');
+
 /** A media object: a public http(s) `link` or an uploaded media `id`, not both. */
-export function media(document: boolean) {
-  const filename = document ? { filename: text(240).optional() } : {};
-  const link = z.string().refine((s) => /^https?:\/\/[^\s/]+/i.test(s), 'must be an http(s) URL');
-  return z.union([z.strictObject({ link, ...filename }), z.strictObject({ id: text(128), ...filename })], {
-    error: document ? 'must be {link} or {id}, with an optional filename' : 'must be {link} or {id}',
-  });
-}
+export const media = z.union([z.strictObject({ link }), z.strictObject({ id: text(128) })], { error: 'must be {link} or {id}' });
+
+/** A document: {@link media} with an optional `filename`. */
+export const documentMedia = z.union([z.strictObject({ link, filename: text(240).optional() }), z.strictObject({ id: text(128), filename: text(240).optional() })], {
+  error: 'must be {link} or {id}, with an optional filename',
+});
 
 /** A user's number as the sandbox accepts it in `to`: digits only. */
 export const recipient = z.string().regex(/^[0-9]{6,20}$/, 'must be the user\u2019s number, 6 to 20 digits');

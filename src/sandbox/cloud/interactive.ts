@@ -1,6 +1,6 @@
 /** `type: "interactive"`: lists, reply buttons and flows, with the Cloud API's limits. */
 import { z } from 'zod';
-import { duplicates, envelope, footer, media, plainText, text } from './fields.js';
+import { documentMedia, duplicates, envelope, footer, media, plainText, text } from './fields.js';
 
 const listHeader = z.strictObject({ type: z.literal('text'), text: text(60) });
 
@@ -36,9 +36,9 @@ const list = z
 /** The header of reply buttons and flows: text, or an image, video or document. */
 const mediaHeader = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: text(60) }),
-  z.strictObject({ type: z.literal('image'), image: media(false) }),
-  z.strictObject({ type: z.literal('video'), video: media(false) }),
-  z.strictObject({ type: z.literal('document'), document: media(true) }),
+  z.strictObject({ type: z.literal('image'), image: media }),
+  z.strictObject({ type: z.literal('video'), video: media }),
+  z.strictObject({ type: z.literal('document'), document: documentMedia }),
 ]);
 
 const replyButton = z.strictObject({ type: z.literal('reply'), reply: z.strictObject({ id: text(256), title: text(20) }) });

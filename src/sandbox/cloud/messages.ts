@@ -1,6 +1,6 @@
 /** The Cloud API message bodies the sandbox accepts: text, template, interactive and read receipts. */
 import { z } from 'zod';
-import { envelope, media, text } from './fields.js';
+import { documentMedia, envelope, media, text } from './fields.js';
 import { INTERACTIVE_SCHEMAS, interactiveMessage } from './interactive.js';
 
 /** `type: "text"`. */
@@ -29,9 +29,9 @@ const parameter = z.discriminatedUnion('type', [
     currency: z.strictObject({ fallback_value: text(100), code: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code'), amount_1000: z.number().int() }),
   }),
   z.strictObject({ type: z.literal('date_time'), date_time: z.strictObject({ fallback_value: text(100) }) }),
-  z.strictObject({ type: z.literal('image'), image: media(false) }),
-  z.strictObject({ type: z.literal('video'), video: media(false) }),
-  z.strictObject({ type: z.literal('document'), document: media(true) }),
+  z.strictObject({ type: z.literal('image'), image: media }),
+  z.strictObject({ type: z.literal('video'), video: media }),
+  z.strictObject({ type: z.literal('document'), document: documentMedia }),
 ]);
 
 const index = z.union([z.string().regex(/^[0-9]$/, 'must be "0" to "9"'), z.number().int().min(0).max(9)]);
