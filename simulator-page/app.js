@@ -75,8 +75,18 @@ function render() {
     if (atEnd || s.stick) chat.scrollTop = chat.scrollHeight;
     s.stick = false;
   }
+  renderWindow($('window-state'), view.window);
   renderState($('state'), view.conversation);
   renderRequests($('requests'), $('request-count'), view.requests, s.open);
+}
+
+/** The user's 24-hour window on the Cloud API (hidden on the seed provider, which has none). */
+function renderWindow(el, w) {
+  el.hidden = !w;
+  if (!w) return;
+  el.className = 'window-state ' + (w.open ? 'open' : 'closed');
+  el.dataset.open = String(w.open);
+  el.textContent = '24-hour window ' + w.text;
 }
 
 async function send(path, body, bubble) {

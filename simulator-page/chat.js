@@ -1,6 +1,7 @@
 /**
  * The chat's bubbles: the bot's lists, reply buttons with their
- * image, video or document header, flows and SMS, and the user's messages with their ticks.
+ * image, video or document header, flows, SMS, and on the Cloud API text and template cards,
+ * and the user's messages with their ticks (on the Cloud API: read receipts).
  */
 import { h, icon, safeUrl, clock, extensionOf } from './dom.js';
 
@@ -58,6 +59,9 @@ function meta(item, ticks) {
 function userTicks(item) {
   if (item.state === 'sending') return h('span', { class: 'ticks sending', title: 'sending' }, icon('clock'));
   if (item.state === 'failed') return h('span', { class: 'ticks failed', title: item.error || 'failed' }, '!');
+  // The Cloud API's read receipts: one grey tick until the bot marks the message read, then two blue ones.
+  if (item.read === true) return h('span', { class: 'ticks read', title: 'read by the bot' }, '\u2713\u2713');
+  if (item.read === false) return h('span', { class: 'ticks sent', title: 'sent (not read yet)' }, '\u2713');
   if (item.state === 'pending') return h('span', { class: 'ticks', title: 'received by the webhook' }, '\u2713');
   return h('span', { class: 'ticks read', title: 'processed by the bot' }, '\u2713\u2713');
 }
@@ -66,7 +70,7 @@ function userBubble(item, tail, before) {
   const sms = item.via === 'sms';
   const content = [];
   if (sms) content.push(h('span', { class: 'sms-label' }, 'SMS'));
-  const quoted = item.via === 'button' || item.via === 'list' ? quoteFor(item.text, before) : null;
+  const quoted = item.via === 'button' || item.via === 'list' || item.via === 'template' ? quoteFor(item.text, before) : null;
   if (quoted) content.push(h('div', { class: 'quote' }, quoted));
   if (item.via === 'flow') {
     content.push(h('div', { class: 'flow-sent' }, h('span', { class: 'flow-icon' }, '\u2714'), ' ', h('span', { class: 'text' }, item.text)));
@@ -88,7 +92,8 @@ function userBubble(item, tail, before) {
 function quoteFor(title, before) {
   for (let i = before.length - 1; i >= 0; i--) {
     const it = before[i];
-    const r = it.kind === 'bot' ? it.request || {} : {};
+    if (it.kind === 'bot' && it.template && it.template.replies.some((c) => c.title === title)) return 'Template ' + it.template.name;
+    const r = it.kind === 'bot' ? bodies(it) : {};
     const rows = r.listMessages ? r.listMessages.sections.flatMap((s) => s.messages) : r.replyButtons ? r.replyButtons.buttons : [];
     if (rows.some((row) => row.title === title)) {
       const body = r.listMessages ? r.listMessages.body : r.replyButtons.body;
@@ -110,16 +115,53 @@ function shell(item, tail, kind, content, below) {
   return h('div', { class: 'msg in' }, h('div', { class: cls, dataset: data }, content, botMeta(item)), below || null);
 }
 
+/** The seed-shaped bodies of a bot item: its request on the seed provider, the message it delivered on the Cloud API. */
+function bodies(item) {
+  return (item.provider === 'cloud-api' ? item.message : item.request) || {};
+}
+
 function botBubble(item, tail, ctx) {
-  const r = item.request || {};
   if (item.channel === 'sms') {
     const label = item.fallbackOf !== null ? 'SMS \u00b7 instead of a WhatsApp message' : 'SMS';
-    return shell(item, tail, 'sms', [h('span', { class: 'sms-label' }, label), h('span', { class: 'text' }, r.message || '')]);
+    return shell(item, tail, 'sms', [h('span', { class: 'sms-label' }, label), h('span', { class: 'text' }, item.request?.message || '')]);
   }
+  if (item.template) return templateBubble(item, item.template, tail, ctx);
+  const r = bodies(item);
+  if (item.provider === 'cloud-api' && r.kind === 'text') return shell(item, tail, 'text', [h('span', { class: 'text' }, r.text)]);
   if (r.listMessages) return listBubble(item, r.listMessages, tail, ctx);
   if (r.replyButtons) return buttonsBubble(item, r.replyButtons, tail, ctx);
   if (r.flow) return flowBubble(item, r.flow, tail, ctx);
-  return shell(item, tail, 'unknown', [h('pre', { class: 'text' }, JSON.stringify(r, null, 2))]);
+  return shell(item, tail, 'unknown', [h('pre', { class: 'text' }, JSON.stringify(item.request || {}, null, 2))]);
+}
+
+/** A template as a card: its name and language, its parameters, and its quick replies to tap. */
+function templateBubble(item, t, tail, ctx) {
+  const name = h(
+    'div',
+    { class: 'template-name' },
+    h('span', { class: 'template-badge' }, 'Template'),
+    ' ',
+    h('span', { class: 'name' }, t.name),
+    ' ',
+    h('span', { class: 'lang' }, '(' + t.language + ')'),
+  );
+  // As the user sees it when the sandbox knows the template; else the parameters the message fills in.
+  const params = t.body.length
+    ? h(
+        'ol',
+        { class: 'template-params' },
+        t.body.map((p) => h('li', {}, p)),
+      )
+    : null;
+  const content = t.seen ? [name, texts(t.seen.header, t.seen.body, t.seen.footer)] : [name, t.header.map((p) => h('div', { class: 'template-header' }, p)), params];
+  const replies = t.replies.length
+    ? h(
+        'div',
+        { class: 'reply-buttons' },
+        t.replies.map((c) => h('button', { type: 'button', class: 'reply-button quick-reply', dataset: { id: c.id }, onclick: () => ctx.tap(item, 'template', c) }, c.title)),
+      )
+    : null;
+  return shell(item, tail, 'template', content, replies);
 }
 
 function texts(header, body, footer) {

@@ -11,6 +11,7 @@ import { formatDuration, parseDuration } from './harness-duration.js';
 import { BotTurnError, createTestBot, type TestConversation } from './harness.js';
 import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 import { renderSent } from './render.js';
+import { CloudMarks } from './cloud-sandbox.js';
 
 /** What a chat needs. */
 export interface ChatOptions {
@@ -44,6 +45,8 @@ const flowNote = (): string => '(a form: answer it with /flow {"field": "value"}
 export class ChatSession {
   /** The sequence number of the last message printed. */
   #printed = 0;
+  /** On the Cloud API: the read ticks and window states shown. */
+  #marks = new CloudMarks();
   /** Waits for the running invocations, then prints what they sent; undefined when none runs. */
   #watching: Promise<void> | undefined;
   #closed = false;
@@ -160,6 +163,7 @@ export class ChatSession {
     const old = this.conv;
     this.conv = next;
     this.#printed = 0;
+    this.#marks = new CloudMarks();
     await old.close();
     this.o.out('(a new conversation: type a message to start)\n');
   }
@@ -183,7 +187,9 @@ export class ChatSession {
    * and prints its answer by itself when it arrives.
    */
   private print(sayNothing = true): void {
+    this.printReads();
     const printed = this.printNew();
+    this.printWindow();
     if (this.conv.invoking) {
       this.o.out(`(in ${this.conv.state ?? 'its state'}, the bot is working on it: the answer shows up here when it arrives)\n`);
       this.watch();
@@ -198,6 +204,17 @@ export class ChatSession {
     return true;
   }
 
+  /** On the Cloud API: a tick line for each of the user's messages the bot marked read since. */
+  private printReads(): void {
+    for (const line of this.#marks.reads(this.conv.sandbox, this.conv.user)) this.o.out(`${line}\n`);
+  }
+
+  /** On the Cloud API: the 24-hour window's state, each time it opens or closes. */
+  private printWindow(): void {
+    const line = this.#marks.window(this.conv.sandbox, this.conv.user, this.conv.bot.options.phoneNumberId ?? this.conv.bot.options.sender);
+    if (line !== undefined) this.o.out(`${line}\n`);
+  }
+
   private watch(): void {
     if (this.#watching) return;
     const conv = this.conv;
@@ -207,6 +224,7 @@ export class ChatSession {
         if (this.#closed || conv !== this.conv || !conv.sent.some((s) => s.seq > this.#printed)) return;
         this.o.unprompted?.before();
         this.printNew();
+        this.printWindow();
         this.o.out('\n');
         this.o.unprompted?.after();
       })

@@ -3,14 +3,14 @@
  * the user's last action (one compact line per message), and the state the conversation is in.
  */
 import type { Choice } from '../messages/message.js';
-import { isInteractiveSent, type SentKind, type SentMessage } from './harness-sent.js';
+import { isTappableSent, type SentKind, type SentMessage } from './harness-sent.js';
 import { choicesLine, sentLine } from './transcript-lines.js';
 
 /** What the assertions look at. */
 export interface ExpectView {
   /** What the bot sent since the user's last action. */
   readonly latest: readonly SentMessage[];
-  /** The last list, buttons or flow message sent. */
+  /** The last list, buttons, flow or template message sent. */
   readonly lastInteractive: SentMessage | undefined;
   /** The state value as text. */
   readonly state: string | undefined;
@@ -35,9 +35,13 @@ export class ExpectationError extends Error {
   override name = 'ExpectationError';
 }
 
-/** Everything a message shows as text: header, body, footer, a document's name, the SMS text. */
+/** Everything a message shows as text: header, body, footer, a document's name, a template's name and parameters, the text. */
 export function readableText(s: SentMessage): string {
   const parts: (string | undefined)[] = [];
+  if (s.kind === 'template') {
+    const r = s.rendered;
+    parts.push(s.name, ...s.headerParameters, ...s.parameters, r?.header?.type === 'text' ? r.header.text : undefined, r?.body, r?.footer);
+  }
   if (s.kind === 'list') parts.push(s.listMessages.headerText, s.listMessages.body, s.listMessages.footer);
   if (s.kind === 'buttons') parts.push(s.replyButtons.headerDocument?.fileName, s.replyButtons.body, s.replyButtons.footer);
   if (s.kind === 'flow') parts.push(s.flow.body);
@@ -146,7 +150,7 @@ function matches(s: SentMessage, m: SentMatch): boolean {
   if (m.kind !== undefined && s.kind !== m.kind) return false;
   if (m.channel !== undefined && s.channel !== m.channel) return false;
   for (const t of [m.text, m.body]) if (t !== undefined && !textMatches(s, t)) return false;
-  return m.choices === undefined || (isInteractiveSent(s) && sameChoices(s.choices, m.choices));
+  return m.choices === undefined || (isTappableSent(s) && sameChoices(s.choices, m.choices));
 }
 
 function textMatches(s: SentMessage, pattern: string | RegExp): boolean {

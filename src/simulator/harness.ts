@@ -11,7 +11,8 @@ import type { ConversationRecord, HandoffRecord, InboundSource, Store, Transcrip
 import { text as textMessage, type Message } from '../messages/index.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
-import { collectSent, isInteractiveSent, type SentMessage } from './harness-sent.js';
+import { renderedTemplate } from './cloud-sandbox.js';
+import { collectSent, isTappableSent, type SentMessage } from './harness-sent.js';
 import { DEFAULT_TEST_USER, HarnessWorld, type TestBotOptions, type WorldView } from './harness-world.js';
 import { sentLine } from './transcript-lines.js';
 import { actionLabel, type AgentAction, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
@@ -76,10 +77,11 @@ export class TestConversation implements WorldView {
 
   // ── acting ──────────────────────────────────────────────────────────────────────────────
 
-  /** Taps a button or list row of the last interactive message, by id or title (ignoring case). */
+  /** Taps a button or list row of the last interactive message, or a template's quick reply (by payload), by id or title (ignoring case). */
   async tap(idOrTitle: string): Promise<void> {
     const { choice, message } = checks.choiceOrThrow(this.view(), idOrTitle);
-    const via = message.kind === 'list' ? 'list' : 'button';
+    // A template's quick reply arrives as a `button` message with the payload (`via: 'template'`).
+    const via = message.kind === 'list' ? 'list' : message.kind === 'template' ? 'template' : 'button';
     await this.act({ tap: idOrTitle }, () => this.receive('whatsapp', { ...replyEvent(choice.id, choice.title, via) }));
   }
 
@@ -195,9 +197,9 @@ export class TestConversation implements WorldView {
     return this.#sent.at(-1);
   }
 
-  /** The last list, buttons or flow message sent (whatever channel it went by). */
+  /** The last list, buttons, flow or template message sent (whatever channel it went by): what a tap answers. */
   get lastInteractive(): SentMessage | undefined {
-    return this.#sent.findLast(isInteractiveSent);
+    return this.#sent.findLast(isTappableSent);
   }
 
   /** The state value as text (`"menu"`, `{"order":"size"}`), of the latest conversation. */
@@ -321,7 +323,8 @@ export class TestConversation implements WorldView {
   /** @internal Re-reads what was sent and the conversation after an action. */
   async refresh(): Promise<void> {
     const key = this.key;
-    this.#sent = await collectSent(this.world.store, this.user, this.world.sandbox.messages, this.#sent);
+    const sandbox = this.world.sandbox;
+    this.#sent = await collectSent(this.world.store, this.user, sandbox.messages, this.#sent, (m) => renderedTemplate(sandbox, m));
     this.#record = (await this.world.store.activeConversation(key)) ?? (await this.world.store.conversations(key)).at(-1);
     this.#handoff = this.#record ? await this.world.store.openHandoff(this.#record.id) : undefined;
   }

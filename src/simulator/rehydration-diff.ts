@@ -6,7 +6,7 @@ import type { Message } from '../messages/message.js';
 import type { SentMessage } from './harness-sent.js';
 import { formatDuration } from './harness-duration.js';
 import type { RehydrationRuns, RehydrationStep } from './rehydration-types.js';
-import { sentLine } from './transcript-lines.js';
+import { sentLine, templateLine } from './transcript-lines.js';
 
 /** The first disagreement between the runs, as a readable message, or undefined when they agree. */
 export function findMismatch(steps: readonly RehydrationStep[], runs: RehydrationRuns): { message: string; step: number | undefined } | undefined {
@@ -79,6 +79,7 @@ function messageLines(ms: readonly Message[]): string {
 
 function messageLine(m: Message): string {
   try {
+    if (m.kind === 'template') return templateLine(m.template);
     return m.kind === 'text' || m.kind === 'sms' ? `${m.kind} ${q(m.text)}` : sentLine({ ...m, channel: 'interactive' } as SentMessage);
   } catch {
     return JSON.stringify(m);

@@ -1,10 +1,11 @@
 /**
  * Messages as a phone shows them, in plain text for a terminal: a list's header, body, footer and
  * button, then its numbered rows grouped by section; reply buttons under their media header shown
- * as a link; a flow's call-to-action; an SMS marked `SMS ›`. Numbers are what the chat accepts.
+ * as a link; a flow's call-to-action; a template as `[template name (lang)]` with its parameters and
+ * numbered quick replies; an SMS marked `SMS ›`. Numbers are what the chat accepts.
  */
 import type { FlowBody, ListMessages, ReplyButtons } from '../messages/schema.js';
-import type { SentMessage } from './harness-sent.js';
+import type { SentMessage, SentTemplate } from './harness-sent.js';
 
 /** How to render. */
 export interface RenderOptions {
@@ -22,13 +23,36 @@ const INDENT = ' '.repeat(BOT_PREFIX.length);
 export function renderSent(s: SentMessage, options: RenderOptions = {}): string {
   if (s.channel === 'sms') {
     const lines = linesOf(s.text ?? '');
-    if (s.kind !== 'text' && s.kind !== 'sms')
-      lines.push(`(by SMS instead of ${s.kind === 'list' ? 'a list' : s.kind === 'buttons' ? 'buttons' : 'a form'}${s.fallback ? ' that could not be delivered' : ''})`);
+    if (s.kind !== 'text' && s.kind !== 'sms') lines.push(`(by SMS instead of ${INSTEAD_OF[s.kind]}${s.fallback ? ' that could not be delivered' : ''})`);
     return block(SMS_PREFIX, lines);
   }
+  if (s.kind === 'text') return block(BOT_PREFIX, linesOf(s.text));
   if (s.kind === 'list') return block(BOT_PREFIX, listLines(s.listMessages));
   if (s.kind === 'buttons') return block(BOT_PREFIX, buttonLines(s.replyButtons));
+  if (s.kind === 'template') return block(BOT_PREFIX, templateLines(s));
   return block(BOT_PREFIX, flowLines(s.flow, options));
+}
+
+const INSTEAD_OF: Readonly<Record<string, string>> = { list: 'a list', buttons: 'buttons', flow: 'a form', template: 'a template' };
+
+/**
+ * A template: `[template name (lang)]` and its parameters, or, when the sandbox knows the template,
+ * its header, body and footer as the user sees them; then its quick replies, numbered.
+ */
+export function templateLines(t: Pick<SentTemplate, 'name' | 'language' | 'parameters' | 'headerParameters' | 'choices' | 'rendered'>): string[] {
+  const r = t.rendered;
+  const out: string[] = [];
+  if (r === undefined) {
+    const params = [...t.headerParameters, ...t.parameters];
+    out.push(`[template ${t.name} (${t.language})]${params.length ? ` ${params.join(' \u00b7 ')}` : ''}`);
+  } else {
+    out.push(`[template ${t.name} (${t.language})]`);
+    if (r.header?.type === 'text') out.push(r.header.text);
+    else if (r.header !== undefined) out.push(t.headerParameters[0] ?? `[${r.header.type}]`);
+    out.push(...linesOf(r.body), ...linesOf(r.footer));
+  }
+  t.choices.forEach((c, i) => out.push(`${i + 1}. [ ${c.title} ]`));
+  return out;
 }
 
 /** A list: header, body, footer, the button, then rows numbered across sections. */

@@ -14,7 +14,8 @@ export { createTestBot, TestConversation, BotTurnError, TestAgent, type HandoffM
 export { ManualClock, MANUAL_CLOCK_START } from '../conversation/clock.js';
 export { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 export { ExpectationError, readableText, type SentMatch } from './harness-expect.js';
-export type { SentButtons, SentFlow, SentKind, SentList, SentMessage, SentSms, SentText } from './harness-sent.js';
+export type { CloudRequest, SentButtons, SentFlow, SentKind, SentList, SentMessage, SentSms, SentTemplate, SentText, SentWhatsAppText } from './harness-sent.js';
+export type { RenderedTemplate } from './cloud-sandbox.js';
 export { parseDuration, formatDuration, type Duration } from './harness-duration.js';
 export { sentLine } from './transcript-lines.js';
 export { recordTranscript, replayTranscript, expectTranscript, TranscriptMismatchError } from './transcript.js';

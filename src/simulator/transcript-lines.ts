@@ -5,6 +5,8 @@
  */
 import type { Choice } from '../messages/message.js';
 import type { ListMessages, ReplyButtons, FlowBody } from '../messages/schema.js';
+import { templatePayloads, type TemplateBody } from '../messages/template.js';
+import { templateParameters } from './harness-cloud.js';
 import type { SentMessage } from './harness-sent.js';
 
 const q = (s: string): string => JSON.stringify(s);
@@ -12,7 +14,7 @@ const q = (s: string): string => JSON.stringify(s);
 /** One line describing a sent message: its kind, texts, choices, and how it travelled. */
 export function sentLine(s: SentMessage): string {
   if (s.kind === 'text' || s.kind === 'sms') return `${s.kind} ${q(s.text)}`;
-  const seed = s.kind === 'list' ? listLine(s.listMessages) : s.kind === 'buttons' ? buttonsLine(s.replyButtons) : flowLine(s.flow);
+  const seed = s.kind === 'list' ? listLine(s.listMessages) : s.kind === 'buttons' ? buttonsLine(s.replyButtons) : s.kind === 'template' ? templateLine(s.template) : flowLine(s.flow);
   if (s.channel === 'interactive') return seed;
   return `${seed} ─ by SMS${s.fallback ? ' (fallback)' : ''}: ${q(s.text ?? '')}`;
 }
@@ -55,5 +57,16 @@ function flowLine(f: FlowBody): string {
     parts.push(`screen=${p.flow_action_payload.screen}`);
     if (p.flow_action_payload.data !== undefined) parts.push(`data=${JSON.stringify(p.flow_action_payload.data)}`);
   }
+  return parts.join(' ');
+}
+
+/** A template: `template <name> language=<code> header=[…] body=[…] replies=[…]`. */
+export function templateLine(t: TemplateBody): string {
+  const params = templateParameters(t);
+  const replies = templatePayloads(t);
+  const parts = ['template', t.name, `language=${t.language.code}`];
+  if (params.header.length) parts.push(`header=[${params.header.map(q).join(', ')}]`);
+  if (params.body.length) parts.push(`body=[${params.body.map(q).join(', ')}]`);
+  if (replies.length) parts.push(`replies=[${replies.join(', ')}]`);
   return parts.join(' ');
 }

@@ -8,6 +8,8 @@ export interface BotInfo {
   readonly number: string;
   /** The `tag` of the bot's SMS, which tells its SMS apart from other bots'. */
   readonly smsTag: string;
+  /** The Cloud API `phone_number_id` it sends from, when the bot names one (`phoneNumberId`). */
+  readonly phoneNumberId?: string | undefined;
   /** Forms to show for the bot's flows, by `flow_id`. */
   readonly flowForms: Readonly<Record<string, FlowForm>>;
 }
@@ -18,6 +20,7 @@ export function botInfos(bots: readonly Bot[], defaultSender: string): BotInfo[]
     id: bot.id,
     number: (bot.options.sender ?? defaultSender).replace(/[^0-9]/g, ''),
     smsTag: bot.options.smsTag ?? bot.id,
+    ...(bot.options.phoneNumberId !== undefined && { phoneNumberId: bot.options.phoneNumberId }),
     flowForms: bot.options.flowForms ?? {},
   }));
 }

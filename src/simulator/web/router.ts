@@ -46,7 +46,12 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
   const botOf = (id: string): BotInfo => bots.find((b) => b.id === id) ?? fail(404, 'unknown_bot', `no bot "${id}" is served (served: ${bots.map((b) => b.id).join(', ')})`);
   const hub = new ViewHub((bot, user) => buildView(o.store, o.sandbox, botOf(bot), user), o.tickMs);
   o.sandbox.onMessage((m) => hub.poke(m.to));
-  o.sandbox.onRequest((r) => (r.endpoint === 'token' ? hub.poke() : usersOf(r).forEach((u) => hub.poke(u))));
+  // A token, or a Cloud API read receipt (which names a message, not a user), may concern anybody.
+  o.sandbox.onRequest((r) => {
+    const users = usersOf(r);
+    if (r.endpoint === 'token' || (r.endpoint === 'cloud-api' && users.length === 0)) hub.poke();
+    else users.forEach((u) => hub.poke(u));
+  });
   const sender = new UserSender(o.sandbox);
 
   const router = express.Router();

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Sandbox } from '../../sandbox/api.js';
 import type { DeliveryResult } from '../../sandbox/deliver.js';
-import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, textMessage, webhookPayload, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
+import { buttonReplyMessage, flowReplyMessage, listReplyMessage, newMessageId, templateButtonMessage, textMessage, type CloudMessage, type InboundInit } from '../../sandbox/inbound.js';
 import type { BotInfo } from './bots.js';
 
 const user = z.string().regex(/^[0-9]{6,20}$/, 'must be 6 to 20 digits (country code and number, no "+")');
@@ -17,10 +17,10 @@ const context = z.string().min(1).max(512).optional();
 export const TextInput = z.strictObject({ ...key, text: z.string().min(1).max(4096) });
 /** `POST /simulator/api/sms`: the user sends an SMS. */
 export const SmsInput = TextInput;
-/** `POST /simulator/api/tap`: the user taps a reply button or a list row. */
+/** `POST /simulator/api/tap`: the user taps a reply button, a list row or a template's quick reply (`id`: its payload). */
 export const TapInput = z.strictObject({
   ...key,
-  kind: z.enum(['button', 'list']),
+  kind: z.enum(['button', 'list', 'template']),
   id: z.string().min(1).max(256),
   title: z.string().max(256),
   description: z.string().max(256).optional(),
@@ -49,9 +49,10 @@ export class UserSender {
     return this.#post(bot, textMessage({ ...this.#init(i.user), text: i.text }));
   }
 
-  /** A tap on a button or a row. */
+  /** A tap on a button, a row, or a template's quick reply. */
   tap(bot: BotInfo, i: z.infer<typeof TapInput>): Promise<Sent> {
     const init = this.#init(i.user, bot, i.context);
+    if (i.kind === 'template') return this.#post(bot, templateButtonMessage({ ...init, payload: i.id, text: i.title }));
     const m = i.kind === 'button' ? buttonReplyMessage({ ...init, buttonId: i.id, title: i.title }) : listReplyMessage({ ...init, rowId: i.id, title: i.title, description: i.description });
     return this.#post(bot, m);
   }
@@ -71,8 +72,8 @@ export class UserSender {
     return { from, id: newMessageId(), ...(bot && replied !== undefined && { context: { from: bot.number, id: replied } }) };
   }
 
+  /** Through the deliverer, to the bot's number (the sandbox fills in that number's `phone_number_id` and opens the user's window). */
   async #post(bot: BotInfo, message: CloudMessage): Promise<Sent> {
-    const payload = webhookPayload({ displayPhoneNumber: bot.number, messages: [message], names: { [message.from]: 'Simulator' } });
-    return { id: message.id, delivery: await this.sandbox.deliver.payload(payload) };
+    return { id: message.id, delivery: await this.sandbox.deliver.message(message, { to: bot.number, name: 'Simulator' }) };
   }
 }

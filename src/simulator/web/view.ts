@@ -3,10 +3,12 @@
  * and the provider requests about this user. Rebuilt from the store and the sandbox each time.
  */
 import type { Sandbox } from '../../sandbox/api.js';
-import type { RecordedRequest } from '../../sandbox/types.js';
+import type { AcceptedCloud, RecordedRequest } from '../../sandbox/types.js';
 import type { ConversationRecord, Store } from '../../store/types.js';
+import { readsOf, renderedTemplate, usesCloudApi, windowOf, windowText } from '../cloud-sandbox.js';
+import { cloudTypeOf } from '../harness-cloud.js';
 import type { BotInfo } from './bots.js';
-import { timelineOf, type ChatItem } from './timeline.js';
+import { timelineOf, type ChatItem, type RowRenderer } from './timeline.js';
 
 /** The conversation panel. */
 export interface ConversationView {
@@ -37,10 +39,23 @@ export interface RequestView {
   readonly response: unknown;
 }
 
+/** The user's 24-hour window (Cloud API), as the chat's header shows it. */
+export interface WindowView {
+  readonly open: boolean;
+  readonly lastUserMessageAt: number | null;
+  readonly closesAt: number | null;
+  /** For people: `open: closes in 3h 12m`, `closed: only templates reach the user`. */
+  readonly text: string;
+}
+
 /** Everything the page renders for one user and one bot. */
 export interface View {
   readonly bot: string;
   readonly user: string;
+  /** The provider the sandbox plays for this bot: `cloud-api` once it has seen Cloud API traffic, else `seed`. */
+  readonly provider: 'seed' | 'cloud-api';
+  /** The user's 24-hour window on the Cloud API; null on the seed provider. */
+  readonly window: WindowView | null;
   /** The active conversation, or else the latest one; null before the first. */
   readonly conversation: ConversationView | null;
   readonly timeline: readonly ChatItem[];
@@ -50,16 +65,33 @@ export interface View {
 /** How many requests the panel keeps, newest last. */
 const MAX_REQUESTS = 100;
 
-/** Builds the view of `user` talking to `bot`. */
-export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, user: string): Promise<View> {
+/** Builds the view of `user` talking to `bot`; `now` dates the window's countdown (the sandbox's clock). */
+export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, user: string, now = Date.now()): Promise<View> {
   const conversations = (await store.conversations({ botId: bot.id, user })).sort((a, b) => a.id - b.id);
   const current = (await store.activeConversation({ botId: bot.id, user })) ?? conversations.at(-1);
+  const cloud = usesCloudApi(sandbox);
+  const read = cloud ? new Set(readsOf(sandbox, user).map((r) => r.messageId)) : undefined;
+  const w = cloud ? windowOf(sandbox, user, bot.phoneNumberId ?? bot.number) : undefined;
   return {
     bot: bot.id,
     user,
+    provider: cloud ? 'cloud-api' : 'seed',
+    window: w === undefined ? null : { open: w.open, lastUserMessageAt: w.lastUserMessageAt ?? null, closesAt: w.closesAt ?? null, text: windowText(w, now) },
     conversation: current ? conversationView(current) : null,
-    timeline: await timelineOf(store, conversations),
-    requests: requestsAbout(sandbox.requests, bot, user).slice(-MAX_REQUESTS).map(requestView),
+    timeline: await timelineOf(store, conversations, read, cloud ? rowRenderer(sandbox) : undefined),
+    requests: requestsAbout(sandbox.requests, bot, user, read).slice(-MAX_REQUESTS).map(requestView),
+  };
+}
+
+/** Fills a template row from the template the sandbox knows: through the message it accepted, or the row's body. */
+function rowRenderer(sandbox: Sandbox): RowRenderer {
+  return (row) => {
+    const accepted = sandbox.messages.find((m): m is AcceptedCloud => m.channel === 'cloud-api' && m.providerId === row.providerId);
+    const request = row.request as AcceptedCloud['request'];
+    return renderedTemplate(
+      sandbox,
+      accepted ?? { seq: 0, channel: 'cloud-api', numberId: '', from: '', to: row.user, type: cloudTypeOf(request), request, providerId: row.providerId ?? '', at: row.createdAt },
+    );
   };
 }
 
@@ -100,12 +132,14 @@ export function dottedState(state: string): string {
 
 /**
  * The requests that concern this user and bot: interactive messages from the bot's number to the
- * user, SMS to the user with the bot's tag, and every token request (tokens are shared by all).
+ * user, Cloud API messages to the user and read receipts of the user's messages (`read`: their
+ * ids), SMS to the user with the bot's tag, and every token request (tokens are shared by all).
  */
-export function requestsAbout(requests: readonly RecordedRequest[], bot: BotInfo, user: string): RecordedRequest[] {
+export function requestsAbout(requests: readonly RecordedRequest[], bot: BotInfo, user: string, read?: ReadonlySet<string>): RecordedRequest[] {
   return requests.filter((r) => {
     if (r.endpoint === 'token') return true;
     const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as Record<string, unknown>;
+    if (r.endpoint === 'cloud-api') return body['to'] === user || (typeof body['message_id'] === 'string' && read?.has(body['message_id']) === true);
     if (r.endpoint === 'messaging') return body['to'] === user && body['from'] === bot.number;
     const to = Array.isArray(body['msisdns']) ? (body['msisdns'] as unknown[]) : [];
     return to.includes(user) && (body['tag'] === undefined || body['tag'] === bot.smsTag);
@@ -115,7 +149,7 @@ export function requestsAbout(requests: readonly RecordedRequest[], bot: BotInfo
 /** The users a request is about (none for a token request, which is about everybody). */
 export function usersOf(r: RecordedRequest): string[] {
   const body = (typeof r.body === 'object' && r.body !== null ? r.body : {}) as Record<string, unknown>;
-  if (r.endpoint === 'messaging') return typeof body['to'] === 'string' ? [body['to']] : [];
+  if (r.endpoint === 'messaging' || r.endpoint === 'cloud-api') return typeof body['to'] === 'string' ? [body['to']] : [];
   if (r.endpoint === 'sms') return Array.isArray(body['msisdns']) ? body['msisdns'].filter((n): n is string => typeof n === 'string') : [];
   return [];
 }
