@@ -15,10 +15,15 @@ import { toOutbound, type SmsSettings } from './outbound.js';
 
 export { UNREACHABLE_CODES, type FallbackInfo, type FallbackTrigger } from './fallback-info.js';
 
+/** A WhatsApp message that has a text for SMS: a list, buttons or flow, text (on the Cloud API), a template with its own `sms`. */
+function smsable(m: Message): boolean {
+  return isInteractive(m) || m.kind === 'text' || (m.kind === 'template' && m.sms !== undefined);
+}
+
 /** Whether the bot's policy sends this failure by SMS. */
 export function shouldFallBack(bot: Bot, row: OutboxRecord, info: FallbackInfo): boolean {
   const p = bot.options.fallback ?? {};
-  if (p.enabled === false || row.channel !== 'interactive' || !isInteractive(info.message)) return false;
+  if (p.enabled === false || row.channel !== 'interactive' || !smsable(info.message)) return false;
   if (p.shouldFallBack) return p.shouldFallBack(info);
   if (info.trigger === 'retries-exhausted') return p.onRetriesExhausted !== false;
   if (info.trigger === 'failed-status') return p.onFailedStatus !== false;

@@ -31,6 +31,12 @@ export interface Sandbox {
    * number; default the sandbox's own), by the sandbox's clock.
    */
   window(user: string, number?: string): WindowState;
+  /**
+   * Notes that `user` wrote message `id` to `number` (phone_number_id or display number; default the
+   * home number) now, as a delivered message does: for a harness that hands users' messages to the
+   * runtime itself. The window opens, and a read receipt of `id` names the user.
+   */
+  userWrote(user: string, id: string, number?: string): void;
   /** A template message as the user sees it, filled from the template the sandbox knows; undefined for other messages. */
   renderTemplate(message: AcceptedCloud): RenderedTemplate | undefined;
   /** Every user's window with every number they wrote to. */

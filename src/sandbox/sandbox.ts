@@ -59,6 +59,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
     cloudApi: cloud,
     window: (user, number) => windows.state(user, numberId(number)),
+    userWrote: (user, id, number) => windows.wrote({ user, id, numberId: numberId(number) }),
     windows: () => windows.all(),
     renderTemplate: (message) => templateView(cloud, message),
     reads: (user) => (user === undefined ? [...recorder.reads] : recorder.reads.filter((r) => r.user === user)),

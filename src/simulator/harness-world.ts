@@ -9,11 +9,13 @@ import type { SmsSettings } from '../conversation/outbound.js';
 import { Runtime } from '../conversation/runtime.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/api.js';
-import { SANDBOX_SENDER } from '../sandbox/constants.js';
+import { SANDBOX_CLOUD_API_TOKEN, SANDBOX_CLOUD_API_VERSION, SANDBOX_PATHS, SANDBOX_PHONE_NUMBER_ID, SANDBOX_SENDER } from '../sandbox/constants.js';
 import { startSandbox, type RunningSandbox } from '../sandbox/server.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { createHttpAdapter } from '../transport/adapter.js';
+import { createCloudApiProvider } from '../transport/cloud-api/provider.js';
+import { systemClock } from '../transport/clock.js';
 import { seedConversation, type OlderConversation } from './seed.js';
 import type { SendAdapter } from '../transport/types.js';
 
@@ -40,6 +42,12 @@ export interface TestBotOptions {
   readonly from?: OlderConversation | undefined;
   /** The database to run on: a SQLite path, `:memory:` (the default) or a PostgreSQL URL of an empty database. */
   readonly database?: string | undefined;
+  /**
+   * The provider the bot talks to: the seed provider's (the default) or the Cloud API's, each played
+   * by the sandbox. On the Cloud API text is WhatsApp text, templates go, users' messages are marked
+   * read, and the 24-hour window is kept on the harness's clock (`advance()` past it to close it).
+   */
+  readonly provider?: 'seed' | 'cloud-api' | undefined;
 }
 
 /** The default user number of a harness. */
@@ -63,18 +71,36 @@ export class HarnessWorld {
     readonly clock: ManualClock,
     private readonly adapter: SendAdapter,
     private readonly server: RunningSandbox,
+    /** The Cloud API phone_number_id the bot answers on (undefined on the seed provider). */
+    readonly numberId?: string | undefined,
   ) {}
 
   /** Starts the pieces and the runtime. */
   static async start(bot: Bot, o: TestBotOptions = {}): Promise<HarnessWorld> {
-    const server = await startSandbox({ port: 0, host: '127.0.0.1' });
-    const adapter = createHttpAdapter({
-      baseUrl: server.url,
-      authUrl: server.url,
-      clientId: server.sandbox.clientId,
-      clientSecret: server.sandbox.clientSecret,
-      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    const clock = new ManualClock(o.now === undefined ? undefined : +o.now);
+    const cloud = o.provider === 'cloud-api';
+    const sender = bot.options.sender ?? o.sender ?? SANDBOX_SENDER;
+    const numberId = bot.options.phoneNumberId ?? SANDBOX_PHONE_NUMBER_ID;
+    const server = await startSandbox({
+      port: 0,
+      host: '127.0.0.1',
+      ...(cloud && { clock: { now: () => clock.now() }, sender, phoneNumberId: numberId, cloudApi: { statuses: false } }),
     });
+    const quick = { baseDelayMs: 1, maxDelayMs: 5 };
+    const seed = createHttpAdapter({ baseUrl: server.url, authUrl: server.url, clientId: server.sandbox.clientId, clientSecret: server.sandbox.clientSecret, retry: quick });
+    const adapter = cloud
+      ? createCloudApiProvider({
+          baseUrl: `${server.url}${SANDBOX_PATHS.cloud}/${SANDBOX_CLOUD_API_VERSION}`,
+          token: SANDBOX_CLOUD_API_TOKEN,
+          numbers: [{ numberId, displayNumber: sender }],
+          defaultNumberId: numberId,
+          // Pauses for 130429 and 131056 are on the harness's clock and go back to the outbox to wait
+          // there (advance()); only the quick retries of a transient error wait, in real time.
+          retry: { ...quick, maxRetryAfterMs: 0 },
+          clock: { now: () => clock.now(), sleep: (ms, signal) => systemClock.sleep(ms, signal) },
+          sms: seed,
+        })
+      : seed;
     let store: Store;
     try {
       store = await openStore(o.database ?? ':memory:');
@@ -82,7 +108,6 @@ export class HarnessWorld {
       await Promise.allSettled([adapter.close(), server.close()]);
       throw err;
     }
-    const clock = new ManualClock(o.now === undefined ? undefined : +o.now);
     if (o.from) await seedConversation(store, { botId: bot.id, user: o.user ?? DEFAULT_TEST_USER }, o.from, clock.now());
     const runtime = new Runtime({
       store,
@@ -100,7 +125,17 @@ export class HarnessWorld {
       await Promise.allSettled([runtime.stop(), adapter.close(), store.close(), server.close()]);
       throw err;
     }
-    return new HarnessWorld(bot, runtime, store, clock, adapter, server);
+    return new HarnessWorld(bot, runtime, store, clock, adapter, server, cloud ? numberId : undefined);
+  }
+
+  /**
+   * What a user's WhatsApp message carries besides its event: on the Cloud API, the number it was
+   * written to (as the webhook keeps it), and the sandbox learns that the user wrote (the window opens).
+   */
+  inboundRaw(user: string, providerId: string): unknown {
+    if (this.numberId === undefined) return undefined;
+    this.sandbox.userWrote(user, providerId, this.numberId);
+    return { id: providerId, from: user, metadata: { phone_number_id: this.numberId, display_phone_number: this.sandbox.sender } };
   }
 
   /** The sandbox this harness sends to (its own: faults injected here touch no other harness). */

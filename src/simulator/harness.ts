@@ -340,7 +340,9 @@ export class TestConversation implements WorldView {
   /** Runs an inbound through the runtime; resolves to its inbox id. */
   private async receive(source: InboundSource, event: RawEvent): Promise<number> {
     const { world } = this;
-    return (await world.runtime.receive({ botId: world.bot.id, user: this.user, providerId: world.nextProviderId(), source, event })).inboxId;
+    const providerId = world.nextProviderId();
+    const raw = source === 'whatsapp' ? world.inboundRaw(this.user, providerId) : undefined;
+    return (await world.runtime.receive({ botId: world.bot.id, user: this.user, providerId, source, event, ...(raw !== undefined && { raw }) })).inboxId;
   }
 
   /** Does an action, waits for the bot, and records the step (with what it answered and the state after). */
