@@ -86,7 +86,8 @@ export function loadConfig(env: Env = process.env): Config {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  const provider = providerConfig(get);
+  const numbers = numbersConfig(get, env);
+  const provider = providerConfig(get, numbers.numbers);
   const sender = digits(get, 'COLLOQUY_SENDER');
   if (provider.kind === 'real' && sender === undefined) missing('COLLOQUY_SENDER', 'is required when COLLOQUY_BASE_URL is set (the number messages are sent from)');
   const country = get('COLLOQUY_SMS_COUNTRY');
@@ -115,22 +116,24 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: (oneOf(get, 'COLLOQUY_SQLITE_SYNCHRONOUS') ?? defaultOf('COLLOQUY_SQLITE_SYNCHRONOUS', '')) as 'full' | 'normal',
     ...lanes,
     ...handoffConfig(get),
-    ...numbersConfig(get, env),
+    ...numbers,
   };
 }
 
 /** The provider: the seed's relay, the Cloud API, or the sandbox playing the one COLLOQUY_PROVIDER names. */
-function providerConfig(get: (n: EnvName) => string | undefined): ProviderConfig {
+function providerConfig(get: (n: EnvName) => string | undefined, numbers: NumbersConfig | undefined): ProviderConfig {
   const which = oneOf(get, 'COLLOQUY_PROVIDER') ?? defaultOf('COLLOQUY_PROVIDER', '');
   oneOf(get, 'COLLOQUY_AUTH_METHOD'); // checked whether the relay is configured or not
   const seed = seedConfig(get);
   if (which === 'seed') return seed === undefined ? { kind: 'sandbox', api: 'seed' } : { kind: 'real', ...seed };
   const cloudUrl = url(get, 'COLLOQUY_CLOUD_API_URL');
   const token = get('COLLOQUY_CLOUD_API_TOKEN');
-  if (cloudUrl !== undefined && token === undefined && get('COLLOQUY_NUMBERS_FILE') === undefined) {
-    missing('COLLOQUY_CLOUD_API_TOKEN', 'is required when COLLOQUY_CLOUD_API_URL is set (a system user’s access token), unless COLLOQUY_NUMBERS_FILE gives each number its own');
+  // Meta's Cloud API when some credential says so; without any, the sandbox plays it.
+  const numberTokens = numbers?.numbers.some((n) => n.provider === 'cloud-api' && n.token !== undefined) === true;
+  if (cloudUrl !== undefined && token === undefined && !numberTokens) {
+    missing('COLLOQUY_CLOUD_API_TOKEN', 'is required when COLLOQUY_CLOUD_API_URL is set (a system user’s access token), unless COLLOQUY_NUMBERS_FILE gives the numbers their own');
   }
-  if (token === undefined && cloudUrl === undefined && get('COLLOQUY_NUMBERS_FILE') === undefined) return { kind: 'sandbox', api: 'cloud-api' };
+  if (token === undefined && cloudUrl === undefined && !numberTokens) return { kind: 'sandbox', api: 'cloud-api' };
   return { kind: 'cloud-api', url: cloudUrl ?? defaultOf('COLLOQUY_CLOUD_API_URL', ''), token, sms: seed };
 }
 

@@ -9,7 +9,7 @@ import { ConfigError } from './errors.js';
 import type { Bot } from './conversation/bot.js';
 import type { RuntimeClock } from './conversation/clock.js';
 import type { SendOptions } from './conversation/sends.js';
-import { Runtime } from './conversation/runtime.js';
+import { Runtime, type Inbound } from './conversation/runtime.js';
 import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
@@ -131,7 +131,15 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
   http.mount(
     '/',
-    createWebhookRouter({ runtime, defaultSender: sender, secret: o.config.webhookSecret, verifyToken: o.config.verifyToken, maxBodyBytes: o.config.maxBodyBytes, numbers: o.config.numbers }),
+    createWebhookRouter({
+      runtime,
+      defaultSender: sender,
+      secret: o.config.webhookSecret,
+      verifyToken: o.config.verifyToken,
+      maxBodyBytes: o.config.maxBodyBytes,
+      numbers: o.config.numbers,
+      onInbound: sandbox && learnsInbound(sandbox),
+    }),
   );
   http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
   sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
@@ -159,6 +167,19 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
   };
   for (const extend of o.extensions ?? []) await extend(running, http);
   return running;
+}
+
+/**
+ * The sandbox plays WhatsApp: a message that reaches the webhook was written by the user, whoever
+ * posted it (the simulator, a test, a script), so the sandbox opens the user's window as Meta would.
+ */
+function learnsInbound(sandbox: Sandbox): (inbounds: readonly Inbound[]) => void {
+  return (inbounds) => {
+    for (const i of inbounds) {
+      const numberId = (i.raw as { metadata?: { phone_number_id?: unknown } } | undefined)?.metadata?.phone_number_id;
+      if (i.source === 'whatsapp' && i.providerId !== undefined && typeof numberId === 'string') sandbox.userWrote(i.user, i.providerId, numberId);
+    }
+  };
 }
 
 /** The sandbox, playing the seed provider or the Cloud API (then with a number for each bot's). */

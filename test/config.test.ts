@@ -50,8 +50,24 @@ describe('loadConfig', () => {
     expect([c.sms, c.sendRate, c.port, c.sender]).toEqual([{ country: 'MX', dial: 41414, mask: 'PIZZA' }, 80, 8080, '5215500000000']);
   });
 
+  it('reads the Cloud API: Meta by default, with the seed relay as its SMS channel when set, or the sandbox playing it', () => {
+    expect(loadConfig({ COLLOQUY_PROVIDER: 'cloud-api' }).provider).toEqual({ kind: 'sandbox', api: 'cloud-api' });
+    expect(loadConfig({ COLLOQUY_PROVIDER: 'cloud-api', COLLOQUY_CLOUD_API_TOKEN: 'EAAB' }).provider).toEqual({
+      kind: 'cloud-api',
+      url: 'https://graph.facebook.com/v23.0',
+      token: 'EAAB',
+      sms: undefined,
+    });
+    const both = loadConfig({ ...real, COLLOQUY_PROVIDER: 'cloud-api', COLLOQUY_CLOUD_API_URL: 'http://127.0.0.1:9/v21.0/', COLLOQUY_CLOUD_API_TOKEN: 'EAAB' }).provider;
+    expect(both).toMatchObject({ kind: 'cloud-api', url: 'http://127.0.0.1:9/v21.0', sms: { baseUrl: 'https://api.example.com', clientId: 'id' } });
+    expect(loadConfig({}).provider).toEqual({ kind: 'sandbox', api: 'seed' });
+  });
+
   it.each([
     [{ PORT: '70000' }, 'PORT', 'must be a whole number from 0 to 65535, got "70000"'],
+    [{ COLLOQUY_PROVIDER: 'meta' }, 'COLLOQUY_PROVIDER', 'must be one of seed, cloud-api, got "meta"'],
+    [{ COLLOQUY_PROVIDER: 'cloud-api', COLLOQUY_CLOUD_API_URL: 'http://127.0.0.1:9/v23.0' }, 'COLLOQUY_CLOUD_API_TOKEN', 'is required when COLLOQUY_CLOUD_API_URL is set'],
+    [{ COLLOQUY_NUMBERS_FILE: '/nonexistent/numbers.json' }, 'COLLOQUY_NUMBERS_FILE', ''],
     [{ COLLOQUY_BASE_URL: 'ftp://x' }, 'COLLOQUY_BASE_URL', 'must be an http or https URL'],
     [{ ...real, COLLOQUY_AUTH_URL: '' }, 'COLLOQUY_AUTH_URL', 'is required when COLLOQUY_BASE_URL is set'],
     [{ ...real, COLLOQUY_CLIENT_SECRET: ' ' }, 'COLLOQUY_CLIENT_SECRET', 'is required when COLLOQUY_BASE_URL is set'],

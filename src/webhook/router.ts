@@ -4,7 +4,7 @@
  * number (its phone_number_id, else its display number), commits every inbound to the inbox and only then answers 200; the turns run afterwards.
  */
 import express, { type Request, type Response, type Router } from 'express';
-import type { Runtime } from '../conversation/runtime.js';
+import type { Inbound, Runtime } from '../conversation/runtime.js';
 import { ColloquyError, ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
@@ -37,6 +37,8 @@ export interface WebhookRouterOptions {
   readonly verifyToken?: string | undefined;
   /** The largest body accepted, in bytes (default 1 MiB); larger ones get 413. */
   readonly maxBodyBytes?: number | undefined;
+  /** Told of each valid request's inbounds just before they are stored (the sandbox learns that users wrote). */
+  readonly onInbound?: ((inbounds: readonly Inbound[]) => void) | undefined;
 }
 
 /** Which route a request took, for metrics and logs. */
@@ -48,6 +50,7 @@ interface Context {
   readonly secrets: WebhookSecrets;
   readonly verifyToken: string | undefined;
   readonly readBody: (req: Request, res: Response) => Promise<Buffer>;
+  readonly onInbound: ((inbounds: readonly Inbound[]) => void) | undefined;
 }
 
 /**
@@ -83,6 +86,7 @@ function contextOf(o: WebhookRouterOptions): Context {
     secrets: new WebhookSecrets(o.secret, o.numbers),
     verifyToken: o.verifyToken,
     readBody: rawBodyReader(limit),
+    onInbound: o.onInbound,
   };
 }
 
@@ -93,6 +97,8 @@ async function receive(ctx: Context, route: Route, req: Request, res: Response, 
   const matched = ctx.secrets.checked ? ctx.secrets.verify(req, raw) : undefined;
   const batch = toBatch(parseJson(raw), ctx.numbers);
   if (matched !== undefined) ctx.secrets.requireOwners(matched, batch.numbers);
+  // Before the commit: the turn it starts may answer at once.
+  ctx.onInbound?.(batch.inbounds);
   const result = await commitBatch(ctx.runtime, batch).catch((err: unknown) => {
     throw err instanceof WebhookError ? err : storeError(err);
   });
