@@ -60,7 +60,8 @@ export class ChatSession {
   static async start(o: ChatOptions): Promise<ChatSession> {
     const session = new ChatSession(await createTestBot(o.bot, o.harness), o);
     const user = o.harness?.user ?? DEFAULT_TEST_USER;
-    o.out(`Chatting with bot "${o.bot.id}" as ${user} (sandbox provider, in-memory store, simulated clock).\n`);
+    const provider = o.harness?.provider === 'cloud-api' ? 'the sandbox playing the Cloud API' : 'sandbox provider';
+    o.out(`Chatting with bot "${o.bot.id}" as ${user} (${provider}, in-memory store, simulated clock).\n`);
     o.out(`Type a message to start. A number or a choice's title taps it; /help lists the commands.\n\n`);
     return session;
   }
