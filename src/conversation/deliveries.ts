@@ -76,7 +76,8 @@ export class Deliveries {
     if (!found) return { follow: {}, after: () => undefined };
     const { bot, state } = found;
     if (r.class === 'window' && this.d.senders.provider(bot.id).features.window) return this.windowPlan(row, r, bot, state);
-    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: this.d.clock.now() });
+    const smsOff = !this.d.senders.provider(bot.id).features.sms;
+    const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: this.d.clock.now(), smsOff });
     return { follow, after: () => (fellBack ? this.fellBack(bot, row, trigger, r.providerCode) : this.d.kick(row)) };
   }
 

@@ -41,13 +41,18 @@ export function followUp(
   row: OutboxRecord,
   failure: Pick<SendFailed, 'reason' | 'providerCode' | 'hint' | 'status' | 'auth' | 'class'>,
   trigger: FallbackTrigger,
-  ctx: { sms: SmsSettings; now: number; force?: boolean | undefined },
+  ctx: { sms: SmsSettings; now: number; force?: boolean | undefined; smsOff?: boolean | undefined },
 ): { follow: FailureFollowUp; fellBack: boolean } {
   const message = row.message as Message;
   const info: FallbackInfo = { trigger, status: failure.status, code: failure.providerCode, reason: failure.reason, message };
   // A parameter the provider refused is the bot's to fix: an SMS would hide it.
+  // No SMS channel (a Cloud API deployment without the seed's SMS interface): the fallback is off.
   const fallBack =
-    ctx.force === true ? row.channel === 'interactive' && (message.kind !== 'template' || message.sms !== undefined) : !failure.auth && failure.class !== 'invalid' && shouldFallBack(bot, row, info);
+    ctx.smsOff === true
+      ? false
+      : ctx.force === true
+        ? row.channel === 'interactive' && (message.kind !== 'template' || message.sms !== undefined)
+        : !failure.auth && failure.class !== 'invalid' && shouldFallBack(bot, row, info);
   if (fallBack) {
     const fallback = toOutbound(message, { bot, user: row.user, sender: '', flowToken: '', channel: 'sms', sms: ctx.sms }, '', row.id);
     return { follow: { fallback, channel: 'sms' }, fellBack: true };

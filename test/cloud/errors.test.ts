@@ -109,3 +109,35 @@ describe('templates on a provider without them', () => {
     expect((err as Error).message).toContain('no templates');
   });
 });
+
+describe('the Cloud API without an SMS channel', () => {
+  it('131026 reaches the bot as delivery.failed: no SMS to fall back to', async () => {
+    const { createCloudApiProvider } = await import('../../src/transport/index.js');
+    const { startSandbox, SANDBOX_CLOUD_API_TOKEN, SANDBOX_PHONE_NUMBER_ID } = await import('../../src/sandbox/index.js');
+    const { openStore } = await import('../../src/store/open.js');
+    const { Runtime } = await import('../../src/conversation/runtime.js');
+    const sb = await startSandbox({ cloudApi: { statuses: false } });
+    const provider = createCloudApiProvider({ baseUrl: `${sb.url}/cloud/v23.0`, token: SANDBOX_CLOUD_API_TOKEN, defaultNumberId: SANDBOX_PHONE_NUMBER_ID, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const store = await openStore(':memory:');
+    const runtime = new Runtime({ store, adapter: provider, bots: [echoBot()], sender: sb.sandbox.sender });
+    try {
+      await runtime.start();
+      const user = '15550007777';
+      sb.sandbox.userWrote(user, 'wamid.in1');
+      sb.sandbox.faults.cloudError(131026, { times: 10 });
+      await runtime.receive({ botId: 'echo', user, providerId: 'wamid.in1', source: 'whatsapp', event: { type: 'text', text: 'one', via: 'whatsapp' } });
+      await runtime.idle();
+      await runtime.idle();
+      const conv = (await store.conversations({ botId: 'echo', user }))[0]!;
+      const out = (await store.transcript(conv.id)).filter((e) => e.direction === 'out');
+      expect(out.map((e) => (e.direction === 'out' ? [e.record.channel, e.record.state] : []))).toEqual([['interactive', 'failed']]);
+      expect(conv.channel).toBe('interactive');
+      expect(sb.sandbox.requestsTo('sms')).toEqual([]);
+    } finally {
+      await runtime.stop();
+      await provider.close();
+      await store.close();
+      await sb.close();
+    }
+  });
+});
