@@ -74,6 +74,11 @@ export interface Config {
   readonly agentToken?: string | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
   readonly handoffWebhook?: { readonly url: string; readonly secret: string } | undefined;
+  /**
+   * Meta's Cloud API URL and default token, read whatever COLLOQUY_PROVIDER says: numbers of the
+   * numbers file on the Cloud API use them in a seed-provider deployment too.
+   */
+  readonly cloudApi?: { readonly url: string; readonly token: string | undefined; readonly phoneNumberId?: string | undefined } | undefined;
   /** Several numbers in one deployment (COLLOQUY_NUMBERS_FILE): per number its bot, provider, credentials, app secret and pace. */
   readonly numbers?: NumbersConfig | undefined;
 }
@@ -117,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...lanes,
     ...handoffConfig(get),
     ...numbers,
+    cloudApi: { url: url(get, 'COLLOQUY_CLOUD_API_URL') ?? defaultOf('COLLOQUY_CLOUD_API_URL', ''), token: get('COLLOQUY_CLOUD_API_TOKEN'), phoneNumberId: cloudNumberId(get) },
   };
 }
 
@@ -154,6 +160,13 @@ function seedConfig(get: (n: EnvName) => string | undefined): SeedProviderConfig
 function numbersConfig(get: (n: EnvName) => string | undefined, env: Env): Pick<Config, 'numbers'> {
   const file = get('COLLOQUY_NUMBERS_FILE');
   return file === undefined ? {} : { numbers: loadNumbersFile(file, env) };
+}
+
+/** The default Cloud API phone_number_id: digits, as Meta gives it (not a phone number). */
+function cloudNumberId(get: (n: EnvName) => string | undefined): string | undefined {
+  const v = get('COLLOQUY_CLOUD_API_PHONE_NUMBER_ID');
+  if (v !== undefined && !/^[0-9]{1,32}$/.test(v)) throw new ConfigError('COLLOQUY_CLOUD_API_PHONE_NUMBER_ID', 'must be the Cloud API phone_number_id, digits only');
+  return v;
 }
 
 /** The agents' token and the helpdesk connector. */

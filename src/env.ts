@@ -98,6 +98,14 @@ const VARS = [
     meaning: "A system user's access token for the Cloud API (no OAuth exchange). Numbers in COLLOQUY_NUMBERS_FILE may have tokens of their own.",
   },
   {
+    name: 'COLLOQUY_CLOUD_API_PHONE_NUMBER_ID',
+    type: { kind: 'digits' },
+    default: undefined,
+    unset: 'the bot\u2019s `phoneNumberId`, the numbers file\u2019s, or the one the user last wrote to',
+    group: 'provider',
+    meaning: 'The Cloud API `phone_number_id` to send from when nothing else names one: a conversation started from your backend with a user who never wrote, on a one-number deployment.',
+  },
+  {
     name: 'COLLOQUY_NUMBERS_FILE',
     type: { kind: 'text', rule: 'a path to a JSON file' },
     default: undefined,

@@ -37,7 +37,7 @@ export const METRICS = {
   colloquy_fallbacks_total: counter('delivery', 'Messages sent by SMS because the interactive channel failed, by trigger', ['bot', 'trigger']),
   colloquy_window_total: counter(
     'delivery',
-    'Free-form messages outside the 24-hour window, by what the window policy did (template, event, sms, superseded: a template already went; resend: the user wrote again)',
+    'Free-form messages outside the 24-hour window, by what the window policy said (template: one per closed window, later ones reach the bot as send.failed; event; sms)',
     ['bot', 'action'],
   ),
   colloquy_read_receipts_total: counter('delivery', 'Read receipts (with the typing indicator) sent for users’ messages, by outcome (ok, failed)', ['outcome']),

@@ -94,17 +94,17 @@ function cloudProvider(config: Config, ctx: ProviderContext, entries: readonly N
     });
   }
   if (p.kind !== 'cloud-api' && p.kind !== 'real') throw new ConfigError('COLLOQUY_PROVIDER', 'the Cloud API needs a URL and a token');
-  const url = p.kind === 'cloud-api' ? p.url : undefined;
-  const fallbackToken = p.kind === 'cloud-api' ? p.token : undefined;
+  const url = p.kind === 'cloud-api' ? p.url : config.cloudApi?.url;
+  const fallbackToken = p.kind === 'cloud-api' ? p.token : config.cloudApi?.token;
   for (const n of entries) {
     if (n.token === undefined && fallbackToken === undefined)
       throw new ConfigError('COLLOQUY_CLOUD_API_TOKEN', `is required: number ${n.displayNumber} (bot "${n.bot}") is on the Cloud API and the numbers file gives it no token of its own (tokenEnv)`);
   }
   return createCloudApiProvider({
     baseUrl: url ?? 'https://graph.facebook.com/v23.0',
-    token: p.kind === 'cloud-api' ? p.token : undefined,
+    token: fallbackToken,
     numbers,
-    defaultNumberId: numbers.length === 1 ? numbers[0]!.numberId : undefined,
+    defaultNumberId: config.cloudApi?.phoneNumberId ?? (numbers.length === 1 ? numbers[0]!.numberId : undefined),
     ...(config.sendRate !== undefined && { sendRate: config.sendRate }),
     sms,
     logger: ctx.logger,

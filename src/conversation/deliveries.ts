@@ -14,7 +14,8 @@ import type { RuntimeClock } from './clock.js';
 import { followUp, type FallbackTrigger } from './fallback.js';
 import type { SmsSettings } from './outbound.js';
 import type { Senders } from './senders.js';
-import { templateOf, WINDOW_CODE, windowAction, windowEvent, windowOpen } from './window.js';
+import { templateOf, WINDOW_CODE, WINDOW_MS, windowAction, windowEvent } from './window.js';
+import type { TemplateMessage } from '../messages/message.js';
 
 interface Deps {
   readonly store: Store;
@@ -76,6 +77,11 @@ export class Deliveries {
     if (!found) return { follow: {}, after: () => undefined };
     const { bot, state } = found;
     if (r.class === 'window' && this.d.senders.provider(bot.id).features.window) return this.windowPlan(row, r, bot, state);
+    // A failed status of a passing kind (131000, 130429, 131056): the message goes again, once.
+    if (trigger === 'failed-status' && row.fallbackOf === null && (r.class === 'transient' || r.class === 'throughput' || r.class === 'pair-rate')) {
+      this.d.logger.info({ bot: bot.id, outbox: row.id, code: r.providerCode }, 'the provider reported a passing failure: sending the message again');
+      return { follow: { fallback: { kind: row.kind, message: row.message, channel: 'interactive', request: row.request } }, after: this.d.wakeSends };
+    }
     const smsOff = !this.d.senders.provider(bot.id).features.sms;
     const { follow, fellBack } = followUp(bot, row, r, trigger, { sms: this.d.sms, now: this.d.clock.now(), smsOff });
     return { follow, after: () => (fellBack ? this.fellBack(bot, row, trigger, r.providerCode) : this.d.kick(row)) };
@@ -94,11 +100,6 @@ export class Deliveries {
       count('event');
       return { follow: windowEvent(row, now, last, r.providerCode), after: () => this.d.kick(row) };
     };
-    // The user wrote again meanwhile (a late 131047): the message goes again, once.
-    if (row.fallbackOf === null && row.state === 'sent' && windowOpen(last, now)) {
-      count('resend');
-      return { follow: { fallback: { kind: row.kind, message: row.message, channel: 'interactive', request: row.request, fallbackOf: row.id } }, after: this.d.wakeSends };
-    }
     const action = windowAction(bot, state);
     if (action === 'event' || row.kind === 'template') return event();
     if (action === 'sms') {
@@ -108,23 +109,30 @@ export class Deliveries {
       count('sms');
       return { follow, after: () => this.fellBack(bot, row, 'window', r.providerCode) };
     }
-    if (await this.d.store.templateSince(row.conversationId, last?.at ?? 0)) {
-      count('superseded');
-      return { follow: {}, after: () => undefined };
-    }
+    // One template per closed window: one that went while the window was still open does not count.
+    const since = last === undefined ? 0 : last.at + WINDOW_MS;
+    let request: unknown;
+    let template: TemplateMessage;
     try {
-      const template = templateOf(action, { bot, row, state: state ?? '', last });
-      const request = this.d.senders.provider(bot.id).request(template, { from: this.d.senders.from(bot), to: row.user });
-      count('template');
-      return { follow: { fallback: { kind: 'template', message: template, channel: 'interactive', request, fallbackOf: row.id } }, after: this.d.wakeSends };
+      template = templateOf(action, { bot, row, state: state ?? '', last });
+      request = this.d.senders.provider(bot.id).request(template, { from: this.d.senders.from(bot), to: row.user });
     } catch (err) {
-      if (!(err instanceof MessageValidationError)) throw err;
-      this.d.logger.error(
-        { bot: bot.id, state, err: errorInfo(err.withOrigin({ bot: bot.id, state: `window policy of ${state ?? 'the bot'}` })) },
-        'the window policy’s template is invalid; the bot gets send.failed instead',
-      );
+      // The bot's own code (a template function) or its template failed: the row must still be settled.
+      const shown = err instanceof MessageValidationError ? err.withOrigin({ bot: bot.id, state: `window policy of ${state ?? 'the bot'}` }) : err;
+      this.d.logger.error({ bot: bot.id, state, err: errorInfo(shown) }, 'the window policy’s template could not be built; the bot gets send.failed instead');
       return event();
     }
+    count('template');
+    // Recorded instead of the template when one already went in this closed window (decided in the write).
+    const otherwise = windowEvent(row, now, last, r.providerCode).inbound!;
+    const follow: FailureFollowUp = { fallback: { kind: 'template', message: template, channel: 'interactive', request, fallbackOf: row.id }, templateOnce: { since, otherwise } };
+    return {
+      follow,
+      after: () => {
+        this.d.wakeSends();
+        this.d.kick(row);
+      },
+    };
   }
 
   private fellBack(bot: Bot, row: OutboxRecord, trigger: string, code: string | number | undefined): void {
@@ -144,9 +152,15 @@ export class Deliveries {
       reason: `the provider reported the message failed${detail}`,
       providerCode: code,
       attempts: row.attempts,
-      ...(Number(code) === WINDOW_CODE && { class: 'window' as const }),
+      class: failedStatusClass(code, this.d.senders, row.botId),
     };
     const { follow, after } = await this.plan(row, failure, 'failed-status');
     if (await this.d.store.failOutbound(row.id, this.d.clock.now(), follow)) after();
   }
+}
+
+/** What a failed status's error code means: 131047 is the window on any provider; the rest as the provider reads them. */
+function failedStatusClass(code: number | undefined, senders: Senders, botId: string): SendFailed['class'] {
+  if (Number(code) === WINDOW_CODE) return 'window';
+  return senders.provider(botId).statusClass?.(code);
 }

@@ -53,7 +53,8 @@ export class ReadReceipts {
     const provider = this.d.senders.provider(bot.id);
     if (!provider.features.readReceipts || !provider.markRead || this.marked.has(m.providerId)) return;
     this.remember(m.providerId);
-    const receipt = { messageId: m.providerId, from: this.d.senders.from(bot), numberId: numberIdOf(m.raw) ?? this.d.senders.numberId(bot, undefined), typing: true };
+    // "typing…" once the turn ran would race the answer already on its way: then only the read mark.
+    const receipt = { messageId: m.providerId, from: this.d.senders.from(bot), numberId: numberIdOf(m.raw) ?? this.d.senders.numberId(bot, undefined), typing: when === 'on-accept' };
     const sent = provider
       .markRead(receipt)
       .then((r) => {

@@ -51,7 +51,17 @@ const index = z.union([z.string().regex(/^[0-9]$/, 'must be "0" to "9"'), z.numb
 
 /** One component of a template: its header's, its body's or one button's parameters. */
 export const TemplateComponentSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('header'), parameters: z.array(TemplateParameterSchema).min(1).max(1, 'a header takes one parameter') }),
+  z.strictObject({
+    type: z.literal('header'),
+    parameters: z
+      .array(TemplateParameterSchema)
+      .min(1)
+      .max(1, 'a header takes one parameter')
+      .superRefine((ps, ctx) => {
+        const p = ps[0];
+        if (p?.type === 'text' && charLength(p.text) > 60) ctx.addIssue({ code: 'custom', path: [0, 'text'], message: `a header's text must be at most 60 characters (has ${charLength(p.text)})` });
+      }),
+  }),
   z.strictObject({ type: z.literal('body'), parameters: z.array(TemplateParameterSchema).min(1).max(100) }),
   z.discriminatedUnion('sub_type', [
     z.strictObject({

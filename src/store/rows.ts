@@ -215,12 +215,17 @@ export function keyAnswer(
 /** A user's latest WhatsApp inbound (`received_at`, `raw`) as the window needs it. */
 export function toUserMessage(r: Record<string, unknown>): UserMessageFact {
   let numberId: string | undefined;
+  let sentAt: number | undefined;
   try {
     const raw: unknown = typeof r['raw'] === 'string' ? JSON.parse(r['raw']) : r['raw'];
     const id = (raw as { metadata?: { phone_number_id?: unknown } } | null)?.metadata?.phone_number_id;
     if (typeof id === 'string' && id !== '') numberId = id;
+    const seconds = Number((raw as { timestamp?: unknown } | null)?.timestamp);
+    if (Number.isFinite(seconds) && seconds > 0) sentAt = seconds * 1000;
   } catch {
     // A raw payload that is not JSON names no number.
   }
-  return { at: Number(r['received_at']), numberId };
+  // WhatsApp counts the window from the message's own time: a webhook redelivered hours late must not stretch it.
+  const received = Number(r['received_at']);
+  return { at: sentAt !== undefined && sentAt < received ? sentAt : received, numberId };
 }

@@ -129,6 +129,13 @@ export interface FailureFollowUp {
   readonly inbound?: NewInbound | undefined;
   /** The conversation's new channel. */
   readonly channel?: ChannelName | undefined;
+  /**
+   * The fallback is a template for a closed window, and one per closed window is enough: when the
+   * conversation already has a template (not failed) created at or after `since`, `otherwise` is
+   * recorded instead of the fallback. Decided inside the write, so two failures planned at once
+   * (two processes, two statuses) never queue two templates.
+   */
+  readonly templateOnce?: { readonly since: number; readonly otherwise: NewInbound } | undefined;
 }
 
 /** A durable timer: an XState delayed event that fires through the inbox. */

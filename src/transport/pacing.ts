@@ -87,5 +87,6 @@ export function withPacing<A extends SendAdapter>(adapter: A, o: PacingOptions):
   // A provider stays one: its features, request builder and read receipts pass through unpaced.
   const provider: Provider = { ...paced, name: adapter.name, features: adapter.features, request: (m, a) => adapter.request(m, a) };
   if (adapter.markRead) provider.markRead = (r) => adapter.markRead!(r);
+  if (adapter.statusClass) provider.statusClass = (c) => adapter.statusClass!(c);
   return provider as unknown as A;
 }

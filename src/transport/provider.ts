@@ -8,7 +8,7 @@
  * requests for lists, buttons and flows, text by SMS, no templates, no window, no read receipts.
  */
 import type { Message } from '../messages/message.js';
-import type { SendAdapter, SendResult } from './types.js';
+import type { FailureClass, SendAdapter, SendResult } from './types.js';
 
 /** What a provider can carry and what rules it keeps. */
 export interface ProviderFeatures {
@@ -60,6 +60,11 @@ export interface Provider extends SendAdapter {
   request(message: Message, address: ProviderAddress): unknown;
   /** Marks a message read (and shows the typing indicator); absent when `features.readReceipts` is false. Never throws. */
   markRead?: ((receipt: ReadReceipt) => Promise<SendResult>) | undefined;
+  /**
+   * What an error code in a `failed` delivery status means (statuses carry codes, no HTTP status);
+   * absent or undefined: a permanent failure (the SMS fallback, then `delivery.failed`).
+   */
+  statusClass?: ((code: number | string | undefined) => FailureClass | undefined) | undefined;
 }
 
 export type { FailureClass } from './types.js';

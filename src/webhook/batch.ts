@@ -51,7 +51,8 @@ export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
       const at = ['entry', e, 'changes', c, 'value'];
       const where = `entry[${e}].changes[${c}].value`;
       const { metadata } = value;
-      about.push({ phoneNumberId: metadata.phone_number_id, displayNumber: metadata.display_phone_number, path: `${where}.metadata` });
+      // A number no bot serves is not ours to vouch for: its statuses are dropped, its messages refused.
+      if (numbers.botIdOf(metadata) !== undefined) about.push({ phoneNumberId: metadata.phone_number_id, displayNumber: metadata.display_phone_number, path: `${where}.metadata` });
       const messages = messagesOf(value, numbers, where);
       inbounds.push(...messages);
       inboundPaths.push(...messages.map((_, m) => [...at, 'messages', m]));
@@ -101,7 +102,8 @@ export function smsBatch(json: unknown, numbers: BotNumbers): Batch {
   const botId = numbers.botIdFor(sms.to) ?? unknownNumber(numbers, sms.to, 'to');
   // SMS ids live in their own namespace, apart from WhatsApp ids and our own (`timer:`, `delivery:`).
   const inbound: Inbound = { botId, user: digitsOf(sms.from), providerId: `sms:${sms.id}`, source: 'sms', event: smsEventOf(sms), raw: sms };
-  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0, numbers: [{ displayNumber: sms.to, path: 'to' }] };
+  // Inbound SMS comes from the seed provider's relay, signed with its secret (COLLOQUY_WEBHOOK_SECRET), not a Meta app's.
+  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0, numbers: [] };
 }
 
 function unknownNumber(numbers: BotNumbers, number: string, field: string): never {

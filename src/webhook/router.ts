@@ -97,6 +97,7 @@ async function receive(ctx: Context, route: Route, req: Request, res: Response, 
   const matched = ctx.secrets.checked ? ctx.secrets.verify(req, raw) : undefined;
   const batch = toBatch(parseJson(raw), ctx.numbers);
   if (matched !== undefined) ctx.secrets.requireOwners(matched, batch.numbers);
+  if (matched !== undefined && route === 'sms') ctx.secrets.requireDefault(matched);
   // Before the commit: the turn it starts may answer at once.
   ctx.onInbound?.(batch.inbounds);
   const result = await commitBatch(ctx.runtime, batch).catch((err: unknown) => {

@@ -78,6 +78,12 @@ export class WebhookSecrets {
     }
   }
 
+  /** Throws 401 unless the signature matched the default secret (COLLOQUY_WEBHOOK_SECRET), when there is one: the seed relay's inbound SMS. */
+  requireDefault(matched: ReadonlySet<string>): void {
+    if (this.fallback === undefined || matched.has(this.fallback)) return;
+    throw new WebhookError(401, 'signature_wrong_app', 'The X-Hub-Signature-256 signature of an inbound SMS must be made with COLLOQUY_WEBHOOK_SECRET (the relay’s secret), not a number’s app secret');
+  }
+
   /** The secret of a number's app: its own, found by phone_number_id then display number, else the default. */
   private secretOf(n: PayloadNumber): string | undefined {
     const config = (n.phoneNumberId !== undefined && this.byPhoneNumberId.get(n.phoneNumberId)) || this.byDisplayNumber.get(digitsOf(n.displayNumber));

@@ -135,7 +135,7 @@ describe('one app secret per Meta app', () => {
     expect(s.count('inbox')).toBe(0);
   });
 
-  it('checks app secrets without a default secret, and an inbound SMS by the number it was sent to', async () => {
+  it('checks app secrets without a default secret; an unserved number’s status in the same body is dropped, not refused', async () => {
     const withoutC = parseNumbers(
       { numbers: [numbersFile().numbers[0], numbersFile().numbers[1]].map((n) => ({ phoneNumberId: n!.phoneNumberId, displayNumber: n!.displayNumber, bot: n!.bot, appSecret: n!.appSecret })) },
       { file: 'numbers.json', env: {} },
@@ -143,13 +143,27 @@ describe('one app secret per Meta app', () => {
     const s = await stack({ bots: [orderBot, twoBot], numbers: withoutC, secret: null });
     expect((await postSigned(s, textTo({ phoneNumberId: A.phoneNumberId, display: A.displayNumber }, 'wamid.a'), undefined)).status).toBe(401);
     expect((await postSigned(s, textTo({ phoneNumberId: A.phoneNumberId, display: A.displayNumber }, 'wamid.a'), SECRET_A)).status).toBe(200);
-    const sms = inboundSms({ from: USER, to: B.digits, text: 'hola' });
-    const wrong = await postSigned(s, sms, SECRET_A, '/webhook/sms');
-    expect(wrong.status).toBe(401);
-    expect(wrong.text).toContain(`does not match the app of number ${B.digits} at to`);
-    expect((await postSigned(s, sms, SECRET_B, '/webhook/sms')).status).toBe(200);
+    // App A's webhook also reports a status about a number of A's that no bot here serves.
+    const mixed = textTo({ phoneNumberId: A.phoneNumberId, display: A.displayNumber }, 'wamid.a2');
+    const entry = (mixed as { entry: { changes: unknown[] }[] }).entry[0]!;
+    const other = webhookPayload({ phoneNumberId: '999', displayPhoneNumber: '19998887777', statuses: [statusUpdate({ id: 'wamid.elsewhere', status: 'delivered', recipient: USER })] });
+    entry.changes.push((other as { entry: { changes: unknown[] }[] }).entry[0]!.changes[0]);
+    const r = await postSigned(s, mixed, SECRET_A);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ received: 1, ignoredStatuses: 1 });
     await s.runtime.idle();
     expect(s.count('inbox')).toBe(2);
+  });
+
+  it('takes an inbound SMS signed by the relay’s secret (COLLOQUY_WEBHOOK_SECRET), not by a Meta app’s', async () => {
+    const s = await stack({ bots: [orderBot, twoBot, threeBot], numbers: numbersFile() });
+    const sms = inboundSms({ from: USER, to: B.digits, text: 'hola' });
+    const wrong = await postSigned(s, sms, SECRET_B, '/webhook/sms');
+    expect(wrong.status).toBe(401);
+    expect(wrong.text).toContain('COLLOQUY_WEBHOOK_SECRET');
+    expect((await postSigned(s, sms, SECRET, '/webhook/sms')).status).toBe(200);
+    await s.runtime.idle();
+    expect(s.count('inbox')).toBe(1);
   });
 
   it('refuses at start a number whose webhooks could never be accepted', async () => {

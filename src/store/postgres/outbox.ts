@@ -24,6 +24,9 @@ export async function addInboundIn(q: Queryable, i: NewInbound): Promise<{ id: n
   return { id: known.rows[0]!.id, duplicate: true };
 }
 
+/** The advisory lock class of {@link followFailureIn}'s one-template-per-window decision. */
+const TEMPLATE_LOCK = 24_047;
+
 /**
  * A claimed send's retry or final failure (with what follows it, in the caller's transaction); see
  * `Store.settleSend`. False, with nothing recorded, when `claim` no longer holds the row.
@@ -36,11 +39,21 @@ export async function settleFailedIn(q: Queryable, id: number, claim: string, ou
 
 /** What follows a row's failure (idempotent: nothing is added twice); see `Store.failOutbound`. False when there is no such row. */
 export async function followFailureIn(q: Queryable, id: number, now: number, follow: FailureFollowUp): Promise<boolean> {
-  const row = (await q.query(PG.outbox, [id])).rows[0];
+  // Locked, so that two plans of one row's failure (a repeated status in two processes) take turns.
+  const row = (await q.query(PG.outboxForUpdate, [id])).rows[0];
   if (!row) return false;
   const conversationId = Number(row['conversation_id']);
+  // One follow-up per failed row: planned again (a repeated status, a restart), it may differ (the
+  // window has reopened since), and must not add a second one.
+  if ((await q.query(PG.followed, [id])).rows[0]?.['found'] === true) return true;
   const f = follow.fallback;
-  if (f) {
+  const once = follow.templateOnce;
+  // One template per closed window: concurrent plans for one conversation take turns here (an
+  // advisory lock no other path takes, so it cannot close a cycle with the row locks held).
+  if (f && once) await q.query('SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483647)::int)', [TEMPLATE_LOCK, conversationId]);
+  if (f && once && (await q.query(PG.templateSince, [conversationId, once.since])).rows[0]?.['found'] === true) {
+    await addInboundIn(q, once.otherwise);
+  } else if (f) {
     await q.query(PG.insertFallback, [conversationId, row['bot_id'], row['user_number'], row['inbox_id'], f.kind, JSON.stringify(f.message), f.channel, JSON.stringify(f.request), now, id]);
   }
   if (follow.inbound) await addInboundIn(q, follow.inbound);

@@ -79,6 +79,9 @@ export const PG = {
     FROM outbox o WHERE o.conversation_id = $1 AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = $1 ORDER BY id DESC LIMIT 1',
   lastUserMessage: `SELECT received_at, raw FROM inbox WHERE bot_id = $1 AND user_number = $2 AND source = 'whatsapp' ORDER BY id DESC LIMIT 1`,
+  /** Whether a failed row already has what follows it: its fallback, or its event for the bot. */
+  followed: `SELECT (EXISTS (SELECT 1 FROM outbox WHERE fallback_of = $1) OR EXISTS (SELECT 1 FROM inbox WHERE provider_id = 'delivery:' || $1::text)) AS found`,
+  outboxForUpdate: 'SELECT * FROM outbox WHERE id = $1 FOR UPDATE',
   templateSince: `SELECT EXISTS (SELECT 1 FROM outbox WHERE conversation_id = $1 AND kind = 'template' AND created_at >= $2 AND state <> 'failed') AS found`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = $1 ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = $1 ORDER BY id',

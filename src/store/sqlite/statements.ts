@@ -53,6 +53,8 @@ const SQL = {
     FROM outbox o WHERE o.conversation_id = ? AND o.kind IN ('list', 'buttons', 'flow') AND o.fallback_of IS NULL ORDER BY o.id DESC LIMIT 1`,
   outboxByProvider: 'SELECT * FROM outbox WHERE provider_id = ? ORDER BY id DESC LIMIT 1',
   lastUserMessage: `SELECT received_at, raw FROM inbox WHERE bot_id = ? AND user_number = ? AND source = 'whatsapp' ORDER BY id DESC LIMIT 1`,
+  /** Whether a failed row already has what follows it: its fallback, or its event for the bot. */
+  followed: `SELECT (EXISTS (SELECT 1 FROM outbox WHERE fallback_of = @id) OR EXISTS (SELECT 1 FROM inbox WHERE provider_id = 'delivery:' || CAST(@id AS INTEGER))) AS found`,
   templateSince: `SELECT EXISTS (SELECT 1 FROM outbox WHERE conversation_id = ? AND kind = 'template' AND created_at >= ? AND state <> 'failed') AS found`,
   convOutbox: 'SELECT * FROM outbox WHERE conversation_id = ? ORDER BY id',
   convInbox: 'SELECT * FROM inbox WHERE conversation_id = ? ORDER BY id',

@@ -172,7 +172,13 @@ export class SqliteWrites {
     const row = this.q.outbox.get(id) as Row | undefined;
     if (!row) return false;
     const conversationId = Number(row['conversation_id']);
-    if (follow.fallback) {
+    // One follow-up per failed row: planned again (a repeated status, a restart), it may differ (the
+    // window has reopened since), and must not add a second one.
+    if (Number((this.q.followed.get({ id }) as Row)['found']) === 1) return true;
+    const once = follow.templateOnce;
+    if (follow.fallback && once && Number((this.q.templateSince.get(conversationId, once.since) as Row)['found']) === 1) {
+      this.insertInbound(once.otherwise);
+    } else if (follow.fallback) {
       const key = toKey(row);
       this.q.insertFallback.run({
         conversationId,

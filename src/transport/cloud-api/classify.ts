@@ -22,11 +22,13 @@ export type CloudVerdict =
     };
 
 /** Codes that say the access token (or what it may do) was refused: a configuration error. */
-const AUTH_CODES = new Set([0, 10, 190]);
+const AUTH_CODES = new Set([0, 3, 10, 190]);
 /** Codes of a passing fault on Meta's side, or an app or account rate limit: retried with backoff. */
 const TRANSIENT_CODES = new Set([1, 2, 4, 80007, 131000, 131016, 133004]);
 const CLASS_OF = new Map<number, FailureClass>([
   [130429, 'throughput'],
+  // The spam rate limit: the number may send again later.
+  [131048, 'throughput'],
   [131056, 'pair-rate'],
   [131047, 'window'],
   [131026, 'undeliverable'],
@@ -47,6 +49,18 @@ export function classifyCloud(res: HttpResponse): CloudVerdict {
   const details = asRecord(error?.['error_data'])?.['details'];
   const said = [short(error?.['message']), short(details)].filter((s) => s !== undefined && s !== '').join(': ');
   return { ok: false, class: cls, kind: RETRYABLE.has(cls) ? 'retryable' : 'permanent', code, said };
+}
+
+/**
+ * The class of an error code in a `failed` status on the webhook (no HTTP status there): undefined
+ * for a code Colloquy does not know, which the runtime treats as a plain permanent failure.
+ */
+export function statusClass(code: number | string | undefined): FailureClass | undefined {
+  const n = typeof code === 'string' && /^\d+$/.test(code) ? Number(code) : code;
+  if (typeof n !== 'number' || !Number.isInteger(n)) return undefined;
+  const cls = classOf(400, n);
+  // classOf reads an unknown code under a 400 as `invalid`: only say so for the codes known to be.
+  return cls === 'invalid' && !isInvalidCode(n) ? undefined : cls;
 }
 
 function classOf(status: number, code: number | undefined): FailureClass {

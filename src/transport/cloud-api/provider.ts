@@ -4,6 +4,7 @@
  * exchange), each number with its own token and pace; text and templates on the WhatsApp channel,
  * read receipts with a typing indicator, and SMS through another adapter when one is given.
  */
+import { statusClass } from './classify.js';
 import { systemClock } from '../clock.js';
 import { HttpClient, asRecord, type HttpPoster } from '../http.js';
 import { emit, redact, type ObserverOptions } from '../log.js';
@@ -126,6 +127,7 @@ export function createCloudApiProvider(options: CloudApiProviderOptions): Provid
     request: (message, address) => toCloudMessage(message, address),
     send,
     markRead,
+    statusClass,
     async close() {
       await Promise.all([own?.close(), options.sms?.close()]);
     },
