@@ -29,6 +29,7 @@ import { r0, r1, r2, r3, summarize } from './figures.js';
 import { client, round, type RoundResult, type Target } from './load.js';
 import type { ServerStats } from './roles.js';
 import type { BenchContext } from './servers.js';
+import type { Child } from './ipc.js';
 
 /** Settings of {@link benchE2e}. */
 export interface BenchE2eOptions {
@@ -50,6 +51,8 @@ type Side = 'colloquy' | 'cloud_api' | 'baseline';
 interface Cost {
   messages: number;
   cpuMs: number;
+  /** CPU time of the sandbox's process (the provider, on the same cores) meanwhile. */
+  providerCpuMs: number;
   statements: number;
   /** Of those, BEGIN, COMMIT, SAVEPOINT and RELEASE (the group commit's framing). */
   framing: number;
@@ -59,7 +62,7 @@ interface Cost {
   tokens: number;
 }
 
-const noCost = (): Cost => ({ messages: 0, cpuMs: 0, statements: 0, framing: 0, calls: 0, reads: 0, tokens: 0 });
+const noCost = (): Cost => ({ messages: 0, cpuMs: 0, providerCpuMs: 0, statements: 0, framing: 0, calls: 0, reads: 0, tokens: 0 });
 
 /** The sum of one figure over a target's processes. */
 async function sumOf(target: Target, call: 'cpuMs' | 'statements' | 'framingStatements'): Promise<number> {
@@ -67,12 +70,14 @@ async function sumOf(target: Target, call: 'cpuMs' | 'statements' | 'framingStat
 }
 
 /** Runs one measured round of a Colloquy side, adding what it cost to `cost`. */
-async function measured(run: () => Promise<RoundResult>, target: Target, cost: Cost): Promise<RoundResult> {
+async function measured(run: () => Promise<RoundResult>, target: Target, sandbox: Child, cost: Cost): Promise<RoundResult> {
   const cpu = await sumOf(target, 'cpuMs');
+  const providerCpu = await sandbox.call<number>('cpuMs');
   const statements = await sumOf(target, 'statements');
   const framing = await sumOf(target, 'framingStatements');
   const r = await run();
   cost.cpuMs += (await sumOf(target, 'cpuMs')) - cpu;
+  cost.providerCpuMs += (await sandbox.call<number>('cpuMs')) - providerCpu;
   cost.statements += (await sumOf(target, 'statements')) - statements;
   cost.framing += (await sumOf(target, 'framingStatements')) - framing;
   for (const p of [r.fresh, r.existing]) {
@@ -89,6 +94,7 @@ function perMessage(c: Cost) {
   const per = (x: number) => r2(x / Math.max(1, c.messages));
   return {
     cpu_ms_per_message: per(c.cpuMs),
+    provider_cpu_ms_per_message: per(c.providerCpuMs),
     statements_per_message: per(c.statements),
     framing_statements_per_message: per(c.framing),
     provider_calls_per_message: per(c.calls),
@@ -122,7 +128,7 @@ export async function benchE2e(ctx: BenchContext, opts: BenchE2eOptions = {}): P
     const baseline = await ctx.baseline();
     targets.push(baseline);
     await round(agent, baseline, sandbox, ctx.users.take(warmupUsers), concurrency);
-    const cloud = await ctx.colloquy('colloquy-cloud-api', { kind: 'sqlite', db: join(ctx.dir, 'e2e-cloud-api.db') }, 1, false, { provider: 'cloud-api', countStatements: true });
+    const cloud = await ctx.colloquy('colloquy-cloud-api', { kind: 'sqlite', db: join(ctx.dir, 'e2e-cloud-api.db') }, 1, opts.traceStore === true, { provider: 'cloud-api', countStatements: true });
     targets.push(cloud);
     await round(agent, cloud, sandbox, ctx.users.take(warmupUsers), concurrency);
 
@@ -133,7 +139,7 @@ export async function benchE2e(ctx: BenchContext, opts: BenchE2eOptions = {}): P
       for (const side of order) {
         const target = side === 'colloquy' ? colloquy : side === 'cloud_api' ? cloud : baseline;
         const run = () => round(agent, target, sandbox, ctx.users.take(users), concurrency);
-        results[side].push(side === 'baseline' ? await run() : await measured(run, target, costs[side]));
+        results[side].push(side === 'baseline' ? await run() : await measured(run, target, sandbox, costs[side]));
       }
     }
 
@@ -177,6 +183,7 @@ export async function benchE2e(ctx: BenchContext, opts: BenchE2eOptions = {}): P
       colloquy_turns_per_s_rounds: c.perRound,
       baseline_req_per_s_rounds: b.perRound,
       colloquy_cpu_ms_per_message: seedCost.cpu_ms_per_message,
+      colloquy_provider_cpu_ms_per_message: seedCost.provider_cpu_ms_per_message,
       colloquy_statements_per_message: seedCost.statements_per_message,
       colloquy_framing_statements_per_message: seedCost.framing_statements_per_message,
       colloquy_provider_calls_per_message: seedCost.provider_calls_per_message,
@@ -211,6 +218,7 @@ export async function benchE2e(ctx: BenchContext, opts: BenchE2eOptions = {}): P
         redeliveries: k.redeliveries,
         warnings: ks!.warnings,
         peak_rss_mb: ks!.peakRssMb,
+        ...(ks!.storeTime && { store_ms: ks!.storeTime }),
       },
       users,
       concurrency,

@@ -190,7 +190,11 @@ async function phase(
   concurrency: number,
 ): Promise<{ result: PhaseResult; ids: Record<string, string> }> {
   await arm(sandbox, bodies);
-  if (target.provider === 'cloud-api') await sandbox.call('wrote', bodies.map((b) => [b.user, b.id]));
+  if (target.provider === 'cloud-api')
+    await sandbox.call(
+      'wrote',
+      bodies.map((b) => [b.user, b.id]),
+    );
   const accepted = sandbox.call<number>('wait', undefined, 60_000);
   accepted.catch(() => undefined); // awaited below unless the webhooks failed first
   const t0 = epochNow();
@@ -253,7 +257,11 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
   let redeliveries = 0;
   let maxLag = 0;
   await arm(sandbox, bodies);
-  if (target.provider === 'cloud-api') await sandbox.call('wrote', bodies.map((b) => [b.user, b.id]));
+  if (target.provider === 'cloud-api')
+    await sandbox.call(
+      'wrote',
+      bodies.map((b) => [b.user, b.id]),
+    );
   const accepted = sandbox.call<number>('wait', undefined, seconds * 1000 + drainMs);
   accepted.catch(() => undefined);
   const inflight: Promise<void>[] = [];

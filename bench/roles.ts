@@ -207,6 +207,11 @@ async function sandboxRole(): Promise<void> {
       armed = undefined;
       return { count: a.count, kinds: a.kinds, calls: a.calls, reads: a.reads, at: a.at, ids: a.ids };
     },
+    /** CPU time (user + system) of the sandbox's process so far, ms. */
+    cpuMs: (): number => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    },
     stats: (): SandboxStats => ({ tokens, refused, refusals, stray, late, templates, egress: egress(), peakRssMb: peakRssMb() }),
     close: async () => {
       setImmediate(() => void running.close().finally(() => process.exit(0)));
@@ -267,8 +272,6 @@ function groupCommitTimes(store: object, times: Record<string, { calls: number; 
   const stats = (store as { stats?: () => GroupCommitStats }).stats?.();
   if (stats?.methods === undefined) return {};
   let statements = 0;
-/** Of {@link statements} on SQLite, those that only frame the group commit: BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE. */
-let framing = 0;
   const out: Record<string, { calls: number; ms: number; rows: number }> = {};
   for (const [name, m] of Object.entries(stats.methods)) {
     statements += m.ms;
