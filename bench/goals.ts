@@ -21,7 +21,12 @@ function goal(value: unknown, op: '>=' | '<=', target: number): Goal {
 
 /** The largest peak RSS of any Colloquy process of the run, MB. */
 function colloquyPeakRss(r: Json): number | null {
-  const values: unknown[] = [at(r, 'e2e', 'colloquy_peak_rss_mb'), at(r, 'open_loop', 'colloquy', 'peak_rss_mb'), at(r, 'open_loop', 'colloquy_postgres', 'peak_rss_mb')];
+  const values: unknown[] = [
+    at(r, 'e2e', 'colloquy_peak_rss_mb'),
+    at(r, 'e2e', 'cloud_api', 'peak_rss_mb'),
+    at(r, 'open_loop', 'colloquy', 'peak_rss_mb'),
+    at(r, 'open_loop', 'colloquy_postgres', 'peak_rss_mb'),
+  ];
   for (const [key, v] of Object.entries((at(r, 'stores') ?? {}) as Json)) {
     if (/^(sqlite|postgres)_\d+$/.test(key)) values.push(...((at(v, 'peak_rss_mb') as unknown[] | undefined) ?? []));
   }

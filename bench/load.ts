@@ -13,6 +13,8 @@ import type { Collected } from './roles.js';
 /** A signed webhook body from one user. */
 export interface Signed {
   readonly user: string;
+  /** The message's id (`wamid.…`). */
+  readonly id: string;
   readonly body: string;
   readonly signature: string;
 }
@@ -22,6 +24,12 @@ export interface Target {
   readonly name: string;
   readonly servers: readonly Child[];
   readonly urls: readonly string[];
+  /**
+   * The provider the servers send through (default `seed`). For `cloud-api`, the sandbox is told
+   * each phase's users wrote before their webhooks go, as Meta knows before it delivers a webhook:
+   * the 24-hour window is open when the reply goes.
+   */
+  readonly provider?: 'seed' | 'cloud-api' | undefined;
 }
 
 /** One phase of one side. */
@@ -37,6 +45,10 @@ export interface PhaseResult {
   readonly turnMs: number[];
   /** Webhooks delivered again after a 5xx or a failed request. */
   readonly redeliveries: number;
+  /** Requests the provider answered during the phase, by endpoint (`messaging`, `cloud-api`, `sms`, `token`). */
+  readonly calls: Record<string, number>;
+  /** Read receipts the provider accepted during the phase. */
+  readonly reads: number;
 }
 
 /** A closed-loop round: new conversations, then a second turn on each. */
@@ -66,7 +78,7 @@ export function textFrom(user: string): Signed {
 
 function signed(user: string, message: ReturnType<typeof textMessage>): Signed {
   const body = JSON.stringify(webhookPayload({ messages: [message] }));
-  return { user, body, signature: signBody(SECRET, body) };
+  return { user, id: message.id, body, signature: signBody(SECRET, body) };
 }
 
 /** Creates the client of a run: `connections` sockets per server; no request waits more than a minute. */
@@ -178,6 +190,11 @@ async function phase(
   concurrency: number,
 ): Promise<{ result: PhaseResult; ids: Record<string, string> }> {
   await arm(sandbox, bodies);
+  if (target.provider === 'cloud-api')
+    await sandbox.call(
+      'wrote',
+      bodies.map((b) => [b.user, b.id]),
+    );
   const accepted = sandbox.call<number>('wait', undefined, 60_000);
   accepted.catch(() => undefined); // awaited below unless the webhooks failed first
   const t0 = epochNow();
@@ -190,7 +207,7 @@ async function phase(
   checkCollected(target, bodies, seen, kind);
   const turnMs = bodies.map((b, i) => seen.at[b.user]! - sentAt[i]!);
   return {
-    result: { users: bodies.length, answersMs: answered - t0, acceptedMs: Math.max(lastAccepted, answered) - t0, webhookMs, turnMs, redeliveries },
+    result: { users: bodies.length, answersMs: answered - t0, acceptedMs: Math.max(lastAccepted, answered) - t0, webhookMs, turnMs, redeliveries, calls: seen.calls, reads: seen.reads },
     ids: seen.ids,
   };
 }
@@ -240,6 +257,11 @@ export async function openLoop(agent: Agent, target: Target, sandbox: Child, use
   let redeliveries = 0;
   let maxLag = 0;
   await arm(sandbox, bodies);
+  if (target.provider === 'cloud-api')
+    await sandbox.call(
+      'wrote',
+      bodies.map((b) => [b.user, b.id]),
+    );
   const accepted = sandbox.call<number>('wait', undefined, seconds * 1000 + drainMs);
   accepted.catch(() => undefined);
   const inflight: Promise<void>[] = [];

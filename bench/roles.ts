@@ -14,6 +14,7 @@
 import { mkdirSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { peakRssMb, SECRET, SENDER, serveCalls, watchEgress, type Failed, type Ready } from './ipc.js';
+import { countPgStatements, countSqliteStatements, statementCounts } from './statements.js';
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
 
@@ -35,6 +36,10 @@ export interface SandboxStats {
 export interface Collected {
   readonly count: number;
   readonly kinds: Record<string, number>;
+  /** Requests answered while armed, by endpoint (`messaging`, `cloud-api`, `sms`, `token`). */
+  readonly calls: Record<string, number>;
+  /** Read receipts (Cloud API `status: read`) accepted while armed. */
+  readonly reads: number;
   /** Accepted at (epoch ms), by recipient. */
   readonly at: Record<string, number>;
   /** Provider message id, by recipient. */
@@ -55,6 +60,11 @@ export interface ServerStats {
   readonly turnsOk: number;
   readonly turnsError: number;
   readonly sendsAccepted: number;
+  /** Read receipts the server sent (Colloquy on the Cloud API), accepted and failed. */
+  readonly readReceipts?: number;
+  readonly readReceiptsFailed?: number;
+  /** COLLOQUY_SEND_RATE of the server, when set. */
+  readonly sendRate?: number;
   readonly webhookRequests: number;
   readonly warnings: number;
   readonly errors: number;
@@ -88,6 +98,7 @@ const rssMb = () => Math.round(process.memoryUsage.rss() / 1024 / 1024);
 
 // ─────────────────────────────────────── child: sandbox ───────────────────────────────────────
 
+/** A seed-provider body's kind (`list`, `buttons`, `flow`), as the load generator counts replies. */
 function kindOf(body: unknown): string {
   const b = (body ?? {}) as Record<string, unknown>;
   if (b['listMessages'] !== undefined) return 'list';
@@ -96,11 +107,16 @@ function kindOf(body: unknown): string {
   return 'other';
 }
 
+/** The same kinds for a Cloud API message (recorded as `interactive:list`, `interactive:button`, `text`, …). */
+const CLOUD_KINDS: Record<string, string> = { 'interactive:list': 'list', 'interactive:button': 'buttons', 'interactive:flow': 'flow' };
+
 async function sandboxRole(): Promise<void> {
   const egress = watchEgress();
   const { startSandbox } = await import('../src/sandbox/index.js');
   // A large record limit: the recorder trims with splice once full, which would cost the provider side.
-  const running = await startSandbox({ maxRecords: 1_000_000 });
+  // The Cloud API mode serves beside the seed provider; it has no webhook to post statuses to, and
+  // is told not to queue them: the bench measures a message's turn, not its statuses' (as on the seed side).
+  const running = await startSandbox({ maxRecords: 1_000_000, cloudApi: { statuses: false } });
   const sb = running.sandbox;
   let tokens = 0;
   let refused = 0;
@@ -126,6 +142,8 @@ async function sandboxRole(): Promise<void> {
     hi: number;
     count: number;
     kinds: Record<string, number>;
+    calls: Record<string, number>;
+    reads: number;
     at: Record<string, number>;
     ids: Record<string, string>;
     done: Promise<void>;
@@ -133,6 +151,13 @@ async function sandboxRole(): Promise<void> {
   }
   let armed: Armed | undefined;
   let late = 0;
+  // What a phase costs the provider: every request answered while it is armed, and the read receipts among them.
+  sb.onRequest((r) => {
+    if (armed !== undefined) armed.calls[r.endpoint] = (armed.calls[r.endpoint] ?? 0) + 1;
+  });
+  sb.onRead(() => {
+    if (armed !== undefined) armed.reads++;
+  });
   const ranges: [number, number][] = [];
   sb.onMessage((m) => {
     const to = Number(m.to);
@@ -142,7 +167,7 @@ async function sandboxRole(): Promise<void> {
       return;
     }
     armed.count++;
-    const k = m.channel === 'interactive' ? kindOf(m.request) : 'sms';
+    const k = m.channel === 'interactive' ? kindOf(m.request) : m.channel === 'cloud-api' ? (CLOUD_KINDS[m.type] ?? m.type) : 'sms';
     armed.kinds[k] = (armed.kinds[k] ?? 0) + 1;
     armed.at[m.to] = epochNow();
     armed.ids[m.to] = m.providerId;
@@ -157,7 +182,15 @@ async function sandboxRole(): Promise<void> {
       const done = new Promise<void>((r) => {
         resolve = r;
       });
-      armed = { n, lo, hi, count: 0, kinds: {}, at: {}, ids: {}, done, resolve };
+      armed = { n, lo, hi, count: 0, kinds: {}, calls: {}, reads: 0, at: {}, ids: {}, done, resolve };
+    },
+    /**
+     * The users of a phase wrote these messages (user, message id) to the sandbox's Cloud API number:
+     * their 24-hour windows open, as Meta's would before the webhook reaches the server, and a read
+     * receipt naming a message id names its user.
+     */
+    wrote: (messages: [user: string, id: string][]) => {
+      for (const [user, id] of messages) sb.userWrote(user, id);
     },
     /** How many messages the armed phase has counted so far. */
     count: () => armed?.count ?? 0,
@@ -173,7 +206,12 @@ async function sandboxRole(): Promise<void> {
       const a = armed;
       if (a === undefined) throw new Error('not armed');
       armed = undefined;
-      return { count: a.count, kinds: a.kinds, at: a.at, ids: a.ids };
+      return { count: a.count, kinds: a.kinds, calls: a.calls, reads: a.reads, at: a.at, ids: a.ids };
+    },
+    /** CPU time (user + system) of the sandbox's process so far, ms. */
+    cpuMs: (): number => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
     },
     stats: (): SandboxStats => ({ tokens, refused, refusals, stray, late, templates, egress: egress(), peakRssMb: peakRssMb() }),
     close: async () => {
@@ -245,19 +283,6 @@ function groupCommitTimes(store: object, times: Record<string, { calls: number; 
   return out;
 }
 
-/** Statements sent to PostgreSQL by this process (every query of every connection, BEGIN and COMMIT included). */
-let statements = 0;
-
-/** Counts every query a node-postgres client sends from now on. */
-async function countStatements(): Promise<void> {
-  const pg = (await import('pg')).default;
-  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
-    statements++;
-    return query.apply(this, args);
-  } as typeof pg.Client.prototype.query;
-}
-
 /** Settings of `colloquy serve` passed through from the bench's environment when set. */
 const TUNABLE = ['COLLOQUY_LANE_CONCURRENCY', 'COLLOQUY_HEAP_GROWTH_PERCENT', 'COLLOQUY_POLL_MS', 'COLLOQUY_LEASE_MS', 'COLLOQUY_HEARTBEAT_MS', 'COLLOQUY_SQLITE_SYNCHRONOUS'] as const;
 
@@ -267,6 +292,33 @@ export interface ColloquyArg {
   /** A SQLite file, or a `postgres://` URL given to the server as `COLLOQUY_DATABASE_URL`. */
   readonly store: { readonly kind: 'sqlite'; readonly db: string } | { readonly kind: 'postgres'; readonly url: string; readonly scratch: string };
   readonly traceStore?: boolean | undefined;
+  /**
+   * The provider Colloquy is configured for (default `seed`): the seed provider's relay at the
+   * sandbox, or the Cloud API at the sandbox's Cloud API mode (`COLLOQUY_PROVIDER=cloud-api`, its
+   * URL and token; the seed's relay stays configured as its SMS channel).
+   */
+  readonly provider?: 'seed' | 'cloud-api' | undefined;
+  /** Count SQLite statements too (PostgreSQL's are always counted); reported by the `statements` call. */
+  readonly countStatements?: boolean | undefined;
+}
+
+/**
+ * The Cloud API provider paces each number at Meta's default 80 messages/s; the seed side is
+ * unpaced. To compare what a message costs rather than the pace, the Cloud API side runs at the
+ * highest rate COLLOQUY_SEND_RATE takes, unless BENCH_CLOUD_API_SEND_RATE says otherwise (80: a
+ * number as Meta gives it; 1000: an upgraded one).
+ */
+export const CLOUD_API_SEND_RATE = '10000';
+
+/** The variables that point Colloquy at the sandbox playing the Cloud API. */
+async function cloudApiEnv(sandboxUrl: string): Promise<Record<string, string>> {
+  const { SANDBOX_CLOUD_API_TOKEN, SANDBOX_CLOUD_API_VERSION, SANDBOX_PATHS } = await import('../src/sandbox/constants.js');
+  return {
+    COLLOQUY_PROVIDER: 'cloud-api',
+    COLLOQUY_CLOUD_API_URL: `${sandboxUrl}${SANDBOX_PATHS.cloud}/${SANDBOX_CLOUD_API_VERSION}`,
+    COLLOQUY_CLOUD_API_TOKEN: SANDBOX_CLOUD_API_TOKEN,
+    COLLOQUY_SEND_RATE: process.env['BENCH_CLOUD_API_SEND_RATE'] || CLOUD_API_SEND_RATE,
+  };
 }
 
 function fail(error: string): void {
@@ -283,14 +335,16 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
   const { SqliteStore } = await import('../src/store/sqlite/store.js');
   const pizza = (await import('../bots/pizza.js')).default;
   const storeEnv: Record<string, string> = {};
-  if (arg.store.kind === 'sqlite') storeEnv['COLLOQUY_DB'] = arg.store.db;
-  else {
+  if (arg.store.kind === 'sqlite') {
+    storeEnv['COLLOQUY_DB'] = arg.store.db;
+    if (arg.countStatements === true) await countSqliteStatements();
+  } else {
     // A build that does not know the variable opens its default SQLite file: let that land in scratch.
     mkdirSync(arg.store.scratch, { recursive: true });
     process.chdir(arg.store.scratch);
     storeEnv['COLLOQUY_DATABASE_URL'] = arg.store.url;
     process.env['COLLOQUY_DATABASE_URL'] = arg.store.url;
-    await countStatements();
+    await countPgStatements();
   }
   let warnings = 0;
   let errors = 0;
@@ -311,6 +365,7 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     },
   };
   let server: Awaited<ReturnType<typeof startServer>>;
+  let sendRate: number | undefined;
   try {
     const config = loadConfig({
       PORT: '0',
@@ -321,9 +376,11 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
       COLLOQUY_CLIENT_ID: SANDBOX_CLIENT_ID,
       COLLOQUY_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
       COLLOQUY_SENDER: SENDER,
+      ...(arg.provider === 'cloud-api' && (await cloudApiEnv(arg.sandboxUrl))),
       // Tuning knobs a run may set from outside (e.g. COLLOQUY_LANE_CONCURRENCY=32 npm run bench).
       ...Object.fromEntries(TUNABLE.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]]))),
     });
+    sendRate = config.sendRate;
     // As `colloquy serve` does for its own process.
     (await import('../src/cli/heap.js')).tuneHeap(config.heapGrowthPercent);
     server = await startServer({ bots: [pizza], config, logger });
@@ -344,7 +401,8 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     idle: () => server.runtime.idle(),
     loopReset: () => loop.reset(),
     loop: (): LoopDelay => loop.read(),
-    statements: (): number => statements,
+    statements: (): number => statementCounts().statements,
+    framingStatements: (): number => statementCounts().framing,
     cpuMs: (): number => {
       const u = process.cpuUsage();
       return (u.user + u.system) / 1000;
@@ -354,6 +412,9 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
       turnsOk: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'ok' }),
       turnsError: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'error' }),
       sendsAccepted: m.value('colloquy_sends_total', { channel: 'interactive', outcome: 'accepted' }),
+      readReceipts: m.value('colloquy_read_receipts_total', { outcome: 'ok' }),
+      readReceiptsFailed: m.value('colloquy_read_receipts_total', { outcome: 'failed' }),
+      ...(sendRate !== undefined && { sendRate }),
       webhookRequests: m.total('colloquy_webhook_requests_total'),
       warnings,
       errors,

@@ -16,6 +16,9 @@ const START_MS = 90_000;
 /** The store a Colloquy process opens. */
 export type StoreSpec = ColloquyArg['store'];
 
+/** What else a Colloquy process may be started with: its provider, and whether SQLite statements are counted. */
+export type ColloquyMore = Pick<ColloquyArg, 'provider' | 'countStatements'>;
+
 /** Shared state of one bench run. */
 export class BenchContext {
   readonly users = new Users();
@@ -55,11 +58,16 @@ export class BenchContext {
     return this.#sandbox;
   }
 
-  /** Starts `n` Colloquy processes on one store (the first alone, so that it migrates; the rest at once). */
-  async colloquy(name: string, store: StoreSpec, n = 1, traceStore = false): Promise<Target> {
+  /**
+   * Starts `n` Colloquy processes on one store (the first alone, so that it migrates; the rest at
+   * once), configured for the seed provider or (`provider: 'cloud-api'`) the Cloud API, both played
+   * by the sandbox.
+   */
+  async colloquy(name: string, store: StoreSpec, n = 1, traceStore = false, more: ColloquyMore = {}): Promise<Target> {
     const { url: sandboxUrl } = await this.sandbox();
     const start = (i: number) => {
-      const child = spawnRole('colloquy', { sandboxUrl, store, traceStore } satisfies ColloquyArg, { execArgv: this.execArgv(`colloquy-${name}-${i}`) });
+      const arg: ColloquyArg = { sandboxUrl, store, traceStore, provider: more.provider, countStatements: more.countStatements };
+      const child = spawnRole('colloquy', arg, { execArgv: this.execArgv(`colloquy-${name}-${i}`) });
       this.#children.push(child);
       return child;
     };
@@ -68,7 +76,7 @@ export class BenchContext {
       const urls = [await servers[0]!.readyWithin(START_MS)];
       servers.push(...Array.from({ length: n - 1 }, (_, i) => start(i + 1)));
       urls.push(...(await Promise.all(servers.slice(1).map((c) => c.readyWithin(START_MS)))));
-      return { name, servers, urls };
+      return { name, servers, urls, provider: more.provider ?? 'seed' };
     } catch (err) {
       await closeAll(servers);
       throw err;

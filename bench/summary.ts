@@ -22,6 +22,14 @@ const TITLES: Record<string, string> = {
   million: 'Many stored conversations (turn latency, large store ÷ small store)',
 };
 
+/** The closed loop's Cloud API side, beside the seed provider's. */
+function cloudApi(k: Figures): string[] {
+  return [
+    `  Cloud API ${v(k['turns_per_s'])} turns/s  (rounds ${v(k['turns_per_s_rounds'])}; ÷ baseline ${v(k['ratio'])}, ÷ seed provider ${v(k['ratio_to_seed'])}) · message in → reply accepted p50 ${v(k['turn_p50_ms'])} ms, p99 ${v(k['turn_p99_ms'])} ms`,
+    `  per message  Cloud API CPU ${v(k['cpu_ms_per_message'])} ms (the sandbox's ${v(k['provider_cpu_ms_per_message'])} ms) · ${v(k['statements_per_message'])} statements (${v(k['extra_statements_per_message'])} more) · ${v(k['provider_calls_per_message'])} provider calls (${v(k['provider_messages_per_message'])} messages + ${v(k['read_receipts_per_message'])} read receipts) · peak RSS ${v(k['peak_rss_mb'])} MB`,
+  ];
+}
+
 const PRINTERS: Record<string, (f: Figures) => string[]> = {
   transport: (f) => [
     `  adapter   ${v(f['adapter_msgs_per_s'])} msgs/s`,
@@ -34,7 +42,9 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
     `  ratio     ${v(f['ratio'])}  (Colloquy ÷ baseline; new ${v(f['ratio_new'])}, existing ${v(f['ratio_existing'])})`,
     `  webhook answer  Colloquy p50 ${v(f['colloquy_webhook_p50_ms'])} ms, p99 ${v(f['colloquy_webhook_p99_ms'])} ms · baseline p50 ${v(f['baseline_webhook_p50_ms'])} ms, p99 ${v(f['baseline_webhook_p99_ms'])} ms`,
     `  message in → reply accepted  Colloquy p50 ${v(f['colloquy_turn_p50_ms'])} ms, p99 ${v(f['colloquy_turn_p99_ms'])} ms · baseline p50 ${v(f['baseline_turn_p50_ms'])} ms, p99 ${v(f['baseline_turn_p99_ms'])} ms`,
+    `  per message  Colloquy CPU ${v(f['colloquy_cpu_ms_per_message'])} ms (the sandbox's ${v(f['colloquy_provider_cpu_ms_per_message'])} ms) · ${v(f['colloquy_statements_per_message'])} statements · ${v(f['colloquy_provider_calls_per_message'])} provider calls`,
     `  peak RSS  Colloquy ${v(f['colloquy_peak_rss_mb'])} MB · baseline ${v(f['baseline_peak_rss_mb'])} MB`,
+    ...cloudApi((f['cloud_api'] ?? {}) as Figures),
     `  ${v(f['users'])} users × 2 turns per round, best of ${v(f['rounds'])} (alternated), ${v(f['concurrency'])} webhooks in flight`,
   ],
   open_loop: (f) => {
