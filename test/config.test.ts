@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       laneLeaseMs: undefined,
       laneHeartbeatMs: undefined,
       pollMs: undefined,
+      cloudApi: { url: 'https://graph.facebook.com/v23.0', token: undefined, phoneNumberId: undefined },
     });
   });
 
