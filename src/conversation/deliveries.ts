@@ -109,8 +109,12 @@ export class Deliveries {
       count('sms');
       return { follow, after: () => this.fellBack(bot, row, 'window', r.providerCode) };
     }
-    // One template per closed window: one that went while the window was still open does not count.
-    const since = last === undefined ? 0 : last.at + WINDOW_MS;
+    // One template per closed window. Found closed here, the window closed 24 h after the user wrote: a
+    // template that went before (while it was open) does not count. Refused by the provider while it
+    // looked open here (its clock, a message to another number), it closed at some time since the
+    // user wrote: any template since then counts.
+    const refused = r.providerCode !== undefined;
+    const since = last === undefined ? 0 : refused ? last.at : last.at + WINDOW_MS;
     let request: unknown;
     let template: TemplateMessage;
     try {

@@ -163,3 +163,17 @@ describe('failed statuses by code (Cloud API)', () => {
     expect(kinds(c)).toEqual(['interactive:text', 'sms:text']);
   });
 });
+
+describe('the provider refusing while the window looked open', () => {
+  it('messages refused with 131047 in the send’s answer get one template, whenever they go', async () => {
+    conv = await createTestBot(twoReminders({}, 2 * HOUR), { provider: 'cloud-api' });
+    const c = conv;
+    // The user's message reaches the runtime but WhatsApp (the sandbox) never saw it: every free-form message is refused.
+    await c.runtime.receive({ botId: 'r', user: c.user, providerId: 'wamid.unseen', source: 'whatsapp', event: { type: 'text', text: 'hi', via: 'whatsapp' } });
+    await c.settled();
+    await c.advance('2h');
+    expect(kinds(c)).toEqual(['interactive:template']);
+    const refused = c.sandbox.requestsTo('cloud-api').filter((r) => r.status === 400).length;
+    expect(refused).toBe(3);
+  });
+});
