@@ -16,7 +16,7 @@ import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER
 import { openStore } from './store/open.js';
 import type { BusyEvent, Store } from './store/types.js';
 import type { HttpAdapterOptions } from './transport/index.js';
-import { buildProviders, sandboxNumbers } from './providers.js';
+import { buildProviders, sandboxNumbers, type Providers } from './providers.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 import { createAgentRouter } from './agent/router.js';
@@ -100,73 +100,83 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       return storeHealth.ok ? { ...base, status: 'ok', store: storeHealth } : { ...base, status: 'degraded', store: storeHealth };
     },
   });
-  const sandboxControls = sandboxControlsAllowed(o.config, logger);
-  const sender = o.config.sender ?? SANDBOX_SENDER;
-  const sandbox = o.config.provider.kind === 'sandbox' && o.provider === undefined ? createSandboxFor(o, sender, sandboxControls) : undefined;
-  if (sandbox) http.mount('/sandbox', sandbox.router);
-  const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
-  const providers = o.provider ? { adapter: o.provider, byBot: {}, all: [] } : buildProviders(o.config, { sandbox, sandboxUrl, logger, onEvent: (e) => countTransport(metrics, e) });
-  const adapter = providers.adapter;
-  const lanes = o.config.laneConcurrency === undefined ? undefined : { concurrency: o.config.laneConcurrency };
-  const work = { ...(o.config.leaseMs !== undefined && { leaseMs: o.config.leaseMs }), ...(o.config.heartbeatMs !== undefined && { heartbeatMs: o.config.heartbeatMs }) };
-  const hook = o.config.handoffWebhook;
-  const connector = hook && new HandoffConnector({ url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
-  runtime = new Runtime({
-    store,
-    adapter,
-    providers: providers.byBot,
-    numbers: o.config.numbers,
-    bots: o.bots,
-    sender,
-    sms: o.config.sms,
-    clock: o.clock,
-    logger,
-    metrics,
-    sends: o.sends,
-    work,
-    lanes,
-    pollMs: o.config.pollMs,
-    helpdesk: connector,
-  });
-  // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
-  http.mount(
-    '/',
-    createWebhookRouter({
-      runtime,
-      defaultSender: sender,
-      secret: o.config.webhookSecret,
-      verifyToken: o.config.verifyToken,
-      maxBodyBytes: o.config.maxBodyBytes,
+  // Whatever fails from here on (a numbers file naming no served bot, two bots on one number) must not
+  // leave the port listening or connections open: the process would not exit after its error.
+  let built: Pick<Providers, 'all'> | undefined;
+  try {
+    const sandboxControls = sandboxControlsAllowed(o.config, logger);
+    const sender = o.config.sender ?? SANDBOX_SENDER;
+    const sandbox = o.config.provider.kind === 'sandbox' && o.provider === undefined ? createSandboxFor(o, sender, sandboxControls) : undefined;
+    if (sandbox) http.mount('/sandbox', sandbox.router);
+    const sandboxUrl = sandbox ? `${http.url}/sandbox` : undefined;
+    const providers: Providers = o.provider ? { adapter: o.provider, byBot: {}, all: [] } : buildProviders(o.config, { sandbox, sandboxUrl, logger, onEvent: (e) => countTransport(metrics, e) });
+    built = providers;
+    const adapter = providers.adapter;
+    const lanes = o.config.laneConcurrency === undefined ? undefined : { concurrency: o.config.laneConcurrency };
+    const work = { ...(o.config.leaseMs !== undefined && { leaseMs: o.config.leaseMs }), ...(o.config.heartbeatMs !== undefined && { heartbeatMs: o.config.heartbeatMs }) };
+    const hook = o.config.handoffWebhook;
+    const connector = hook && new HandoffConnector({ url: hook.url, secret: hook.secret, clock: o.clock, logger, metrics });
+    runtime = new Runtime({
+      store,
+      adapter,
+      providers: providers.byBot,
       numbers: o.config.numbers,
-      onInbound: sandbox && learnsInbound(sandbox),
-    }),
-  );
-  http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
-  sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
-  await runtime.start();
-  const rt = runtime;
-  const running: RunningServer = {
-    url: http.url,
-    runtime: rt,
-    store,
-    metrics,
-    adapter,
-    sandbox,
-    sandboxUrl,
-    sandboxControls,
-    config: o.config,
-    handoffConnector: connector,
-    async close() {
-      if (stopping) return;
-      stopping = true;
-      await http.close();
-      await rt.stop();
-      await Promise.all([...new Set([adapter, ...providers.all])].map((a) => a.close()));
-      await store.close();
-    },
-  };
-  for (const extend of o.extensions ?? []) await extend(running, http);
-  return running;
+      bots: o.bots,
+      sender,
+      sms: o.config.sms,
+      clock: o.clock,
+      logger,
+      metrics,
+      sends: o.sends,
+      work,
+      lanes,
+      pollMs: o.config.pollMs,
+      helpdesk: connector,
+    });
+    // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
+    http.mount(
+      '/',
+      createWebhookRouter({
+        runtime,
+        defaultSender: sender,
+        secret: o.config.webhookSecret,
+        verifyToken: o.config.verifyToken,
+        maxBodyBytes: o.config.maxBodyBytes,
+        numbers: o.config.numbers,
+        onInbound: sandbox && learnsInbound(sandbox),
+      }),
+    );
+    http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
+    sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
+    await runtime.start();
+    const rt = runtime;
+    const running: RunningServer = {
+      url: http.url,
+      runtime: rt,
+      store,
+      metrics,
+      adapter,
+      sandbox,
+      sandboxUrl,
+      sandboxControls,
+      config: o.config,
+      handoffConnector: connector,
+      async close() {
+        if (stopping) return;
+        stopping = true;
+        await http.close();
+        await rt.stop();
+        await Promise.all([...new Set([adapter, ...providers.all])].map((a) => a.close()));
+        await store.close();
+      },
+    };
+    for (const extend of o.extensions ?? []) await extend(running, http);
+    return running;
+  } catch (err) {
+    await runtime?.stop().catch(() => undefined);
+    await Promise.allSettled([http.close(), ...(built?.all ?? []).map((a) => a.close())]);
+    throw err;
+  }
 }
 
 /**

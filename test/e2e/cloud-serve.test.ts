@@ -9,7 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signBody, textMessage, webhookPayload } from '../../src/sandbox/index.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/temp.js';
-import { serve } from './cli.js';
+import { run, serve } from './cli.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -102,5 +102,14 @@ describe('colloquy serve on the Cloud API (the sandbox playing it)', () => {
     const toB = (await cloudTo(s.url, b, 1))[0]!;
     expect(toB.numberId).toBe('700000000000003');
     expect(JSON.stringify(toB.request)).toMatch(/help|support|topic/i);
+  });
+
+  it('a numbers file naming a bot that is not served stops the start with its field, and the process exits', async () => {
+    const file = join(tmp.dir, 'numbers-bad.json');
+    writeFileSync(file, JSON.stringify({ numbers: [{ phoneNumberId: '700000000000009', displayNumber: '15550000009', bot: 'nobody' }] }));
+    const r = await run(['serve', 'bots/pizza.ts'], { COLLOQUY_PROVIDER: 'cloud-api', COLLOQUY_NUMBERS_FILE: file, COLLOQUY_DB: ':memory:', PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('numbers[0].bot: no served bot is "nobody" (served: pizza)');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
