@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createSandbox, SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET, SANDBOX_SENDER, type Sandbox } from './sandbox/index.js';
 import { openStore } from './store/open.js';
+import { numberIdOf } from './store/inbound-facts.js';
 import type { BusyEvent, Store } from './store/types.js';
 import type { HttpAdapterOptions } from './transport/index.js';
 import { buildProviders, sandboxNumbers, type Providers } from './providers.js';
@@ -186,8 +187,8 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
 function learnsInbound(sandbox: Sandbox): (inbounds: readonly Inbound[]) => void {
   return (inbounds) => {
     for (const i of inbounds) {
-      const numberId = (i.raw as { metadata?: { phone_number_id?: unknown } } | undefined)?.metadata?.phone_number_id;
-      if (i.source === 'whatsapp' && i.providerId !== undefined && typeof numberId === 'string') sandbox.userWrote(i.user, i.providerId, numberId);
+      const numberId = numberIdOf(i.raw);
+      if (i.source === 'whatsapp' && i.providerId !== undefined && numberId !== undefined) sandbox.userWrote(i.user, i.providerId, numberId);
     }
   };
 }

@@ -7,6 +7,7 @@
 import { errorInfo, type Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Bot, ReadReceiptPolicy } from './bot.js';
+import { numberIdOf } from '../store/inbound-facts.js';
 import type { Senders } from './senders.js';
 
 interface Deps {
@@ -72,10 +73,4 @@ export class ReadReceipts {
     if (this.marked.size >= REMEMBERED) this.marked.delete(this.marked.values().next().value as string);
     this.marked.add(id);
   }
-}
-
-/** The `phone_number_id` a webhook message came to (the webhook keeps it in the raw payload's metadata). */
-function numberIdOf(raw: unknown): string | undefined {
-  const id = (raw as { metadata?: { phone_number_id?: unknown } } | null | undefined)?.metadata?.phone_number_id;
-  return typeof id === 'string' && id !== '' ? id : undefined;
 }

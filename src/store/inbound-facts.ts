@@ -66,3 +66,12 @@ const NONE: InboundFacts = Object.freeze({});
 
 const isId = (v: unknown): v is number => Number.isSafeInteger(v);
 const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/**
+ * The Cloud API `phone_number_id` a user's WhatsApp message was written to: the webhook keeps its
+ * change's `metadata` in the message's `raw`. Undefined for any other `raw`.
+ */
+export function numberIdOf(raw: unknown): string | undefined {
+  const id = (raw as { metadata?: { phone_number_id?: unknown } } | null | undefined)?.metadata?.phone_number_id;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}

@@ -14,7 +14,7 @@ import type {
   TranscriptEntry,
 } from './types.js';
 import type { HandoffRefusal } from './handoff-types.js';
-import { decodeFacts, timerRaw } from './inbound-facts.js';
+import { decodeFacts, numberIdOf, timerRaw } from './inbound-facts.js';
 
 type Row = Record<string, unknown>;
 
@@ -218,8 +218,7 @@ export function toUserMessage(r: Record<string, unknown>): UserMessageFact {
   let sentAt: number | undefined;
   try {
     const raw: unknown = typeof r['raw'] === 'string' ? JSON.parse(r['raw']) : r['raw'];
-    const id = (raw as { metadata?: { phone_number_id?: unknown } } | null)?.metadata?.phone_number_id;
-    if (typeof id === 'string' && id !== '') numberId = id;
+    numberId = numberIdOf(raw);
     const seconds = Number((raw as { timestamp?: unknown } | null)?.timestamp);
     if (Number.isFinite(seconds) && seconds > 0) sentAt = seconds * 1000;
   } catch {
