@@ -389,8 +389,6 @@ export interface Store extends HandoffStore {
    * Cloud API `phone_number_id` that message came to (when the webhook recorded it). Undefined: never.
    */
   lastUserMessage(key: ConversationKey): Promise<UserMessageFact | undefined>;
-  /** Whether the conversation has a template message queued or sent since `since` (ms): one per closed window is enough. */
-  templateSince(conversationId: number, since: number): Promise<boolean>;
   outboundByProviderId(providerId: string): Promise<OutboxRecord | undefined>;
   timers(conversationId: number): Promise<TimerSpec[]>;
 

@@ -177,10 +177,6 @@ export class PgStore implements Store {
     return one(this.db.query(PG.lastUserMessage, [key.botId, key.user]), toUserMessage);
   }
 
-  async templateSince(conversationId: number, since: number): Promise<boolean> {
-    return (await this.db.query(PG.templateSince, [conversationId, since])).rows[0]?.['found'] === true;
-  }
-
   async timers(conversationId: number): Promise<TimerSpec[]> {
     return (await this.db.query(PG.timersOf, [conversationId])).rows.map(toTimer);
   }

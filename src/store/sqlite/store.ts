@@ -115,7 +115,6 @@ const READS = [
   'outbound',
   'outboundByProviderId',
   'lastUserMessage',
-  'templateSince',
   'nextDue',
   'timers',
   'statuses',
@@ -281,10 +280,6 @@ export class SqliteStore implements Store {
   async lastUserMessage(key: ConversationKey): Promise<UserMessageFact | undefined> {
     const r = this.q.lastUserMessage.get(key.botId, key.user) as Row | undefined;
     return r && toUserMessage(r);
-  }
-
-  async templateSince(conversationId: number, since: number): Promise<boolean> {
-    return Number((this.q.templateSince.get(conversationId, since) as Row)['found']) === 1;
   }
 
   async timers(conversationId: number): Promise<TimerSpec[]> {
