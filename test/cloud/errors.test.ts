@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
 import { defineBot, say, template, text, type BotOptions, type ColloquyEvent } from '../../src/index.js';
 import { BotTurnError, createTestBot, type TestConversation } from '../../src/simulator/testing.js';
+import { kinds } from './support.js';
 
 let conv: TestConversation | undefined;
 afterEach(async () => {
@@ -35,8 +36,6 @@ async function start(options?: BotOptions): Promise<TestConversation> {
   conv = await createTestBot(echoBot(options), { provider: 'cloud-api', sends: { baseDelayMs: 1_000 } });
   return conv;
 }
-
-const kinds = (c: TestConversation) => c.sent.map((m) => `${m.channel}:${m.kind}`);
 
 describe('Cloud API errors by class', () => {
   it('130429 pauses and retries until the message goes', async () => {

@@ -1,11 +1,12 @@
 /**
  * The window policy's edges, end to end on the harness's Cloud API mode: what counts as the closed
- * window's template, a failed status planned again, two statuses at once, a template function that
+ * window's a failed status planned again, two statuses at once, a template function that
  * throws, and the codes of failed statuses.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
-import { defineBot, say, template, text, type BotOptions, type ColloquyEvent } from '../../src/index.js';
+import { defineBot, say, text, type BotOptions, type ColloquyEvent } from '../../src/index.js';
+import { HOUR, kinds, reopen } from './support.js';
 import { createTestBot, type TestConversation } from '../../src/simulator/testing.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 
@@ -14,17 +15,6 @@ afterEach(async () => {
   await conv?.close();
   conv = undefined;
 });
-
-const HOUR = 3_600_000;
-const reopen = template({
-  name: 'colloquy_reopen',
-  language: 'en_US',
-  components: [
-    { type: 'body', parameters: [{ type: 'text', text: 'from the clinic' }] },
-    { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'continue' }] },
-  ],
-});
-const kinds = (c: TestConversation) => c.sent.map((m) => `${m.channel}:${m.kind}`);
 
 /** Hello, then two reminders after `wait`; a tap on the template's quick reply ends it. */
 function twoReminders(options: BotOptions = {}, wait = 2 * HOUR) {

@@ -5,23 +5,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
-import { defineBot, say, template, text, type BotOptions, type ColloquyEvent } from '../../src/index.js';
+import { defineBot, say, text, type BotOptions, type ColloquyEvent } from '../../src/index.js';
+import { HOUR, kinds, reopen } from './support.js';
 import { createTestBot, type TestConversation } from '../../src/simulator/testing.js';
 
 let conv: TestConversation | undefined;
 afterEach(async () => {
   await conv?.close();
   conv = undefined;
-});
-
-const HOUR = 3_600_000;
-const reopen = template({
-  name: 'colloquy_reopen',
-  language: 'en_US',
-  components: [
-    { type: 'body', parameters: [{ type: 'text', text: 'from the clinic' }] },
-    { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'continue' }] },
-  ],
 });
 
 /** Says hello, then after `wait` a reminder (and a second message); records a send.failed it gets. */
@@ -53,8 +44,6 @@ async function start(options: BotOptions, wait?: number): Promise<TestConversati
   conv = await createTestBot(reminderBot(options, wait), { provider: 'cloud-api' });
   return conv;
 }
-
-const kinds = (c: TestConversation) => c.sent.map((m) => `${m.channel}:${m.kind}`);
 
 describe('the 24-hour window on the Cloud API', () => {
   it('sends text as WhatsApp text inside the window, and marks each user message read once, with typing', async () => {
