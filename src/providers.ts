@@ -67,7 +67,8 @@ function seedOf(config: Config, ctx: ProviderContext): SeedProviderConfig | unde
   return { baseUrl: ctx.sandboxUrl, authUrl: ctx.sandboxUrl, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET, authMethod: 'body' };
 }
 
-function seedOptions(s: SeedProviderConfig): Pick<HttpAdapterOptions, 'baseUrl' | 'authUrl' | 'clientId' | 'clientSecret' | 'authMethod'> {
+/** The seed adapter's settings of a relay's configuration. */
+export function seedOptions(s: SeedProviderConfig): Pick<HttpAdapterOptions, 'baseUrl' | 'authUrl' | 'clientId' | 'clientSecret' | 'authMethod'> {
   return { baseUrl: s.baseUrl, authUrl: s.authUrl, clientId: s.clientId, clientSecret: s.clientSecret, authMethod: s.authMethod };
 }
 

@@ -17,7 +17,7 @@ import { openStore } from './store/open.js';
 import { numberIdOf } from './store/inbound-facts.js';
 import type { BusyEvent, Store } from './store/types.js';
 import type { HttpAdapterOptions } from './transport/index.js';
-import { buildProviders, sandboxNumbers, type Providers } from './providers.js';
+import { buildProviders, sandboxNumbers, seedOptions, type Providers } from './providers.js';
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 import { createAgentRouter } from './agent/router.js';
@@ -230,10 +230,7 @@ function sandboxBusinessNumber(bots: readonly Bot[], sender: string): string {
 
 /** Where the adapter sends and with which credentials: the configured provider, or a sandbox at `sandboxUrl`. */
 export function providerOptions(config: Config, sandboxUrl: string | undefined): Pick<HttpAdapterOptions, 'baseUrl' | 'authUrl' | 'clientId' | 'clientSecret' | 'authMethod'> {
-  if (config.provider.kind === 'real') {
-    const { baseUrl, authUrl, clientId, clientSecret, authMethod } = config.provider;
-    return { baseUrl, authUrl, clientId, clientSecret, authMethod };
-  }
+  if (config.provider.kind === 'real') return seedOptions(config.provider);
   if (config.provider.kind === 'cloud-api') {
     const sms = config.provider.sms;
     if (sms === undefined)
@@ -241,7 +238,7 @@ export function providerOptions(config: Config, sandboxUrl: string | undefined):
         'COLLOQUY_BASE_URL',
         'is not set: with COLLOQUY_PROVIDER=cloud-api the seed provider\u2019s relay (COLLOQUY_BASE_URL and its credentials) carries SMS only when configured',
       );
-    return { baseUrl: sms.baseUrl, authUrl: sms.authUrl, clientId: sms.clientId, clientSecret: sms.clientSecret, authMethod: sms.authMethod };
+    return seedOptions(sms);
   }
   if (sandboxUrl === undefined) throw new ConfigError('COLLOQUY_BASE_URL', 'no provider is configured and no sandbox is running');
   return { baseUrl: sandboxUrl, authUrl: sandboxUrl, clientId: SANDBOX_CLIENT_ID, clientSecret: SANDBOX_CLIENT_SECRET };
