@@ -109,8 +109,10 @@ function requestFields(body: unknown): Record<keyof EncryptedFlowRequest, unknow
 
 function base64Field(value: unknown, name: keyof EncryptedFlowRequest): Buffer {
   if (typeof value !== 'string' || value === '') throw new FlowDecryptError('malformed', `${name} is missing or not a string`);
-  if (value.length % 4 !== 0 || !BASE64.test(value)) throw new FlowDecryptError('malformed', `${name} is not base64`);
-  return Buffer.from(value, 'base64');
+  // Node's decoder skips what is not base64; re-encoding catches that (padding may be left off).
+  const bytes = Buffer.from(value, 'base64');
+  if (!BASE64.test(value) || bytes.toString('base64').replace(/=+$/, '') !== value.replace(/=+$/, '')) throw new FlowDecryptError('malformed', `${name} is not base64`);
+  return bytes;
 }
 
 function unwrapKey(wrapped: Buffer, privateKey: KeyObject): Buffer {

@@ -93,11 +93,20 @@ describe("the Flow endpoint's cryptography, against vectors made with Meta's sam
   it('refuses an IV of the wrong length, garbage base64 and a body of the wrong shape', () => {
     expectDecryptError(() => decryptFlowRequest({ ...submit.request, initial_vector: randomBytes(12).toString('base64') }, privateKey), 'malformed');
     expectDecryptError(() => decryptFlowRequest({ ...submit.request, encrypted_flow_data: '%%% not base64 %%%' }, privateKey), 'malformed');
-    expectDecryptError(() => decryptFlowRequest({ ...submit.request, encrypted_aes_key: 'abc' }, privateKey), 'malformed');
+    expectDecryptError(() => decryptFlowRequest({ ...submit.request, encrypted_aes_key: 'ab$c' }, privateKey), 'malformed');
+    expectDecryptError(
+      () => decryptFlowRequest({ ...submit.request, encrypted_aes_key: `${submit.request.encrypted_aes_key.slice(0, 40)}\n${submit.request.encrypted_aes_key.slice(40)}` }, privateKey),
+      'malformed',
+    );
     expectDecryptError(() => decryptFlowRequest({ ...submit.request, encrypted_flow_data: 'AAAA' }, privateKey), 'malformed');
     expectDecryptError(() => decryptFlowRequest({ encrypted_flow_data: submit.request.encrypted_flow_data }, privateKey), 'malformed');
     expectDecryptError(() => decryptFlowRequest([submit.request], privateKey), 'malformed');
     expectDecryptError(() => decryptFlowRequest(null, privateKey), 'malformed');
+  });
+
+  it('reads base64 whose padding was left off', () => {
+    const unpadded = Object.fromEntries(Object.entries(submit.request).map(([k, v]) => [k, v.replace(/=+$/, '')]));
+    expect(decryptFlowRequest(unpadded, privateKey).payload).toEqual(submit.decrypted);
   });
 
   it('refuses a plaintext that is not JSON, without quoting it', () => {
