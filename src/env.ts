@@ -164,6 +164,24 @@ const VARS = [
     meaning: 'The HMAC key that checks `X-Hub-Signature-256` on webhook requests.',
   },
   {
+    name: 'COLLOQUY_FLOW_PRIVATE_KEY',
+    type: { kind: 'text', rule: 'path of a PEM file' },
+    default: undefined,
+    unset: 'no Flow endpoint key',
+    group: 'provider',
+    meaning:
+      "The PEM file of the WhatsApp Flow endpoint's RSA private key (2048 bits, encrypted under a passphrase), as `colloquy flows keygen` writes it; its public half is the one uploaded to Meta.",
+  },
+  {
+    name: 'COLLOQUY_FLOW_PRIVATE_KEY_PASSPHRASE',
+    type: { kind: 'text' },
+    default: undefined,
+    unset: 'required when the key file is encrypted',
+    group: 'provider',
+    secret: true,
+    meaning: 'The passphrase that decrypts COLLOQUY_FLOW_PRIVATE_KEY; `colloquy flows keygen` encrypts the new key under it.',
+  },
+  {
     name: 'COLLOQUY_VERIFY_TOKEN',
     type: { kind: 'text' },
     default: undefined,

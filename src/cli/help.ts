@@ -27,6 +27,10 @@ Commands:
   migrate                         apply pending database migrations (COLLOQUY_DATABASE_URL)
   db copy --from <file> --to <url>   copy a SQLite database into an empty PostgreSQL one
   sandbox [--port N]              run the sandbox provider on its own
+  flows keygen [--out DIR] [--passphrase-env NAME]
+                                  write a 2048-bit key pair for the WhatsApp Flow endpoint (the
+                                  private key encrypted under the passphrase in NAME, default
+                                  COLLOQUY_FLOW_PRIVATE_KEY_PASSPHRASE) and say how to upload it
 
 Options:
   --port <n>    port for serve, simulate and sandbox (default PORT or 3000)
@@ -34,7 +38,7 @@ Options:
                 the database check, conversations and transcript read, without changing
                 it: a SQLite file or a postgres:// URL (default COLLOQUY_DATABASE_URL, else
                 COLLOQUY_DB, else ./data/colloquy.db)
-  --json        machine-readable output (send, sms, check, conversations, transcript)
+  --json        machine-readable output (send, sms, check, conversations, transcript, flows keygen)
   --debug       on a failure, the stack trace after the message
   -h, --help    this help
 

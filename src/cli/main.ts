@@ -29,6 +29,8 @@ export async function main(argv: readonly string[], io?: Io): Promise<number> {
         user: { type: 'string' },
         list: { type: 'boolean' },
         debug: { type: 'boolean' },
+        out: { type: 'string' },
+        'passphrase-env': { type: 'string' },
       },
     });
   } catch (err) {
@@ -60,6 +62,8 @@ interface Options {
   status?: string | undefined;
   user?: string | undefined;
   list?: boolean | undefined;
+  out?: string | undefined;
+  'passphrase-env'?: string | undefined;
 }
 
 async function run(command: string, args: string[], o: Options, io: Io): Promise<number> {
@@ -90,6 +94,8 @@ async function run(command: string, args: string[], o: Options, io: Io): Promise
       return (await import('./transcript.js')).transcriptCommand(args, o, withEnv);
     case 'graph':
       return (await import('./graph.js')).graphCommand(args, withEnv);
+    case 'flows':
+      return (await import('./flows.js')).flowsCommand(args, { out: o.out, passphraseEnv: o['passphrase-env'] }, withEnv);
     default:
       throw new ColloquyError('usage', `unknown command "${command}"\n\n${USAGE}`);
   }

@@ -51,3 +51,4 @@ export {
   type Unsupportable,
   type UpstreamOutcome,
 } from '../testing/provider-conformance.js';
+export { FlowClient, FlowResponseError, FLOW_DATA_API_VERSION, type FlowClientOptions, type FlowResponse, type FlowSendOptions } from '../testing/flow-client.js';
