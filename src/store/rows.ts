@@ -3,6 +3,7 @@ import type {
   UserMessageFact,
   ConversationKey,
   ConversationRecord,
+  FlowSubmitRecord,
   HandoffEventRecord,
   HandoffEventType,
   HandoffRecord,
@@ -227,4 +228,16 @@ export function toUserMessage(r: Record<string, unknown>): UserMessageFact {
   // WhatsApp counts the window from the message's own time: a webhook redelivered hours late must not stretch it.
   const received = Number(r['received_at']);
   return { at: sentAt !== undefined && sentAt < received ? sentAt : received, numberId };
+}
+
+export function toFlowSubmit(r: Row): FlowSubmitRecord {
+  return {
+    dedupeKey: String(r['dedupe_key']),
+    conversationId: Number(r['conversation_id']),
+    flowToken: String(r['flow_token']),
+    screen: String(r['screen']),
+    answer: json(r['answer']),
+    completes: r['completes'] === true || Number(r['completes']) === 1,
+    createdAt: Number(r['created_at']),
+  };
 }

@@ -186,6 +186,28 @@ export interface TurnCommit {
   readonly handoff?: HandoffChange | undefined;
   /** Queue the helpdesk connector's events for handoff changes (a connector is configured). */
   readonly notifyHandoffs?: boolean | undefined;
+  /** `flowToken` replaces the conversation's (it sent a new flow, or moved to another bot version). */
+  readonly flowTokenChanged?: boolean | undefined;
+  /** A Flow endpoint submit this turn ran: stored with it, its dedupe key unique. */
+  readonly flowSubmit?: NewFlowSubmit | undefined;
+}
+
+/** A live flow's submit that ran a turn, kept so a retry of it answers the same and runs nothing. */
+export interface NewFlowSubmit {
+  /** A hash of the flow token, the screen and the data. */
+  readonly dedupeKey: string;
+  readonly flowToken: string;
+  readonly screen: string;
+  /** The answer sent back (the decrypted reply's JSON, before encryption). */
+  readonly answer: unknown;
+  /** The submit closed the flow (its answer was SUCCESS): the `nfm_reply` that follows runs no turn. */
+  readonly completes: boolean;
+}
+
+/** A stored flow submit. */
+export interface FlowSubmitRecord extends NewFlowSubmit {
+  readonly conversationId: number;
+  readonly createdAt: number;
 }
 
 /** What a commit produced. */
@@ -365,6 +387,10 @@ export interface Store extends HandoffStore {
   activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined>;
   conversation(id: number): Promise<ConversationRecord | undefined>;
   conversationByFlowToken(token: string): Promise<ConversationRecord | undefined>;
+  /** A flow submit a turn stored, by its dedupe key. */
+  flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined>;
+  /** Whether a submit that closed the flow of this token ran a turn (its `nfm_reply` runs none). */
+  flowCompleted(flowToken: string): Promise<boolean>;
   conversations(filter?: { botId?: string; user?: string; status?: ConversationStatus }): Promise<ConversationRecord[]>;
   /** Active conversations whose snapshot has running invocations (for recovery on start). */
   activeConversationIds(): Promise<number[]>;

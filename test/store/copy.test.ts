@@ -60,6 +60,7 @@ describe('copySqliteToPostgres', () => {
     const report = await copySqliteToPostgres(file, url, { batchSize: 2 });
     expect(report.tables).toEqual([
       { name: 'conversations', rows: 2 },
+      { name: 'flow_submits', rows: 0 },
       { name: 'handoffs', rows: 1 },
       { name: 'handoff_events', rows: 2 },
       { name: 'inbox', rows: 3 },

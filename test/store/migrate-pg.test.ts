@@ -43,7 +43,7 @@ describe('migratePg', () => {
     const recorded = (await db.query('SELECT name, checksum, applied_at FROM _migrations ORDER BY name')).rows;
     expect(recorded.map((r) => [r['name'], r['checksum']])).toEqual(files.map((f) => [f.name, f.checksum]));
     expect(typeof recorded[0]!['applied_at']).toBe('number');
-    expect(await tables(db)).toEqual(['_migrations', 'conversations', 'handoff_events', 'handoffs', 'inbox', 'lanes', 'outbox', 'statuses', 'timers']);
+    expect(await tables(db)).toEqual(['_migrations', 'conversations', 'flow_submits', 'handoff_events', 'handoffs', 'inbox', 'lanes', 'outbox', 'statuses', 'timers']);
     expect(await migratePg(db)).toEqual({ applied: [], alreadyApplied: files.map((f) => f.name) });
   });
 

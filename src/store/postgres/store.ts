@@ -19,7 +19,7 @@ import { conversationsQuery } from '../sql.js';
 import { commitTurnPg, isPlainTurn } from './turns.js';
 import { PgBatches } from './batched.js';
 import { ANALYZE_AFTER_TURNS, analyzeUnanalyzed } from './analyze.js';
-import { j, toConversation, toHandoffEvent, toInbox, toKey, toOutbox, toTimer, toUserMessage } from '../rows.js';
+import { j, toConversation, toFlowSubmit, toHandoffEvent, toInbox, toKey, toOutbox, toTimer, toUserMessage } from '../rows.js';
 import type {
   Claimant,
   ClaimedWork,
@@ -46,6 +46,7 @@ import type {
   TranscriptEntry,
   TurnCommit,
   WorkKind,
+  FlowSubmitRecord,
 } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -131,6 +132,14 @@ export class PgStore implements Store {
 
   async conversationByFlowToken(token: string): Promise<ConversationRecord | undefined> {
     return one(this.db.query(PG.convByToken, [token]), toConversation);
+  }
+
+  async flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined> {
+    return one(this.db.query(PG.flowSubmit, [dedupeKey]), toFlowSubmit);
+  }
+
+  async flowCompleted(flowToken: string): Promise<boolean> {
+    return (await this.db.query(PG.flowCompleted, [flowToken])).rows.length > 0;
   }
 
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {

@@ -36,6 +36,8 @@ export async function commitTurnPg(db: PgDb, c: TurnCommit): Promise<CommitResul
       await q.query(PG.deleteTimers, [c.expire]);
     }
     const result = await callCommit(q, c, false);
+    if (c.flowTokenChanged && c.conversationId !== undefined) await q.query(PG.setFlowToken, [c.flowToken, result.conversationId]);
+    if (c.flowSubmit) await insertFlowSubmit(q, result.conversationId, c);
     // The handoff before the timers: like a claim or a release, lock the handoff row first, then its timer.
     await applyHandoffTurnIn(q, result.conversationId, c, c.notifyHandoffs === true);
     await applyTimers(q, result.conversationId, c);
@@ -44,7 +46,18 @@ export async function commitTurnPg(db: PgDb, c: TurnCommit): Promise<CommitResul
 }
 
 /** Whether a turn commits in one call with nothing around it (see {@link commitTurnPg}). */
-export const isPlainTurn = (c: TurnCommit): boolean => c.expire === undefined && c.handoff === undefined && c.status === 'active';
+export const isPlainTurn = (c: TurnCommit): boolean => c.expire === undefined && c.handoff === undefined && c.status === 'active' && c.flowTokenChanged !== true && c.flowSubmit === undefined;
+
+/** A second writer of the same submit (a retry racing the first) loses like a second writer of a turn: nothing of its turn stays. */
+async function insertFlowSubmit(q: Queryable, conversationId: number, c: TurnCommit): Promise<void> {
+  const f = c.flowSubmit!;
+  try {
+    await q.query(PG.insertFlowSubmit, [f.dedupeKey, conversationId, f.flowToken, f.screen, JSON.stringify(f.answer), f.completes ? 1 : 0, c.now]);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '23505') throw new VersionConflictError(conversationId, c.expectedVersion);
+    throw err;
+  }
+}
 
 /** A turn's own fields, as `colloquy_commit_turn` and `colloquy_commit_turns` take them (16 values). */
 export function turnFields(c: TurnCommit): unknown[] {

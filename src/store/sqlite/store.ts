@@ -20,7 +20,7 @@ import { SqliteLanes } from './lanes.js';
 import { SqliteWork } from './work.js';
 import { SqliteWrites } from './writes.js';
 import { conversationsQuery } from '../sql.js';
-import { mergeTranscript, toConversation, toInbox, toOutbox, toStatus, toTimer, toUserMessage } from '../rows.js';
+import { mergeTranscript, toConversation, toFlowSubmit, toInbox, toOutbox, toStatus, toTimer, toUserMessage } from '../rows.js';
 import type {
   Claimant,
   ClaimedWork,
@@ -48,6 +48,7 @@ import type {
   TranscriptEntry,
   TurnCommit,
   WorkKind,
+  FlowSubmitRecord,
 } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -235,6 +236,15 @@ export class SqliteStore implements Store {
   async conversationByFlowToken(token: string): Promise<ConversationRecord | undefined> {
     const r = this.q.convByToken.get(token) as Row | undefined;
     return r && toConversation(r);
+  }
+
+  async flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined> {
+    const r = this.q.flowSubmit.get(dedupeKey) as Row | undefined;
+    return r && toFlowSubmit(r);
+  }
+
+  async flowCompleted(flowToken: string): Promise<boolean> {
+    return this.q.flowCompleted.get(flowToken) !== undefined;
   }
 
   async conversations(filter: { botId?: string; user?: string; status?: ConversationStatus } = {}): Promise<ConversationRecord[]> {

@@ -66,10 +66,31 @@ export class SqliteWrites {
     const { id, version } = c.conversationId === undefined ? this.insertConversation(c) : this.updateConversation(c, c.conversationId);
     // An inbound consumed by another writer (same turn in two processes) must not run twice.
     if (c.inboxId !== undefined && this.q.markInboxDone.run(c.inboxNote ?? null, id, c.now, c.inboxId).changes !== 1) throw new VersionConflictError(id, c.expectedVersion);
+    if (c.flowTokenChanged && c.conversationId !== undefined) this.q.setFlowToken.run(c.flowToken, id);
+    if (c.flowSubmit) this.insertFlowSubmit(id, c);
     const outboxIds = this.insertOutbox(id, c.key, c.inboxId, c.outbox, c.now);
     this.applyTimers(id, c);
     this.h.applyTurn(id, c, c.notifyHandoffs === true);
     return { conversationId: id, version, outboxIds };
+  }
+
+  /** A second writer of the same submit (a retry racing the first) loses like a second writer of a turn. */
+  private insertFlowSubmit(id: number, c: TurnCommit): void {
+    const f = c.flowSubmit!;
+    try {
+      this.q.insertFlowSubmit.run({
+        dedupeKey: f.dedupeKey,
+        conversationId: id,
+        flowToken: f.flowToken,
+        screen: f.screen,
+        answer: JSON.stringify(f.answer),
+        completes: f.completes ? 1 : 0,
+        now: c.now,
+      });
+    } catch (e) {
+      if (String((e as { code?: string }).code).startsWith('SQLITE_CONSTRAINT')) throw new VersionConflictError(id, c.expectedVersion);
+      throw e;
+    }
   }
 
   private common(c: TurnCommit) {
