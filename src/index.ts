@@ -28,6 +28,7 @@ export {
   type FallbackPolicy,
   type FlowField,
   type FlowForm,
+  type FlowScreenForm,
   type ReadReceiptPolicy,
   type UnhandledPolicy,
   type WindowAction,
@@ -35,6 +36,23 @@ export {
   type WindowPolicy,
 } from './conversation/bot.js';
 export { say, type SayInput } from './conversation/say.js';
+
+// Live flows: how a state answers its flow's screens through the Flow endpoint.
+export {
+  flowScreen,
+  flowComplete,
+  flowError,
+  DEFAULT_FLOW_BUDGET_MS,
+  type FlowAnswer,
+  type FlowAnswerOf,
+  type FlowCompleteAnswer,
+  type FlowErrorAnswer,
+  type FlowRequestInfo,
+  type FlowScreenAnswer,
+  type FlowScreens,
+  type ScreenHandler,
+  type ScreenSubmit,
+} from './conversation/flow-screens.js';
 export type { ColloquyEvent, DeliveryFailedEvent, FlowEvent, ReplyEvent, ReplyVia, SendFailedEvent, TextEvent, UnsupportedEvent } from './conversation/events.js';
 export {
   buttons,

@@ -2,13 +2,14 @@
  * A bot: an id, an XState v5 machine, and options. A bot module exports one, made with
  * {@link defineBot}.
  */
-import type { AnyStateMachine, SnapshotFrom } from 'xstate';
+import type { AnyStateMachine, ContextFrom, SnapshotFrom } from 'xstate';
 import { BotError } from '../errors.js';
 import type { Message, TemplateMessage } from '../messages/message.js';
 import { INCOMPATIBLE_POLICIES, validateMigrations, validateMigrationTargets, type BotMigration, type IncompatiblePolicy } from './versions.js';
 
 export type { BotMigration, IncompatiblePolicy } from './versions.js';
 import type { FallbackInfo } from './fallback-info.js';
+import { flowScreensProblems, type FlowScreens } from './flow-screens.js';
 
 /** What to do with input the current state does not handle (a stale tap, stray text). */
 export type UnhandledPolicy =
@@ -72,13 +73,30 @@ export interface FlowField {
   readonly type?: 'text' | 'number' | 'date' | 'select' | 'boolean' | undefined;
   /** The choices of a `select`. */
   readonly options?: readonly string[] | undefined;
+  /**
+   * A live flow's `select` whose choices come from the screen's data: the name of a list of
+   * `{ id, title }` in it (`slots`); the field's value is the chosen `id`.
+   */
+  readonly optionsFrom?: string | undefined;
   readonly required?: boolean | undefined;
 }
 
-/** How the simulators show a flow's screen: its title and fields. */
+/** One screen of a live flow, as the simulators show it. */
+export interface FlowScreenForm {
+  readonly title?: string | undefined;
+  /** What the user fills in; the screen's submit sends these with the screen data's plain values (text, numbers). */
+  readonly fields: readonly FlowField[];
+}
+
+/**
+ * How the simulators show a flow (the real form, its Flow JSON, lives in the provider's portal): a
+ * navigate flow's one form (`fields`), or a live flow's screens by name.
+ */
 export interface FlowForm {
   readonly title?: string | undefined;
-  readonly fields: readonly FlowField[];
+  readonly fields?: readonly FlowField[] | undefined;
+  /** A live flow's (`data_exchange`) screens, by the names its answers use. */
+  readonly screens?: Readonly<Record<string, FlowScreenForm>> | undefined;
 }
 
 /** Options of a bot. */
@@ -103,6 +121,11 @@ export interface BotOptions<TMachine extends AnyStateMachine = AnyStateMachine> 
   readonly input?: ((key: { readonly botId: string; readonly user: string }) => unknown) | undefined;
   /** Sample context for `colloquy check` and `colloquy graph` (default: the machine's own). */
   readonly sampleContext?: Record<string, unknown> | undefined;
+  /**
+   * How the states that send a live flow (`action: 'data_exchange'`) answer its screens through the
+   * Flow endpoint, keyed by the state's path (`booking.pick`; a parent's entry covers its children).
+   */
+  readonly flows?: Readonly<Record<string, FlowScreens<ContextFrom<TMachine>>>> | undefined;
   /** Forms the simulators show for this bot's flows, by `flow_id`. */
   readonly flowForms?: Readonly<Record<string, FlowForm>> | undefined;
   /** How long a handoff waits for an agent to claim it before `handoff.timeout` (ms; default 10 minutes). */
@@ -171,6 +194,7 @@ export function defineBot<TMachine extends AnyStateMachine>(def: BotDefinition<T
     throw new BotError(`Bot "${def.id}": readReceipts must be 'on-accept', 'on-handled' or 'off', not ${JSON.stringify(receipts)}`, { bot: def.id });
   }
   validateWindow(def.id, def.options?.window);
+  validateFlows(def.id, def.machine, def.options?.flows as Readonly<Record<string, FlowScreens<never>>> | undefined);
   const timeout = def.options?.handoffTimeoutMs;
   if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw new BotError(`Bot "${def.id}": handoffTimeoutMs must be a positive whole number of milliseconds`, { bot: def.id });
   const version = def.version ?? 1;
@@ -202,4 +226,24 @@ function validateWindow(bot: string, w: WindowPolicy | undefined): void {
   if (typeof w !== 'object' || w === null) throw new BotError(`Bot "${bot}": window must be { closed: ..., states?: {...} }`, { bot });
   check(w.closed, 'window.closed');
   for (const [state, a] of Object.entries(w.states ?? {})) check(a, `window.states["${state}"]`);
+}
+
+function validateFlows(bot: string, machine: AnyStateMachine, flows: Readonly<Record<string, FlowScreens<never>>> | undefined): void {
+  if (flows === undefined) return;
+  const problems = flowScreensProblems(flows);
+  for (const state of typeof flows === 'object' && flows !== null ? Object.keys(flows) : []) {
+    if (!hasStatePath(machine, state)) problems.push(`flows["${state}"]: the machine has no state "${state}"`);
+  }
+  if (problems.length) throw new BotError(`Bot "${bot}": ${problems.join('; ')}`, { bot });
+}
+
+/** Whether `path` (`a.b`) names a state node of the machine. */
+function hasStatePath(machine: AnyStateMachine, path: string): boolean {
+  let node: { states?: Record<string, unknown> } = machine.root as never;
+  for (const part of path.split('.')) {
+    const next = node.states?.[part] as { states?: Record<string, unknown> } | undefined;
+    if (!next) return false;
+    node = next;
+  }
+  return true;
 }

@@ -23,6 +23,7 @@ import { Deliveries } from './deliveries.js';
 import { Lanes, laneKey, type LaneOptions } from './lanes.js';
 import { IdleSweep } from './sweep.js';
 import { Turns } from './turns.js';
+import { FlowExchange } from './flow-exchange.js';
 import { HandoffDesk } from './handoff-desk.js';
 import { Sender, type SendOptions } from './sends.js';
 import { untilStored, type StoreWaits } from './backoff.js';
@@ -62,6 +63,8 @@ export interface RuntimeOptions {
    * only wake it sooner.
    */
   readonly pollMs?: number | undefined;
+  /** How long a live flow's answer may take when its declaration sets no `budgetMs` (default 3 s). */
+  readonly flowBudgetMs?: number | undefined;
   /** Queue handoff events for a helpdesk connector (implied by `helpdesk`). */
   readonly handoffEvents?: boolean | undefined;
   /** Delivers queued handoff events (a {@link HandoffConnector} from `colloquy/server`). */
@@ -98,6 +101,8 @@ export class Runtime {
   private readonly deps: TurnDeps;
   /** Handoffs to people: the agents' queue, claim, messages and release. */
   readonly handoffs: HandoffDesk;
+  /** Live flows' screens (the Flow endpoint's decrypted requests), answered from the conversations. */
+  readonly flows: FlowExchange;
   private accepting = false;
   private stopped = false;
   /** Waits for a store that is unavailable for now, ended at once by stop(). */
@@ -185,18 +190,12 @@ export class Runtime {
       wakeDispatcher: wakeSends,
     });
     if (helpdesk) this.handoffs.onChange(() => this.worker.wake('event'));
-    this.turns = new Turns({
-      ...base,
-      logger: this.logger,
-      bots: this.bots,
-      turn: this.deps,
-      handoffs: this.handoffs,
-      kick,
-      committed: (sends, dueAt) => {
-        if (sends) this.worker.wake('send');
-        if (dueAt !== undefined) this.worker.noteDue(dueAt);
-      },
-    });
+    const committed = (sends: boolean, dueAt: number | undefined) => {
+      if (sends) this.worker.wake('send');
+      if (dueAt !== undefined) this.worker.noteDue(dueAt);
+    };
+    this.turns = new Turns({ ...base, logger: this.logger, bots: this.bots, turn: this.deps, handoffs: this.handoffs, kick, committed });
+    this.flows = new FlowExchange({ store: o.store, clock: this.clock, logger: this.logger, bots: this.bots, turn: this.deps, committed, budgetMs: o.flowBudgetMs });
     this.sweeper = new IdleSweep({ ...base, bots: () => this.bots.newestEach(), track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
   }
 

@@ -21,13 +21,16 @@ export type SkipReason =
   /** A timer whose state was left and entered again after it fired: the new entry's own delay stands. */
   | 'state-reentered'
   /** A handoff's timeout that fired after an agent claimed it, it ended, or it was opened again. */
-  | 'handoff-settled';
+  | 'handoff-settled'
+  /** The `nfm_reply` of a flow whose last submit already ran its turn at the Flow endpoint. */
+  | 'flow-completed';
 
 /** The error text a skipped inbound is kept with (the transcript and the inbox show it). */
 export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   'conversation-ended': 'its conversation has ended',
   'state-reentered': 'its state was entered again after it fired',
   'handoff-settled': 'its handoff was claimed or ended before it timed out',
+  'flow-completed': 'its flow was completed at the Flow endpoint, whose submit ran the turn',
 };
 
 /** What the policy reads before any handoff or timer is known. */
@@ -49,6 +52,11 @@ export interface TurnFacts extends TurnInputs {
   readonly handoff?: HandoffRecord | undefined;
   /** The keys of the conversation's pending timers, when {@link factsToRead} asked for them. */
   readonly timerKeys?: readonly string[] | undefined;
+  /**
+   * For a completed flow's answer (`nfm_reply`, see {@link completedFlowToken}): whether the Flow
+   * endpoint ran its completing submit already (the conversation may have ended with it).
+   */
+  readonly flowCompleted?: boolean | undefined;
 }
 
 /** The store reads an inbound's decision needs, all about the active conversation. */
@@ -138,6 +146,7 @@ export function factsToRead(f: TurnInputs): FactsToRead | undefined {
 export function decideTurn(f: TurnFacts): TurnDecision {
   const s = situation(f);
   const channel = channelOf(f.inbound.source);
+  if (s.userEvent && f.flowCompleted === true) return { kind: 'skip', reason: 'flow-completed' };
   if (s.conversation && s.userEvent && f.handoff) return { kind: 'hold', bot: s.bot, handoff: f.handoff, channel };
   if (orphaned(s, f.inbound)) return { kind: 'skip', reason: 'conversation-ended' };
   const timer = f.inbound.timer;
@@ -160,6 +169,12 @@ export function decideTurn(f: TurnFacts): TurnDecision {
     timerKey: timer?.key,
     handoffTimeout,
   };
+}
+
+/** A completed flow's token: the store says whether its completing submit ran at the Flow endpoint ({@link TurnFacts.flowCompleted}). */
+export function completedFlowToken(event: InboxRecord['event']): string | undefined {
+  const token = event['token'];
+  return event.type === 'flow' && typeof token === 'string' ? token : undefined;
 }
 
 /** The channel a user's inbound came by, which the conversation then follows (SMS in, SMS out). */

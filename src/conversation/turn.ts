@@ -4,9 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { BotError, MessageValidationError } from '../errors.js';
+import { FLOW_TOKEN_PLACEHOLDER } from '../messages/builders.js';
 import { isInteractive, type Message } from '../messages/message.js';
 import { handoffTimeoutAt } from '../store/handoff-types.js';
-import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, NewOutbound, Store, TimerChanges } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, HandoffChange, NewFlowSubmit, NewOutbound, Store, TimerChanges } from '../store/types.js';
 import { ActorHandle, type Said } from './actor.js';
 import { DEFAULT_EXPIRE_AFTER_MS, type Bot } from './bot.js';
 import { DEFAULT_HANDOFF_TIMEOUT_MS, handoffProblem } from './handoff.js';
@@ -58,6 +59,8 @@ export interface TurnPlan {
   readonly channel?: ConversationRecord['channel'] | undefined;
   /** A handoff timeout this turn settles (the machine received `handoff.timeout`). */
   readonly handoff?: HandoffChange | undefined;
+  /** The Flow endpoint's submit this turn ran (stored with it, for its retries). */
+  readonly flowSubmit?: NewFlowSubmit | undefined;
 }
 
 const TOKEN_BYTES = 18;
@@ -159,7 +162,8 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const opened = requestedHandoff(bot, requests);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
-  const ctx = { bot, user: key.user, sender: deps.senders.from(bot), flowToken: live.flowToken, channel: live.channel, sms: deps.sms, provider: deps.senders.provider(bot.id) };
+  const flowToken = nextFlowToken(plan.conv, live, said);
+  const ctx = { bot, user: key.user, sender: deps.senders.from(bot), flowToken, channel: live.channel, sms: deps.sms, provider: deps.senders.provider(bot.id) };
   const outbox: NewOutbound[] = all.map((m) => toOutbound(m.message, ctx, m.state));
   const now = deps.now();
   const snapshot = handle.actor.getPersistedSnapshot();
@@ -176,7 +180,9 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
       snapshot,
       state,
       status,
-      flowToken: live.flowToken,
+      flowToken,
+      flowTokenChanged: plan.conv !== undefined && flowToken !== plan.conv.flowToken,
+      flowSubmit: plan.flowSubmit,
       botVersion: live.botVersion,
       channel: plan.channel ?? (plan.conv ? undefined : live.channel),
       lastPrompt: keepsPrompt(plan.conv, state, said) ? undefined : promptOf(said.map((s) => s.message)),
@@ -189,6 +195,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
       handoff,
       notifyHandoffs: deps.notifyHandoffs,
     });
+    live.flowToken = flowToken;
     return { ...result, handoff, firstTimerAt: firstTimerAt(stored, handoff, now) };
   } catch (err) {
     // Nothing was committed: a retry of this commit must carry the same messages, timers and migrated timers.
@@ -197,6 +204,17 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
     live.carried = carried;
     throw err;
   }
+}
+
+/**
+ * The flow token after this turn: a new one when the machine sent a flow (each flow message has its
+ * own, so the Flow endpoint knows which one the user opened and the older ones stop being current)
+ * or when the conversation moved to another bot version; else the one it has.
+ */
+function nextFlowToken(conv: ConversationRecord | undefined, live: LiveConversation, said: readonly { message: Message }[]): string {
+  const sendsFlow = said.some((s) => s.message.kind === 'flow' && s.message.flow.action.parameters.flow_token === FLOW_TOKEN_PLACEHOLDER);
+  const migrated = conv !== undefined && conv.botVersion !== live.botVersion;
+  return sendsFlow || migrated ? newFlowToken() : live.flowToken;
 }
 
 /** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout. */

@@ -17,7 +17,19 @@ import { closeIncompatible, reportIncompatible, reportMigrated } from './incompa
 import { laneKey } from './lanes.js';
 import type { ServedBots } from './served.js';
 import { commit, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
-import { decideTurn, factsToRead, firedEvent, isStaleFlow, SKIP_MESSAGES, type FactsToRead, type RunTurn, type TurnDecision, type TurnFacts, type TurnInputs } from './turn-policy.js';
+import {
+  completedFlowToken,
+  decideTurn,
+  factsToRead,
+  firedEvent,
+  isStaleFlow,
+  SKIP_MESSAGES,
+  type FactsToRead,
+  type RunTurn,
+  type TurnDecision,
+  type TurnFacts,
+  type TurnInputs,
+} from './turn-policy.js';
 import { unhandledReply } from './unhandled.js';
 
 /** What the turns need. */
@@ -85,7 +97,9 @@ export class Turns {
     const conversation = await this.d.store.activeConversation(key);
     const chosen = conversation && this.d.bots.choose(key.botId, conversation.botVersion, storedValue(conversation))?.bot;
     const inputs: TurnInputs = { inbound: row, newest, conversation, chosen, now: this.d.clock.now() };
-    const d = decideTurn({ ...inputs, ...(await this.readFacts(row.id, factsToRead(inputs))) });
+    const token = completedFlowToken(row.event);
+    const flowCompleted = token === undefined ? undefined : await this.d.store.flowCompleted(token);
+    const d = decideTurn({ ...inputs, ...(await this.readFacts(row.id, factsToRead(inputs))), flowCompleted });
     if (d.kind === 'skip') await this.d.store.skipInbound(row.id, SKIP_MESSAGES[d.reason], this.d.clock.now());
     else if (d.kind === 'hold') await this.holdForAgent(row.id, d);
     else await this.runTurn(key, row, d);

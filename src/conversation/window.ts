@@ -11,6 +11,7 @@ import type { FailureFollowUp, NewInbound, OutboxRecord, UserMessageFact } from 
 import { deliveryRaw } from '../store/inbound-facts.js';
 import type { Bot, WindowAction } from './bot.js';
 import type { SendFailedEvent } from './events.js';
+import { statePaths } from './state-paths.js';
 
 /** How long the window stays open after the user's last message. */
 export const WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -21,30 +22,6 @@ export const WINDOW_CODE = 131047;
 /** Whether the window is open at `now`, given the user's last WhatsApp message. */
 export function windowOpen(last: UserMessageFact | undefined, now: number): boolean {
   return last !== undefined && now - last.at < WINDOW_MS;
-}
-
-/** The dotted state paths a conversation's state text names (`{"booking":"confirm"}` → `booking.confirm`). */
-export function statePaths(state: string | null | undefined): string[] {
-  if (state === null || state === undefined || state === '') return [];
-  let value: unknown = state;
-  if (state.startsWith('{')) {
-    try {
-      value = JSON.parse(state);
-    } catch {
-      return [state];
-    }
-  }
-  const out: string[] = [];
-  const walk = (v: unknown, prefix: string): void => {
-    if (typeof v === 'string') out.push(prefix ? `${prefix}.${v}` : v);
-    else if (typeof v === 'object' && v !== null) {
-      const entries = Object.entries(v as Record<string, unknown>);
-      if (entries.length === 0 && prefix) out.push(prefix);
-      for (const [k, sub] of entries) walk(sub, prefix ? `${prefix}.${k}` : k);
-    }
-  };
-  walk(value, '');
-  return out;
 }
 
 /**

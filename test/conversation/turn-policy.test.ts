@@ -203,6 +203,7 @@ describe('the reasons and the helpers', () => {
       'conversation-ended': 'its conversation has ended',
       'state-reentered': 'its state was entered again after it fired',
       'handoff-settled': 'its handoff was claimed or ended before it timed out',
+      'flow-completed': 'its flow was completed at the Flow endpoint, whose submit ran the turn',
     });
   });
 

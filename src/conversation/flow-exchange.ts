@@ -1,0 +1,217 @@
+/**
+ * The Flow endpoint's decrypted half: one request of a live WhatsApp Flow (`ping`, `INIT`, `BACK`,
+ * `data_exchange`) answered from the conversation that sent the flow. The token names the
+ * conversation and its current flow; the state that sent it declares the answers (`options.flows`).
+ * Opening and going back only read the conversation; a submit declared as a durable turn runs the
+ * machine once per token, screen and data, and its answer is stored with the turn so a retry gets
+ * the same one. None of this waits in the conversation's lane: a turn here commits against the
+ * conversation's version like any other, and loses to a concurrent one only to run again.
+ */
+import { createHash } from 'node:crypto';
+import { VersionConflictError } from '../errors.js';
+import { errorInfo, type Logger } from '../log.js';
+import type { ConversationRecord, Store } from '../store/types.js';
+import type { Bot } from './bot.js';
+import type { RuntimeClock } from './clock.js';
+import { DEFAULT_FLOW_BUDGET_MS, DEFAULT_FLOW_EXPIRED, flowScreensFor, isSubmit, type FlowAnswer, type FlowRequestInfo, type FlowScreens, type ScreenSubmit } from './flow-screens.js';
+import type { ServedBots } from './served.js';
+import { commit, isExpired, openActor, throwIfFailed, type TurnDeps } from './turn.js';
+import { flowBody, flowRequestProblem, type FlowReply, type FlowRequest } from './flow-wire.js';
+
+export type { FlowReply, FlowRequest } from './flow-wire.js';
+
+/** What the exchange needs from the runtime. */
+export interface FlowExchangeDeps {
+  readonly store: Store;
+  readonly bots: ServedBots;
+  readonly turn: TurnDeps;
+  readonly clock: RuntimeClock;
+  readonly logger: Logger;
+  /** A commit here queued sends or stored a timer (the worker wakes for them). */
+  readonly committed: (sends: boolean, dueAt: number | undefined) => void;
+  /** The budget of a declaration that sets none (ms). */
+  readonly budgetMs?: number | undefined;
+}
+
+const MAX_CONFLICT_RETRIES = 5;
+
+/** The conversation and declaration a request is answered from. */
+interface Target {
+  readonly conv: ConversationRecord;
+  readonly bot: Bot;
+  readonly screens: FlowScreens;
+  readonly info: FlowRequestInfo;
+}
+
+/** Answers the decrypted requests of live flows. */
+export class FlowExchange {
+  constructor(private readonly d: FlowExchangeDeps) {}
+
+  /** Answers one decrypted request (never throws for a bot's failure: that is an error screen). */
+  async handle(req: FlowRequest): Promise<FlowReply> {
+    const problem = flowRequestProblem(req);
+    if (problem !== undefined) return { status: 400, outcome: 'bad_request', body: { error: problem } };
+    if (req.action === 'ping') return { status: 200, outcome: 'ok', body: { data: { status: 'active' } } };
+    if (req.data !== undefined && 'error' in req.data) return this.acknowledge(req);
+    const token = req.flow_token!;
+    const conv = await this.d.store.conversationByFlowToken(token);
+    const bot = conv && this.d.bots.choose(conv.botId, conv.botVersion, (conv.snapshot as { value?: unknown } | null)?.value)?.bot;
+    if (!conv || !bot) return expired(undefined, 'unknown token');
+    const dedupeKey = req.action === 'data_exchange' ? submitKey(token, req.screen!, req.data ?? {}) : undefined;
+    if (dedupeKey !== undefined) {
+      const stored = await this.d.store.flowSubmit(dedupeKey);
+      if (stored) return { status: 200, outcome: 'replayed', body: stored.answer as Record<string, unknown> };
+    }
+    const target = this.target(conv, bot, req);
+    if ('why' in target) return expired(expiredText(bot, undefined), target.why);
+    return this.answerWithin(target, req, dedupeKey);
+  }
+
+  /** An error notification WhatsApp sends about a screen: logged by its code, acknowledged. */
+  private acknowledge(req: FlowRequest): FlowReply {
+    const data = req.data!;
+    this.d.logger.warn({ action: req.action, screen: req.screen, error: String(data['error']).slice(0, 200) }, 'WhatsApp reported an error in a live flow');
+    return { status: 200, outcome: 'ok', action: 'error', body: { data: { acknowledged: true } } };
+  }
+
+  /** The conversation and declaration, or why the token is no longer valid. */
+  private target(conv: ConversationRecord, bot: Bot, req: FlowRequest): Target | { why: string } {
+    if (conv.status !== 'active') return { why: `conversation ${conv.status}` };
+    if (isExpired(bot, conv, this.d.clock.now())) return { why: 'conversation idle past its expiry' };
+    if (conv.flowToken !== req.flow_token) return { why: 'not the conversation’s current flow' };
+    if (conv.botVersion !== bot.version) return { why: 'the bot’s version changed' };
+    const found = flowScreensFor(bot.options.flows as Readonly<Record<string, FlowScreens>> | undefined, conv.state);
+    if (!found) return { why: `state "${conv.state ?? ''}" answers no flow` };
+    const context = (conv.snapshot as { context?: unknown } | null)?.context;
+    const info: FlowRequestInfo = { context, state: conv.state ?? '', botId: conv.botId, user: conv.user, screen: req.screen, data: req.data ?? {}, token: req.flow_token! };
+    return { conv, bot, screens: found.screens, info };
+  }
+
+  /** Runs the answer under the declaration's budget: past it, or failing, the user sees an error on the screen. */
+  private async answerWithin(t: Target, req: FlowRequest, dedupeKey: string | undefined): Promise<FlowReply> {
+    const budget = t.screens.budgetMs ?? this.d.budgetMs ?? DEFAULT_FLOW_BUDGET_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), budget);
+    });
+    const work = this.answer(t, req, dedupeKey).catch((err: unknown) => ({ failed: err }));
+    try {
+      const r = await Promise.race([work, late]);
+      if (r === 'late') {
+        this.d.logger.warn(
+          { bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen, budgetMs: budget },
+          'a Flow answer took longer than its budget; the user sees an error on the screen',
+        );
+        // A durable submit still commits (and its retry answers what it stored).
+        void work.then((late) => 'failed' in late && this.logFailure(t, req, late.failed));
+        return this.errorReply(t, req, 'This is taking longer than it should. Please try again.');
+      }
+      if ('failed' in r) {
+        this.logFailure(t, req, r.failed);
+        if (r.failed instanceof FlowGone) return expired(expiredText(t.bot, t.screens), r.failed.message);
+        return this.errorReply(t, req, 'Something went wrong on our side. Please try again.');
+      }
+      return r;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private logFailure(t: Target, req: FlowRequest, err: unknown): void {
+    if (err instanceof FlowGone) return;
+    this.d.logger.error({ err: errorInfo(err), bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen }, 'a Flow answer failed; the user sees an error on the screen');
+  }
+
+  /** An error shown on the screen the request came from (INIT: the declared first screen, else a 500). */
+  private errorReply(t: Target, req: FlowRequest, message: string): FlowReply {
+    const screen = req.screen ?? t.screens.firstScreen;
+    if (screen === undefined) return { status: 500, outcome: 'unavailable', body: { error: message } };
+    return { status: 200, outcome: 'screen_error', body: { screen, data: { error_message: message } } };
+  }
+
+  private async answer(t: Target, req: FlowRequest, dedupeKey: string | undefined): Promise<FlowReply> {
+    if (req.action === 'INIT') return this.reply(t, req, await t.screens.open(t.info));
+    if (req.action === 'BACK') return this.reply(t, req, t.screens.back ? await t.screens.back(t.info) : { kind: 'screen', screen: req.screen!, data: {} });
+    const handler = t.screens.screens[req.screen!];
+    if (handler === undefined) {
+      this.d.logger.error({ bot: t.bot.id, state: t.info.state, screen: req.screen }, 'a live flow submitted a screen its state declares no answer for');
+      return this.errorReply(t, req, 'This step is not available right now. Please try again later.');
+    }
+    if (!isSubmit(handler)) return this.reply(t, req, await handler(t.info));
+    return this.submit(t, req, handler, dedupeKey!);
+  }
+
+  /** The wire body of an answer, checked. */
+  private reply(t: Target, req: FlowRequest, answer: FlowAnswer): FlowReply {
+    const body = flowBody(answer, req, t.info.token, `bot "${t.bot.id}", state "${t.info.state}"`);
+    return { status: 200, outcome: answer.kind === 'error' ? 'screen_error' : 'ok', body };
+  }
+
+  /** A submit that runs the machine: its event, then the answer from the new context, committed together. */
+  private async submit(first: Target, req: FlowRequest, handler: ScreenSubmit, dedupeKey: string): Promise<FlowReply> {
+    let t = first;
+    for (let attempt = 0; ; attempt++) {
+      const key = { botId: t.conv.botId, user: t.conv.user };
+      const opened = await openActor(this.d.turn, t.bot, key, t.conv);
+      if (!opened.live || opened.fresh) {
+        opened.live?.handle.stop();
+        throw new FlowGone('the conversation cannot be opened on this bot version');
+      }
+      const { live } = opened;
+      try {
+        live.handle.offer(handler.event(t.info));
+        throwIfFailed(t.bot, live.handle);
+        const after: FlowRequestInfo = { ...t.info, context: live.handle.snapshot.context, state: live.handle.state };
+        const answer = await handler.answer(after);
+        const reply = this.reply({ ...t, info: after }, req, answer);
+        const flowSubmit = { dedupeKey, flowToken: t.info.token, screen: req.screen!, answer: reply.body, completes: answer.kind === 'complete' };
+        const result = await commit(this.d.turn, { key, bot: t.bot, conv: t.conv, live, userActivity: true, flowSubmit });
+        this.d.committed(result.outboxIds.length > 0, result.firstTimerAt);
+        return reply;
+      } catch (err) {
+        if (!(err instanceof VersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw err;
+        // Another writer was first: the same submit (a retry racing this one), or a turn of the lane.
+        const stored = await this.d.store.flowSubmit(dedupeKey);
+        if (stored) return { status: 200, outcome: 'replayed', body: stored.answer as Record<string, unknown> };
+        const conv = await this.d.store.conversationByFlowToken(t.info.token);
+        const next = conv && this.target(conv, t.bot, req);
+        if (!next || 'why' in next) throw new FlowGone(next && 'why' in next ? next.why : 'unknown token');
+        t = next;
+      } finally {
+        live.handle.stop();
+      }
+    }
+  }
+}
+
+/** The token stopped being valid while a submit ran (the conversation moved on). */
+class FlowGone extends Error {}
+
+/** A submit's dedupe key: its token, screen and data (key order aside), hashed. */
+export function submitKey(token: string, screen: string, data: Readonly<Record<string, unknown>>): string {
+  return createHash('sha256')
+    .update(JSON.stringify([token, screen, canonical(data)]))
+    .digest('base64url');
+}
+
+/** A value with every object's keys sorted, so `{a, b}` and `{b, a}` hash the same. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+  );
+}
+
+/** The text a 427 shows: the declaration's, else the first one the bot declares, else the default. */
+function expiredText(bot: Bot, screens: FlowScreens | undefined): string {
+  if (screens?.expired) return screens.expired;
+  const all = Object.values((bot.options.flows ?? {}) as Readonly<Record<string, FlowScreens>>);
+  return all.find((f) => f.expired)?.expired ?? DEFAULT_FLOW_EXPIRED;
+}
+
+function expired(text: string | undefined, why: string): FlowReply {
+  return { status: 427, outcome: 'expired', why, body: { error_msg: text ?? DEFAULT_FLOW_EXPIRED } };
+}
