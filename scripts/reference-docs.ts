@@ -64,6 +64,7 @@ const METRIC_TITLES: Record<MetricDeclaration['group'], string> = {
   versions: 'Bot versions',
   store: 'Store',
   'scale-out': 'Several processes',
+  flows: 'WhatsApp Flows (the Flow endpoint)',
 };
 
 function metricsPage(): string {

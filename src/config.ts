@@ -6,6 +6,8 @@ import { envVar, type EnvName } from './env.js';
 import { ConfigError } from './errors.js';
 import { loadNumbersFile } from './numbers/parse.js';
 import type { NumbersConfig } from './numbers/types.js';
+import type { KeyObject } from 'node:crypto';
+import { loadFlowPrivateKey } from './flows/keys.js';
 
 /** The seed provider's relay and its OAuth credentials (also the SMS channel of a Cloud API deployment). */
 export interface SeedProviderConfig {
@@ -81,6 +83,20 @@ export interface Config {
   readonly cloudApi?: { readonly url: string; readonly token: string | undefined; readonly phoneNumberId?: string | undefined } | undefined;
   /** Several numbers in one deployment (COLLOQUY_NUMBERS_FILE): per number its bot, provider, credentials, app secret and pace. */
   readonly numbers?: NumbersConfig | undefined;
+  /** The Flow endpoint (`POST /flows`): its keys, app secrets and answer budget. */
+  readonly flows?: FlowsConfig | undefined;
+}
+
+/** The Flow endpoint's configuration, its keys loaded. */
+export interface FlowsConfig {
+  /** The default private key (COLLOQUY_FLOW_PRIVATE_KEY); undefined: none. */
+  readonly key: KeyObject | undefined;
+  /** Numbers' own keys (the numbers file's `flowPrivateKey`), by phone_number_id. */
+  readonly numberKeys: ReadonlyMap<string, KeyObject>;
+  /** The app secrets a Flow request's signature may match (empty: not checked). */
+  readonly secrets: readonly string[];
+  /** An answer's budget (ms). */
+  readonly budgetMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -123,7 +139,26 @@ export function loadConfig(env: Env = process.env): Config {
     ...handoffConfig(get),
     ...numbers,
     cloudApi: { url: url(get, 'COLLOQUY_CLOUD_API_URL') ?? defaultOf('COLLOQUY_CLOUD_API_URL', ''), token: get('COLLOQUY_CLOUD_API_TOKEN'), phoneNumberId: cloudNumberId(get) },
+    flows: flowsConfig(get, numbers.numbers),
   };
+}
+
+/** The Flow endpoint's keys (read now, so a bad file or passphrase stops the start) and secrets. */
+function flowsConfig(get: (n: EnvName) => string | undefined, numbers: NumbersConfig | undefined): FlowsConfig {
+  const path = get('COLLOQUY_FLOW_PRIVATE_KEY');
+  const passphrase = get('COLLOQUY_FLOW_PRIVATE_KEY_PASSPHRASE');
+  if (path === undefined && passphrase !== undefined) throw new ConfigError('COLLOQUY_FLOW_PRIVATE_KEY_PASSPHRASE', 'is set but COLLOQUY_FLOW_PRIVATE_KEY is not (which key does it unlock?)');
+  const key = path === undefined ? undefined : loadFlowPrivateKey(path, passphrase);
+  const numberKeys = new Map<string, KeyObject>();
+  for (const n of numbers?.numbers ?? []) {
+    if (n.flowKey) numberKeys.set(n.phoneNumberId, loadFlowPrivateKey(n.flowKey.path, n.flowKey.passphrase, n.flowKey.names));
+  }
+  const current = get('COLLOQUY_FLOW_APP_SECRET') ?? get('COLLOQUY_WEBHOOK_SECRET');
+  const previous = get('COLLOQUY_FLOW_APP_SECRET_PREVIOUS');
+  if (previous !== undefined && current === undefined)
+    throw new ConfigError('COLLOQUY_FLOW_APP_SECRET_PREVIOUS', 'is set but neither COLLOQUY_FLOW_APP_SECRET nor COLLOQUY_WEBHOOK_SECRET is (rotating from it to what?)');
+  const secrets = [current, previous].filter((x): x is string => x !== undefined);
+  return { key, numberKeys, secrets, budgetMs: int(get, 'COLLOQUY_FLOW_BUDGET_MS') ?? defaultOf('COLLOQUY_FLOW_BUDGET_MS', 0) };
 }
 
 /** The provider: the seed's relay, the Cloud API, or the sandbox playing the one COLLOQUY_PROVIDER names. */

@@ -8,7 +8,7 @@
 export type RouteMount = 'always' | 'sandbox' | 'sandbox-controls';
 
 /** The routers a route belongs to (what a test walks to find it). */
-export type RouteOwner = 'server' | 'webhook' | 'agent' | 'simulator' | 'agent-console' | 'sandbox';
+export type RouteOwner = 'server' | 'webhook' | 'flows' | 'agent' | 'simulator' | 'agent-console' | 'sandbox';
 
 /** One route. */
 export interface HttpRoute {
@@ -46,6 +46,21 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   },
   { method: 'POST', path: '/webhook/sms', mounted: 'always', owner: 'webhook', meaning: 'Inbound SMS replies.' },
   {
+    method: 'POST',
+    path: '/flows',
+    mounted: 'always',
+    owner: 'flows',
+    meaning:
+      'The WhatsApp Flow endpoint (`data_exchange`): encrypted requests signed with the app secret, answered from the conversation that sent the flow (432 bad signature, 421 cannot decrypt, 427 token no longer valid, 503 no key configured).',
+  },
+  {
+    method: 'POST',
+    path: '/flows/:phoneNumberId',
+    mounted: 'always',
+    owner: 'flows',
+    meaning: 'The Flow endpoint of one number of the numbers file, with that number’s own key and app secret (404 for a number not served).',
+  },
+  {
     method: 'GET',
     path: '/healthz',
     mounted: 'always',
@@ -71,6 +86,13 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   },
   { method: 'POST', path: '/agent/handoffs/:id/release', mounted: 'always', owner: 'agent', meaning: 'An agent hands the conversation back to the bot (`{ agent?, note? }`).' },
   { method: 'GET', path: '/agent/conversations/:id', mounted: 'always', owner: 'agent', meaning: 'A conversation\u2019s state and transcript, for the agent holding it.' },
+  {
+    method: 'GET',
+    path: '/sandbox/flows/public-key',
+    mounted: 'sandbox',
+    owner: 'server',
+    meaning: 'The public half (PEM) of the Flow endpoint key the sandbox uses when no COLLOQUY_FLOW_PRIVATE_KEY is set, for simulators that play WhatsApp’s side of live flows.',
+  },
   { method: 'POST', path: '/sandbox/token', mounted: 'sandbox', owner: 'sandbox', meaning: 'The sandbox provider\u2019s OAuth token endpoint (`{auth_url}/token`).' },
   {
     method: 'POST',

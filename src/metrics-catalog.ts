@@ -12,7 +12,7 @@ export interface MetricDeclaration {
   /** Its label names (every sample has exactly these). */
   readonly labels: readonly string[];
   /** The section of the reference it belongs to. */
-  readonly group: 'conversations' | 'delivery' | 'webhook' | 'handoff' | 'versions' | 'store' | 'scale-out';
+  readonly group: 'conversations' | 'delivery' | 'webhook' | 'handoff' | 'versions' | 'store' | 'scale-out' | 'flows';
 }
 
 type Group = MetricDeclaration['group'];
@@ -66,6 +66,14 @@ export const METRICS = {
   colloquy_store_writes_queued: gauge('store', 'Writes waiting for the next group commit'),
   colloquy_store_checkpoints: gauge('store', 'WAL checkpoints run off the event loop since the store opened, by kind', ['kind']),
   colloquy_store_checkpoint_hold_max_seconds: gauge('store', 'The longest time writes were held for a TRUNCATE checkpoint'),
+
+  colloquy_flow_requests_total: counter(
+    'flows',
+    'Flow endpoint requests, by action (ping, INIT, BACK, data_exchange, error) and outcome (ok, replayed, screen_error, expired: 427, signature: 432, decrypt: 421, bad_request, unavailable)',
+    ['action', 'outcome'],
+  ),
+  colloquy_flow_seconds: histogram('flows', 'Time to answer one Flow endpoint request, decryption and encryption included (Meta alerts past a p90 of 1 s)', ['action']),
+  colloquy_flow_alerts_total: counter('flows', 'Alerts and status changes WhatsApp sent about the business’s flows (the `flows` webhook field), by event', ['event']),
 
   colloquy_lane_takeovers_total: counter('scale-out', 'Conversations taken over from another process whose lease ran out (or that gave them up)'),
   colloquy_lanes_held: gauge('scale-out', 'Conversations this process held at its last heartbeat'),

@@ -21,6 +21,10 @@ import { buildProviders, sandboxNumbers, seedOptions, type Providers } from './p
 import type { SendAdapter, TransportEvent } from './transport/types.js';
 import { createWebhookRouter, digitsOf, startHttpServer, type HttpServer } from './webhook/index.js';
 import { createAgentRouter } from './agent/router.js';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { FlowEndpoint } from './flows/endpoint.js';
+import { FLOW_KEY_BITS, flowPublicKeyPem } from './flows/keys.js';
+import { createFlowsRouter } from './webhook/flows-route.js';
 import { HandoffConnector } from './agent/connector.js';
 
 /** What {@link startServer} takes. */
@@ -66,6 +70,8 @@ export interface RunningServer {
   readonly config: Config;
   /** The helpdesk connector, when `COLLOQUY_HANDOFF_WEBHOOK_URL` is set. */
   readonly handoffConnector: HandoffConnector | undefined;
+  /** With the sandbox: the public half (PEM) of the Flow endpoint's key (the configured one, else one made for this run), for simulators playing WhatsApp. */
+  readonly flowPublicKey: (() => string) | undefined;
   /** Graceful stop: no new requests, turns in flight finished, sends flushed, database closed. */
   close(): Promise<void>;
 }
@@ -133,6 +139,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       lanes,
       pollMs: o.config.pollMs,
       helpdesk: connector,
+      flowBudgetMs: o.config.flows?.budgetMs,
     });
     // The webhook first: it is the hot path, and no other router's routes need to be tried before it.
     http.mount(
@@ -147,6 +154,12 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
         onInbound: sandbox && learnsInbound(sandbox),
       }),
     );
+    const flows = flowEndpointFor(o.config, runtime, sandbox !== undefined, { metrics, logger });
+    http.mount('/', createFlowsRouter({ endpoint: flows.endpoint, maxBodyBytes: o.config.maxBodyBytes, logger }));
+    if (sandbox && flows.publicKey) {
+      const pem = flows.publicKey;
+      http.mount('/sandbox/flows/public-key', (req, res, next) => (req.method === 'GET' && req.path === '/' ? res.type('text/plain').send(pem()) : next()));
+    }
     http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
     sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
     await runtime.start();
@@ -162,6 +175,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       sandboxControls,
       config: o.config,
       handoffConnector: connector,
+      flowPublicKey: flows.publicKey,
       async close() {
         if (stopping) return;
         stopping = true;
@@ -190,6 +204,28 @@ function learnsInbound(sandbox: Sandbox): (inbounds: readonly Inbound[]) => void
       const numberId = numberIdOf(i.raw);
       if (i.source === 'whatsapp' && i.providerId !== undefined && numberId !== undefined) sandbox.userWrote(i.user, i.providerId, numberId);
     }
+  };
+}
+
+/**
+ * The Flow endpoint: the configured keys and secrets. With the sandbox and no key, an ephemeral key
+ * pair made on first use (the simulators play WhatsApp with its public half), and no signature check
+ * unless a secret is set.
+ */
+function flowEndpointFor(config: Config, runtime: Runtime, sandbox: boolean, o: { metrics: Metrics; logger: Logger }): { endpoint: FlowEndpoint; publicKey: (() => string) | undefined } {
+  const f = config.flows;
+  const numbers = new Map((config.numbers?.numbers ?? []).map((n) => [n.phoneNumberId, { key: f?.numberKeys.get(n.phoneNumberId), secrets: n.appSecret === undefined ? undefined : [n.appSecret] }]));
+  const base = { exchange: runtime.flows, secrets: f?.secrets ?? [], numbers, metrics: o.metrics, logger: o.logger };
+  if (f?.key !== undefined || !sandbox) {
+    const noKey = 'no Flow endpoint key is configured: set COLLOQUY_FLOW_PRIVATE_KEY (see `colloquy flows keygen`)';
+    const key = f?.key;
+    return { endpoint: new FlowEndpoint({ ...base, key, noKey }), publicKey: sandbox && key ? () => flowPublicKeyPem(key) : undefined };
+  }
+  let pair: { privateKey: KeyObject } | undefined;
+  const keys = () => (pair ??= generateKeyPairSync('rsa', { modulusLength: FLOW_KEY_BITS }));
+  return {
+    endpoint: new FlowEndpoint({ ...base, key: () => keys().privateKey }),
+    publicKey: () => flowPublicKeyPem(keys().privateKey),
   };
 }
 

@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       laneHeartbeatMs: undefined,
       pollMs: undefined,
       cloudApi: { url: 'https://graph.facebook.com/v23.0', token: undefined, phoneNumberId: undefined },
+      flows: { key: undefined, numberKeys: new Map(), secrets: [], budgetMs: 3000 },
     });
   });
 

@@ -23,6 +23,13 @@ export { createHttpAdapter, type HttpAdapterOptions } from '../transport/adapter
 export { OAuthTokenProvider, staticToken, type TokenProvider } from '../transport/token.js';
 export type { Channel, Outbound, SendAccepted, SendAdapter, SendFailed, SendResult, SmsOutcome, TransportEvent } from '../transport/types.js';
 export { createWebhookRouter, type WebhookRouterOptions } from '../webhook/router.js';
+export { createFlowsRouter, type FlowsRouterOptions } from '../webhook/flows-route.js';
+export { FlowEndpoint, type FlowEndpointNumber, type FlowEndpointOptions, type FlowHttpAnswer, type FlowHttpRequest } from '../flows/endpoint.js';
+export { FlowExchange, submitKey, type FlowExchangeDeps } from '../conversation/flow-exchange.js';
+export type { FlowOutcome, FlowReply, FlowRequest } from '../conversation/flow-wire.js';
+export { decryptFlowRequest, encryptFlowResponse, FlowDecryptError, type DecryptedFlowRequest, type EncryptedFlowRequest, type FlowDecryptReason } from '../flows/crypto.js';
+export { verifyFlowSignature, signFlowBody, FLOW_SIGNATURE_HEADER } from '../flows/signature.js';
+export { loadFlowPrivateKey, generateFlowKeyPair, flowPublicKeyPem, type FlowKeyPairPem } from '../flows/keys.js';
 
 // Observing it: metrics and logs.
 export { Metrics, type MetricsOptions } from '../metrics.js';

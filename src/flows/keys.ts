@@ -21,35 +21,39 @@ export const FLOW_KEY_BITS = 2048;
  * @throws {@link ConfigError} naming `COLLOQUY_FLOW_PRIVATE_KEY` (no such file, not a private key,
  * not an RSA key of at least 2048 bits) or `COLLOQUY_FLOW_PRIVATE_KEY_PASSPHRASE` (missing or wrong).
  */
-export function loadFlowPrivateKey(pemPath: string, passphrase?: string): KeyObject {
+export function loadFlowPrivateKey(
+  pemPath: string,
+  passphrase?: string,
+  names: { readonly key: string; readonly passphrase: string } = { key: FLOW_KEY_VAR, passphrase: FLOW_PASSPHRASE_VAR },
+): KeyObject {
   let pem: string;
   try {
     pem = readFileSync(pemPath, 'utf8');
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    throw new ConfigError(FLOW_KEY_VAR, `cannot read the private key file ${pemPath}${typeof code === 'string' ? ` (${code})` : ''}`);
+    throw new ConfigError(names.key, `cannot read the private key file ${pemPath}${typeof code === 'string' ? ` (${code})` : ''}`);
   }
   const encrypted = /ENCRYPTED/.test(pem);
   if (encrypted && (passphrase === undefined || passphrase === '')) {
-    throw new ConfigError(FLOW_PASSPHRASE_VAR, `unset, but the private key in ${pemPath} is encrypted`);
+    throw new ConfigError(names.passphrase, `unset, but the private key in ${pemPath} is encrypted`);
   }
   let key: KeyObject;
   try {
     key = createPrivateKey(encrypted ? { key: pem, format: 'pem', passphrase: passphrase ?? '' } : { key: pem, format: 'pem' });
   } catch {
-    if (encrypted) throw new ConfigError(FLOW_PASSPHRASE_VAR, `does not decrypt the private key in ${pemPath}`);
-    throw new ConfigError(FLOW_KEY_VAR, `${pemPath} does not hold a PEM private key`);
+    if (encrypted) throw new ConfigError(names.passphrase, `does not decrypt the private key in ${pemPath}`);
+    throw new ConfigError(names.key, `${pemPath} does not hold a PEM private key`);
   }
-  checkRsa(key, pemPath);
+  checkRsa(key, pemPath, names.key);
   return key;
 }
 
-function checkRsa(key: KeyObject, pemPath: string): void {
+function checkRsa(key: KeyObject, pemPath: string, name: string): void {
   const bits = key.asymmetricKeyDetails?.modulusLength;
   if (key.asymmetricKeyType !== 'rsa' || bits === undefined) {
-    throw new ConfigError(FLOW_KEY_VAR, `${pemPath} holds a ${key.asymmetricKeyType ?? 'non-RSA'} key; the Flow endpoint needs RSA`);
+    throw new ConfigError(name, `${pemPath} holds a ${key.asymmetricKeyType ?? 'non-RSA'} key; the Flow endpoint needs RSA`);
   }
-  if (bits < FLOW_KEY_BITS) throw new ConfigError(FLOW_KEY_VAR, `${pemPath} holds a ${bits}-bit RSA key; Meta asks for ${FLOW_KEY_BITS} bits`);
+  if (bits < FLOW_KEY_BITS) throw new ConfigError(name, `${pemPath} holds a ${bits}-bit RSA key; Meta asks for ${FLOW_KEY_BITS} bits`);
 }
 
 /** A new key pair as PEM text: the private half PKCS#8 encrypted with AES-256-CBC under `passphrase`. */

@@ -158,6 +158,16 @@ function resolve(e: NumberEntry, i: number, env: Env): NumberConfig {
     appSecret,
     sendRate: e.sendRate ?? DEFAULT_NUMBER_SEND_RATE,
     userPaceMs: e.userPaceMs ?? 0,
+    flowKey: e.flowPrivateKey === undefined ? undefined : flowKeyOf(e.flowPrivateKey, e.flowPassphraseEnv, i, env),
+  };
+}
+
+/** A number's Flow key file and passphrase; the key itself is read at start (config.ts), its errors naming these fields. */
+function flowKeyOf(path: string, passphraseEnv: string | undefined, i: number, env: Env): NonNullable<NumberConfig['flowKey']> {
+  return {
+    path,
+    passphrase: passphraseEnv === undefined ? undefined : env[passphraseEnv],
+    names: { key: `numbers[${i}].flowPrivateKey`, passphrase: passphraseEnv === undefined ? `numbers[${i}].flowPassphraseEnv` : `numbers[${i}].flowPassphraseEnv (${passphraseEnv})` },
   };
 }
 

@@ -13,7 +13,20 @@ export const MAX_NUMBER_SEND_RATE = 1000;
 export const MAX_USER_PACE_MS = 3_600_000;
 
 /** The fields an entry may have, in the order the messages list them. */
-export const NUMBER_FIELDS = ['phoneNumberId', 'displayNumber', 'bot', 'provider', 'token', 'tokenEnv', 'appSecret', 'appSecretEnv', 'sendRate', 'userPaceMs'] as const;
+export const NUMBER_FIELDS = [
+  'phoneNumberId',
+  'displayNumber',
+  'bot',
+  'provider',
+  'token',
+  'tokenEnv',
+  'appSecret',
+  'appSecretEnv',
+  'sendRate',
+  'userPaceMs',
+  'flowPrivateKey',
+  'flowPassphraseEnv',
+] as const;
 
 /** A message for a missing field or one of the wrong type; the rule otherwise. */
 const says = (rule: string) => ({ error: (iss: { input?: unknown }) => (iss.input === undefined ? `is required: ${rule}` : rule) });
@@ -61,6 +74,8 @@ export function numberEntrySchema(env: Readonly<Record<string, string | undefine
     appSecretEnv: envName(env).optional(),
     sendRate: wholeNumber(1, MAX_NUMBER_SEND_RATE, ' (messages per second)').optional(),
     userPaceMs: wholeNumber(0, MAX_USER_PACE_MS, ' (milliseconds)').optional(),
+    flowPrivateKey: z.string(says('must be the path of the PEM file of this number’s Flow endpoint key')).min(1, 'must not be empty (a PEM file’s path)').optional(),
+    flowPassphraseEnv: envName(env).optional(),
   });
 }
 

@@ -23,6 +23,11 @@ export interface NumberConfig {
   readonly sendRate: number;
   /** The least time between two messages to one user from this number, in ms (default 0: unpaced until WhatsApp answers 131056). */
   readonly userPaceMs: number;
+  /**
+   * This number's own Flow endpoint key (`POST /flows/{phoneNumberId}`): its PEM file, its
+   * passphrase, and the fields to name in errors. Undefined: the default key (COLLOQUY_FLOW_PRIVATE_KEY).
+   */
+  readonly flowKey?: { readonly path: string; readonly passphrase: string | undefined; readonly names: { readonly key: string; readonly passphrase: string } } | undefined;
 }
 
 /** The numbers file, loaded. */

@@ -116,14 +116,22 @@ function encryptRequest(payload: unknown, aesKey: Buffer, iv: Buffer, publicKey:
   };
 }
 
-/** The decrypted answer: required on a 200, taken when it decrypts on another status (a 427 carries `error_msg`). */
+/** The decrypted answer: required on a 200; on another status the body as it decrypts, else as JSON (a 427's `{ error_msg }`), else undefined. */
 function decryptAnswer(status: number, text: string, aesKey: Buffer, iv: Buffer): unknown {
   try {
     const sealed = Buffer.from(text.trim(), 'base64');
     if (sealed.length < 16) throw new Error('short');
     return JSON.parse(openGcm(sealed, aesKey, invertIv(iv)).toString('utf8'));
   } catch {
-    if (status !== 200) return undefined;
+    if (status !== 200) return jsonOrUndefined(text);
     throw new FlowResponseError(`the endpoint answered 200 with a body that does not decrypt under the request's key and inverted IV (${text.length} characters)`);
+  }
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

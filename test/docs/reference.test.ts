@@ -15,6 +15,8 @@ import type { Io } from '../../src/cli/io.js';
 import { loadConfig } from '../../src/config.js';
 import { ENV_VARS } from '../../src/env.js';
 import { HTTP_ROUTES, type RouteOwner } from '../../src/http-routes.js';
+import { FlowEndpoint } from '../../src/flows/endpoint.js';
+import { createFlowsRouter } from '../../src/webhook/flows-route.js';
 import { METRICS, type MetricName } from '../../src/metrics-catalog.js';
 import { Metrics } from '../../src/metrics.js';
 import { startServer, type RunningServer } from '../../src/server.js';
@@ -145,6 +147,7 @@ describe('the HTTP routes', () => {
     const sandbox = server.sandbox!;
     const routers: [RouteOwner, Router, string][] = [
       ['webhook', createWebhookRouter({ runtime: server.runtime, defaultSender: '15550000001' }), ''],
+      ['flows', createFlowsRouter({ endpoint: new FlowEndpoint({ exchange: server.runtime.flows, key: undefined, secrets: [] }) }), ''],
       ['agent', createAgentRouter({ desk: server.runtime.handoffs }), ''],
       ['simulator', createSimulatorRouter({ sandbox, runtime: server.runtime, store: server.store, defaultSender: '15550000001' }), '/simulator'],
       ['agent-console', createAgentConsoleRouter(), '/simulator/agent'],

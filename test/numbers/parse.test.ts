@@ -102,7 +102,7 @@ describe('parseNumbers', () => {
       'numbers[1].token: must be the access token as a string',
       'numbers[1].appSecret: must not be empty (the app secret)',
       'numbers[2].sendRate: must be a whole number from 1 to 1000 (messages per second)',
-      'numbers[2].tokn: is not a known field (known: phoneNumberId, displayNumber, bot, provider, token, tokenEnv, appSecret, appSecretEnv, sendRate, userPaceMs)',
+      'numbers[2].tokn: is not a known field (known: phoneNumberId, displayNumber, bot, provider, token, tokenEnv, appSecret, appSecretEnv, sendRate, userPaceMs, flowPrivateKey, flowPassphraseEnv)',
       'numbers[3]: must be an object: { "phoneNumberId": …, "displayNumber": …, "bot": … }',
     ]);
     expect(e.message).toContain(`the numbers file ${FILE} has 11 problems:\n  - numbers[0].sendRate: must be a whole number from 1 to 1000`);
