@@ -15,7 +15,7 @@ import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { DEFAULT_FLOW_BUDGET_MS, DEFAULT_FLOW_EXPIRED, flowScreensFor, isSubmit, type FlowAnswer, type FlowRequestInfo, type FlowScreens, type ScreenSubmit } from './flow-screens.js';
 import type { ServedBots } from './served.js';
-import { commit, isExpired, openActor, throwIfFailed, type TurnDeps } from './turn.js';
+import { commit, flowTokenBot, isExpired, openActor, throwIfFailed, type TurnDeps } from './turn.js';
 import { flowBody, flowRequestProblem, type FlowReply, type FlowRequest } from './flow-wire.js';
 
 export type { FlowReply, FlowRequest } from './flow-wire.js';
@@ -56,7 +56,12 @@ export class FlowExchange {
     const token = req.flow_token!;
     const conv = await this.d.store.conversationByFlowToken(token);
     const bot = conv && this.d.bots.choose(conv.botId, conv.botVersion, (conv.snapshot as { value?: unknown } | null)?.value)?.bot;
-    if (!conv || !bot) return expired(undefined, 'unknown token');
+    if (!conv || !bot) {
+      // An older flow's token (the conversation sent a newer one since) names its bot: its text, then.
+      const botId = flowTokenBot(token);
+      const owner = botId === undefined ? undefined : this.d.bots.newest(botId);
+      return expired(owner && expiredText(owner, undefined), conv ? 'its bot is not served' : 'not a current flow token');
+    }
     const dedupeKey = req.action === 'data_exchange' ? submitKey(token, req.screen!, req.data ?? {}) : undefined;
     if (dedupeKey !== undefined) {
       const stored = await this.d.store.flowSubmit(dedupeKey);
