@@ -114,6 +114,7 @@ export class FlowExchange {
       if ('failed' in r) {
         this.logFailure(t, req, r.failed);
         if (r.failed instanceof FlowGone) return expired(expiredText(t.bot, t.screens), r.failed.message);
+        if (r.failed instanceof FlowBusy) return this.errorReply(t, req, 'We are still working on your last request. Please try again in a moment.');
         return this.errorReply(t, req, 'Something went wrong on our side. Please try again.');
       }
       return r;
@@ -124,6 +125,10 @@ export class FlowExchange {
 
   private logFailure(t: Target, req: FlowRequest, err: unknown): void {
     if (err instanceof FlowGone) return;
+    if (err instanceof FlowBusy) {
+      this.d.logger.info({ bot: t.bot.id, state: t.info.state, screen: req.screen }, 'a Flow submit arrived while the conversation runs an invocation; the user is asked to try again');
+      return;
+    }
     this.d.logger.error({ err: errorInfo(err), bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen }, 'a Flow answer failed; the user sees an error on the screen');
   }
 
@@ -156,6 +161,9 @@ export class FlowExchange {
   private async submit(first: Target, req: FlowRequest, handler: ScreenSubmit, dedupeKey: string): Promise<FlowReply> {
     let t = first;
     for (let attempt = 0; ; attempt++) {
+      // An invocation runs in the conversation's lane (maybe in another process): a turn here would
+      // race its result, which its actor commits later against the version it started from.
+      if (invoking(t.conv.snapshot)) throw new FlowBusy();
       const key = { botId: t.conv.botId, user: t.conv.user };
       const opened = await openActor(this.d.turn, t.bot, key, t.conv);
       if (!opened.live || opened.fresh) {
@@ -191,6 +199,15 @@ export class FlowExchange {
 
 /** The token stopped being valid while a submit ran (the conversation moved on). */
 class FlowGone extends Error {}
+
+/** The conversation runs an invocation: a durable submit waits for it to settle. */
+class FlowBusy extends Error {}
+
+/** Whether a stored snapshot has an invocation running (its actor's children). */
+function invoking(snapshot: unknown): boolean {
+  const children = (snapshot as { children?: unknown } | null)?.children;
+  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
+}
 
 /** A submit's dedupe key: its token, screen and data (key order aside), hashed. */
 export function submitKey(token: string, screen: string, data: Readonly<Record<string, unknown>>): string {
