@@ -6,11 +6,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
 import { generateFlowKeyPair } from '../../src/flows/keys.js';
 import { startServer } from '../../src/server.js';
 import { FlowClient } from '../../src/simulator/testing.js';
 import orderBot from '../fixtures/order-bot.js';
+import { configRefusal } from '../support/config.js';
 import { tempDir } from '../support/temp.js';
 
 const dir = join(import.meta.dirname, '../fixtures/flows');
@@ -20,16 +20,7 @@ const PUBLIC = readFileSync(join(dir, 'test-public-key.pem'), 'utf8');
 const tmp = tempDir();
 afterAll(() => tmp.remove());
 
-/** The ConfigError loadConfig throws for `env`. */
-function refusal(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('loadConfig accepted it');
-}
+const refusal = configRefusal;
 
 describe('the Flow endpoint configuration', () => {
   it('reads the key and the app secrets: the webhook secret unless set apart, the previous one while rotating', () => {
