@@ -215,7 +215,10 @@ function learnsInbound(sandbox: Sandbox): (inbounds: readonly Inbound[]) => void
 function flowEndpointFor(config: Config, runtime: Runtime, sandbox: boolean, o: { metrics: Metrics; logger: Logger }): { endpoint: FlowEndpoint; publicKey: (() => string) | undefined } {
   const f = config.flows;
   const numbers = new Map((config.numbers?.numbers ?? []).map((n) => [n.phoneNumberId, { key: f?.numberKeys.get(n.phoneNumberId), secrets: n.appSecret === undefined ? undefined : [n.appSecret] }]));
-  const base = { exchange: runtime.flows, secrets: f?.secrets ?? [], numbers, metrics: o.metrics, logger: o.logger };
+  // POST /flows names no number: with no default secret, any number's app secret signs it (as the webhook accepts), never none.
+  const own = (config.numbers?.numbers ?? []).flatMap((n) => (n.appSecret === undefined ? [] : [n.appSecret]));
+  const secrets = f?.secrets.length ? f.secrets : [...new Set(own)];
+  const base = { exchange: runtime.flows, secrets, numbers, metrics: o.metrics, logger: o.logger };
   if (f?.key !== undefined || !sandbox) {
     const noKey = 'no Flow endpoint key is configured: set COLLOQUY_FLOW_PRIVATE_KEY (see `colloquy flows keygen`)';
     const key = f?.key;

@@ -3,20 +3,21 @@
  * `data_exchange`) answered from the conversation that sent the flow. The token names the
  * conversation and its current flow; the state that sent it declares the answers (`options.flows`).
  * Opening and going back only read the conversation; a submit declared as a durable turn runs the
- * machine once per token, screen and data, and its answer is stored with the turn so a retry gets
- * the same one. None of this waits in the conversation's lane: a turn here commits against the
- * conversation's version like any other, and loses to a concurrent one only to run again.
+ * machine, and its answer is stored with the turn: a request equal to the token's latest submit is
+ * WhatsApp retrying it, answered from the store. None of this waits in the conversation's lane: a
+ * turn here commits against the conversation's version like any other, and loses to a concurrent
+ * one only to run again; an invocation it starts is handed to the lane's live actors.
  */
 import { createHash } from 'node:crypto';
 import { VersionConflictError } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { ConversationRecord, Store } from '../store/types.js';
+import type { CommitResult, ConversationKey, ConversationRecord, FlowSubmitRecord, HandoffChange, Store } from '../store/types.js';
 import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { DEFAULT_FLOW_BUDGET_MS, DEFAULT_FLOW_EXPIRED, flowScreensFor, isSubmit, type FlowAnswer, type FlowRequestInfo, type FlowScreens, type ScreenSubmit } from './flow-screens.js';
-import type { ServedBots } from './served.js';
-import { commit, flowTokenBot, isExpired, openActor, throwIfFailed, type TurnDeps } from './turn.js';
 import { flowBody, flowRequestProblem, type FlowReply, type FlowRequest } from './flow-wire.js';
+import type { ServedBots } from './served.js';
+import { commit, flowTokenBot, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
 
 export type { FlowReply, FlowRequest } from './flow-wire.js';
 
@@ -27,8 +28,8 @@ export interface FlowExchangeDeps {
   readonly turn: TurnDeps;
   readonly clock: RuntimeClock;
   readonly logger: Logger;
-  /** A commit here queued sends or stored a timer (the worker wakes for them). */
-  readonly committed: (sends: boolean, dueAt: number | undefined) => void;
+  /** After a durable submit's commit: what a lane does after its own (a live actor kept for its invocation, `onTurn`, waking sends and timers). */
+  readonly committed: (bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { handoff?: HandoffChange | undefined; firstTimerAt?: number | undefined }) => void;
   /** The budget of a declaration that sets none (ms). */
   readonly budgetMs?: number | undefined;
 }
@@ -43,39 +44,43 @@ interface Target {
   readonly info: FlowRequestInfo;
 }
 
+/** What the user sees when a durable submit cannot run now. */
+const BUSY = 'We are still working on your last request. Please try again in a moment.';
+const WITH_AGENT = 'A person is looking after your conversation now; they will help you from here.';
+
 /** Answers the decrypted requests of live flows. */
 export class FlowExchange {
   constructor(private readonly d: FlowExchangeDeps) {}
 
   /** Answers one decrypted request (never throws for a bot's failure: that is an error screen). */
   async handle(req: FlowRequest): Promise<FlowReply> {
+    const started = performance.now();
     const problem = flowRequestProblem(req);
     if (problem !== undefined) return { status: 400, outcome: 'bad_request', body: { error: problem } };
     if (req.action === 'ping') return { status: 200, outcome: 'ok', body: { data: { status: 'active' } } };
     if (req.data !== undefined && 'error' in req.data) return this.acknowledge(req);
     const token = req.flow_token!;
+    // A retry of the token's latest submit gets its stored answer, whatever happened since (its own turn may have sent the next flow).
+    const requestKey = req.action === 'data_exchange' ? submitKey(token, req.screen!, req.data ?? {}) : undefined;
+    const latest = requestKey === undefined ? undefined : await this.d.store.latestFlowSubmit(token);
+    if (latest && latest.requestKey === requestKey) return replayed(latest);
     const conv = await this.d.store.conversationByFlowToken(token);
     const bot = conv && this.d.bots.choose(conv.botId, conv.botVersion, (conv.snapshot as { value?: unknown } | null)?.value)?.bot;
     if (!conv || !bot) {
       // An older flow's token (the conversation sent a newer one since) names its bot: its text, then.
-      const botId = flowTokenBot(token);
-      const owner = botId === undefined ? undefined : this.d.bots.newest(botId);
+      const named = flowTokenBot(token);
+      const owner = named && this.d.bots.newest(named.id);
       return expired(owner && expiredText(owner, undefined), conv ? 'its bot is not served' : 'not a current flow token');
-    }
-    const dedupeKey = req.action === 'data_exchange' ? submitKey(token, req.screen!, req.data ?? {}) : undefined;
-    if (dedupeKey !== undefined) {
-      const stored = await this.d.store.flowSubmit(dedupeKey);
-      if (stored) return { status: 200, outcome: 'replayed', body: stored.answer as Record<string, unknown> };
     }
     const target = this.target(conv, bot, req);
     if ('why' in target) return expired(expiredText(bot, undefined), target.why);
-    return this.answerWithin(target, req, dedupeKey);
+    return this.answerWithin(target, req, started, requestKey === undefined ? undefined : { requestKey, latest });
   }
 
   /** An error notification WhatsApp sends about a screen: logged by its code, acknowledged. */
   private acknowledge(req: FlowRequest): FlowReply {
-    const data = req.data!;
-    this.d.logger.warn({ action: req.action, screen: req.screen, error: String(data['error']).slice(0, 200) }, 'WhatsApp reported an error in a live flow');
+    const code = String(req.data!['error']);
+    this.d.logger.warn({ action: req.action, screen: req.screen, error: /^[A-Za-z0-9_.-]{1,64}$/.test(code) ? code : '(not a code)' }, 'WhatsApp reported an error in a live flow');
     return { status: 200, outcome: 'ok', action: 'error', body: { data: { acknowledged: true } } };
   }
 
@@ -84,7 +89,8 @@ export class FlowExchange {
     if (conv.status !== 'active') return { why: `conversation ${conv.status}` };
     if (isExpired(bot, conv, this.d.clock.now())) return { why: 'conversation idle past its expiry' };
     if (conv.flowToken !== req.flow_token) return { why: 'not the conversation’s current flow' };
-    if (conv.botVersion !== bot.version) return { why: 'the bot’s version changed' };
+    const sentBy = flowTokenBot(conv.flowToken);
+    if (conv.botVersion !== bot.version || (sentBy !== undefined && sentBy.version !== conv.botVersion)) return { why: 'the bot’s version changed since the flow was sent' };
     const found = flowScreensFor(bot.options.flows as Readonly<Record<string, FlowScreens>> | undefined, conv.state);
     if (!found) return { why: `state "${conv.state ?? ''}" answers no flow` };
     const context = (conv.snapshot as { context?: unknown } | null)?.context;
@@ -92,44 +98,35 @@ export class FlowExchange {
     return { conv, bot, screens: found.screens, info };
   }
 
-  /** Runs the answer under the declaration's budget: past it, or failing, the user sees an error on the screen. */
-  private async answerWithin(t: Target, req: FlowRequest, dedupeKey: string | undefined): Promise<FlowReply> {
-    const budget = t.screens.budgetMs ?? this.d.budgetMs ?? DEFAULT_FLOW_BUDGET_MS;
+  /** Runs the answer under the budget, counted from the request's arrival: past it, or failing, the user sees an error on the screen. */
+  private async answerWithin(t: Target, req: FlowRequest, started: number, submit: SubmitKeys | undefined): Promise<FlowReply> {
+    const budget = (t.screens.budgetMs ?? this.d.budgetMs ?? DEFAULT_FLOW_BUDGET_MS) - (performance.now() - started);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), budget);
+      timer = setTimeout(() => resolve('late'), Math.max(0, budget));
     });
-    const work = this.answer(t, req, dedupeKey).catch((err: unknown) => ({ failed: err }));
+    const work = this.answer(t, req, submit).catch((err: unknown) => ({ failed: err }));
     try {
       const r = await Promise.race([work, late]);
       if (r === 'late') {
-        this.d.logger.warn(
-          { bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen, budgetMs: budget },
-          'a Flow answer took longer than its budget; the user sees an error on the screen',
-        );
+        this.d.logger.warn({ bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen }, 'a Flow answer took longer than its budget; the user sees an error on the screen');
         // A durable submit still commits (and its retry answers what it stored).
         void work.then((late) => 'failed' in late && this.logFailure(t, req, late.failed));
         return this.errorReply(t, req, 'This is taking longer than it should. Please try again.');
       }
-      if ('failed' in r) {
-        this.logFailure(t, req, r.failed);
-        if (r.failed instanceof FlowGone) return expired(expiredText(t.bot, t.screens), r.failed.message);
-        if (r.failed instanceof FlowBusy) return this.errorReply(t, req, 'We are still working on your last request. Please try again in a moment.');
-        return this.errorReply(t, req, 'Something went wrong on our side. Please try again.');
-      }
-      return r;
+      if (!('failed' in r)) return r;
+      this.logFailure(t, req, r.failed);
+      if (r.failed instanceof FlowRefused) return r.failed.gone ? expired(expiredText(t.bot, t.screens), r.failed.message) : this.errorReply(t, req, r.failed.message);
+      return this.errorReply(t, req, 'Something went wrong on our side. Please try again.');
     } finally {
       clearTimeout(timer);
     }
   }
 
   private logFailure(t: Target, req: FlowRequest, err: unknown): void {
-    if (err instanceof FlowGone) return;
-    if (err instanceof FlowBusy) {
-      this.d.logger.info({ bot: t.bot.id, state: t.info.state, screen: req.screen }, 'a Flow submit arrived while the conversation runs an invocation; the user is asked to try again');
-      return;
-    }
-    this.d.logger.error({ err: errorInfo(err), bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen }, 'a Flow answer failed; the user sees an error on the screen');
+    const at = { bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen };
+    if (err instanceof FlowRefused) this.d.logger.info({ ...at, why: err.why }, 'a Flow submit was not run');
+    else this.d.logger.error({ err: errorInfo(err), ...at }, 'a Flow answer failed; the user sees an error on the screen');
   }
 
   /** An error shown on the screen the request came from (INIT: the declared first screen, else a 500). */
@@ -139,69 +136,94 @@ export class FlowExchange {
     return { status: 200, outcome: 'screen_error', body: { screen, data: { error_message: message } } };
   }
 
-  private async answer(t: Target, req: FlowRequest, dedupeKey: string | undefined): Promise<FlowReply> {
+  private async answer(t: Target, req: FlowRequest, submit: SubmitKeys | undefined): Promise<FlowReply> {
     if (req.action === 'INIT') return this.reply(t, req, await t.screens.open(t.info));
     if (req.action === 'BACK') return this.reply(t, req, t.screens.back ? await t.screens.back(t.info) : { kind: 'screen', screen: req.screen!, data: {} });
-    const handler = t.screens.screens[req.screen!];
+    const handler = Object.hasOwn(t.screens.screens, req.screen!) ? t.screens.screens[req.screen!] : undefined;
     if (handler === undefined) {
       this.d.logger.error({ bot: t.bot.id, state: t.info.state, screen: req.screen }, 'a live flow submitted a screen its state declares no answer for');
       return this.errorReply(t, req, 'This step is not available right now. Please try again later.');
     }
     if (!isSubmit(handler)) return this.reply(t, req, await handler(t.info));
-    return this.submit(t, req, handler, dedupeKey!);
+    return this.submit(t, req, handler, submit!);
   }
 
   /** The wire body of an answer, checked. */
-  private reply(t: Target, req: FlowRequest, answer: FlowAnswer): FlowReply {
+  private reply(t: Target, req: FlowRequest, answer: FlowAnswer): FlowReply & { status: 200 } {
     const body = flowBody(answer, req, t.info.token, `bot "${t.bot.id}", state "${t.info.state}"`);
     return { status: 200, outcome: answer.kind === 'error' ? 'screen_error' : 'ok', body };
   }
 
-  /** A submit that runs the machine: its event, then the answer from the new context, committed together. */
-  private async submit(first: Target, req: FlowRequest, handler: ScreenSubmit, dedupeKey: string): Promise<FlowReply> {
+  /**
+   * A submit that runs the machine: its event, then the answer from the new context, committed
+   * together with the submit's row. The event's actions and `answer` may run more than once (a
+   * commit that lost a race runs again); what the machine says, arms and invokes happens once.
+   */
+  private async submit(first: Target, req: FlowRequest, handler: ScreenSubmit, keys: SubmitKeys): Promise<FlowReply> {
     let t = first;
+    let latest = keys.latest;
     for (let attempt = 0; ; attempt++) {
-      // An invocation runs in the conversation's lane (maybe in another process): a turn here would
-      // race its result, which its actor commits later against the version it started from.
-      if (invoking(t.conv.snapshot)) throw new FlowBusy();
+      await this.refuseIfHeld(t);
       const key = { botId: t.conv.botId, user: t.conv.user };
       const opened = await openActor(this.d.turn, t.bot, key, t.conv);
       if (!opened.live || opened.fresh) {
         opened.live?.handle.stop();
-        throw new FlowGone('the conversation cannot be opened on this bot version');
+        throw new FlowRefused('the conversation cannot be opened on this bot version', 'incompatible snapshot', true);
       }
       const { live } = opened;
+      let adopted = false;
       try {
-        live.handle.offer(handler.event(t.info));
+        const event = handler.event(t.info);
+        if (!live.handle.offer(event))
+          this.d.logger.warn({ bot: t.bot.id, state: t.info.state, screen: req.screen, event: event.type }, 'the machine does not handle the event of a Flow submit in this state; nothing changed');
         throwIfFailed(t.bot, live.handle);
         const after: FlowRequestInfo = { ...t.info, context: live.handle.snapshot.context, state: live.handle.state };
         const answer = await handler.answer(after);
         const reply = this.reply({ ...t, info: after }, req, answer);
-        const flowSubmit = { dedupeKey, flowToken: t.info.token, screen: req.screen!, answer: reply.body, completes: answer.kind === 'complete' };
+        const dedupeKey = chainKey(keys.requestKey, latest);
+        const flowSubmit = { dedupeKey, requestKey: keys.requestKey, flowToken: t.info.token, screen: req.screen!, answer: reply.body, completes: answer.kind === 'complete' };
         const result = await commit(this.d.turn, { key, bot: t.bot, conv: t.conv, live, userActivity: true, flowSubmit });
-        this.d.committed(result.outboxIds.length > 0, result.firstTimerAt);
+        adopted = true;
+        this.d.committed(t.bot, key, live, result);
         return reply;
       } catch (err) {
         if (!(err instanceof VersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw err;
         // Another writer was first: the same submit (a retry racing this one), or a turn of the lane.
-        const stored = await this.d.store.flowSubmit(dedupeKey);
-        if (stored) return { status: 200, outcome: 'replayed', body: stored.answer as Record<string, unknown> };
+        latest = await this.d.store.latestFlowSubmit(t.info.token);
+        if (latest && latest.requestKey === keys.requestKey) return replayed(latest);
         const conv = await this.d.store.conversationByFlowToken(t.info.token);
         const next = conv && this.target(conv, t.bot, req);
-        if (!next || 'why' in next) throw new FlowGone(next && 'why' in next ? next.why : 'unknown token');
+        if (!next || 'why' in next) throw new FlowRefused('the form is no longer current', next && 'why' in next ? next.why : 'unknown token', true);
         t = next;
       } finally {
-        live.handle.stop();
+        if (!adopted) live.handle.stop();
       }
     }
   }
+
+  /** A durable submit waits while an invocation runs (its result commits later, against the version it started from) and while a person holds the conversation. */
+  private async refuseIfHeld(t: Target): Promise<void> {
+    if (invoking(t.conv.snapshot)) throw new FlowRefused(BUSY, 'an invocation is running');
+    if (await this.d.store.openHandoff(t.conv.id)) throw new FlowRefused(WITH_AGENT, 'a person holds the conversation');
+  }
 }
 
-/** The token stopped being valid while a submit ran (the conversation moved on). */
-class FlowGone extends Error {}
+/** A request's key and the token's latest submit when it arrived. */
+interface SubmitKeys {
+  readonly requestKey: string;
+  readonly latest: FlowSubmitRecord | undefined;
+}
 
-/** The conversation runs an invocation: a durable submit waits for it to settle. */
-class FlowBusy extends Error {}
+/** A durable submit that is not run: the user sees `message` (on the screen, or as a 427 when `gone`). */
+class FlowRefused extends Error {
+  constructor(
+    message: string,
+    readonly why: string,
+    readonly gone = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Whether a stored snapshot has an invocation running (its actor's children). */
 function invoking(snapshot: unknown): boolean {
@@ -209,10 +231,21 @@ function invoking(snapshot: unknown): boolean {
   return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
 }
 
-/** A submit's dedupe key: its token, screen and data (key order aside), hashed. */
+function replayed(s: FlowSubmitRecord): FlowReply {
+  return { status: 200, outcome: 'replayed', body: s.answer as Record<string, unknown> };
+}
+
+/** A request's key: its token, screen and data (key order aside), hashed. */
 export function submitKey(token: string, screen: string, data: Readonly<Record<string, unknown>>): string {
   return createHash('sha256')
     .update(JSON.stringify([token, screen, canonical(data)]))
+    .digest('base64url');
+}
+
+/** The submit's unique key: the request chained to the token's latest submit, so only copies of one retry collide. */
+function chainKey(requestKey: string, latest: FlowSubmitRecord | undefined): string {
+  return createHash('sha256')
+    .update(`${latest?.dedupeKey ?? ''}\n${requestKey}`)
     .digest('base64url');
 }
 

@@ -39,7 +39,7 @@ export function flowRequestProblem(r: unknown): string | undefined {
   if (typeof o['flow_token'] !== 'string' || o['flow_token'] === '') return `flow_token is required for ${o['action']}`;
   const needsScreen = o['action'] === 'data_exchange' || o['action'] === 'BACK';
   if (needsScreen && (typeof o['screen'] !== 'string' || !SCREEN.test(o['screen']))) return `screen is required for ${o['action']} (letters, digits and "_")`;
-  if (o['screen'] !== undefined && typeof o['screen'] !== 'string') return 'screen must be text';
+  if (o['screen'] !== undefined && (typeof o['screen'] !== 'string' || !SCREEN.test(o['screen']))) return 'screen must be a screen id (letters, digits and "_", at most 100)';
   return undefined;
 }
 

@@ -195,7 +195,15 @@ export class Runtime {
       if (dueAt !== undefined) this.worker.noteDue(dueAt);
     };
     this.turns = new Turns({ ...base, logger: this.logger, bots: this.bots, turn: this.deps, handoffs: this.handoffs, kick, committed });
-    this.flows = new FlowExchange({ store: o.store, clock: this.clock, logger: this.logger, bots: this.bots, turn: this.deps, committed, budgetMs: o.flowBudgetMs });
+    this.flows = new FlowExchange({
+      store: o.store,
+      clock: this.clock,
+      logger: this.logger,
+      bots: this.bots,
+      turn: this.deps,
+      committed: (bot, key, live, result) => this.turns.adopt(bot, key, live, result),
+      budgetMs: o.flowBudgetMs,
+    });
     this.sweeper = new IdleSweep({ ...base, bots: () => this.bots.newestEach(), track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);
   }
 

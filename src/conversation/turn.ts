@@ -71,23 +71,24 @@ let tokenOffset = 0;
 
 /**
  * A fresh flow token: unguessable (18 bytes from the CSPRNG, never reused), one per flow message a
- * conversation sends. It ends with `.<bot id>` when given, so the Flow endpoint can answer a token
- * no conversation has any more (an older flow's) with that bot's own "expired" text.
+ * conversation sends. It ends with `.<bot id>.<bot version>` when given, so the Flow endpoint can
+ * answer a token no conversation has any more (an older flow's) with that bot's own "expired" text,
+ * and tell a flow sent before the conversation moved to another version of its bot.
  */
-export function newFlowToken(botId?: string): string {
+export function newFlowToken(bot?: { readonly id: string; readonly version: number }): string {
   if (tokenOffset + TOKEN_BYTES > tokenPool.length) {
     tokenPool = randomBytes(TOKEN_POOL_BYTES);
     tokenOffset = 0;
   }
-  const token = `ft_${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}${botId === undefined ? '' : `.${botId}`}`;
+  const token = `ft_${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}${bot === undefined ? '' : `.${bot.id}.${bot.version}`}`;
   tokenOffset += TOKEN_BYTES;
   return token;
 }
 
-/** The bot id a flow token ends with ({@link newFlowToken}), if any. */
-export function flowTokenBot(token: string): string | undefined {
-  const dot = token.lastIndexOf('.');
-  return dot === -1 ? undefined : token.slice(dot + 1);
+/** The bot id and version a flow token ends with ({@link newFlowToken}), if it has them. */
+export function flowTokenBot(token: string): { readonly id: string; readonly version: number } | undefined {
+  const m = /\.([A-Za-z0-9_-]{1,64})\.([0-9]{1,15})$/.exec(token);
+  return m ? { id: m[1]!, version: Number(m[2]) } : undefined;
 }
 
 /** Whether the conversation has been idle past the bot's expiry. */
@@ -114,7 +115,7 @@ export async function openActor(deps: TurnDeps, bot: Bot, key: ConversationKey, 
     conversationId: conv?.id ?? 0,
     version: conv?.version ?? 0,
     botVersion: bot.version,
-    flowToken: conv?.flowToken ?? newFlowToken(bot.id),
+    flowToken: conv?.flowToken ?? newFlowToken(bot),
     channel: conv?.channel ?? ('interactive' as const),
   };
   let incompatible: Incompatible | undefined;
@@ -172,7 +173,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const opened = requestedHandoff(bot, requests);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
-  const flowToken = nextFlowToken(plan.conv, live, said);
+  const flowToken = nextFlowToken(live, said);
   const ctx = { bot, user: key.user, sender: deps.senders.from(bot), flowToken, channel: live.channel, sms: deps.sms, provider: deps.senders.provider(bot.id) };
   const outbox: NewOutbound[] = all.map((m) => toOutbound(m.message, ctx, m.state));
   const now = deps.now();
@@ -218,13 +219,12 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
 
 /**
  * The flow token after this turn: a new one when the machine sent a flow (each flow message has its
- * own, so the Flow endpoint knows which one the user opened and the older ones stop being current)
- * or when the conversation moved to another bot version; else the one it has.
+ * own, so the Flow endpoint knows which one the user opened and the older ones stop being current);
+ * else the one it has (a navigate flow's answer still comes back after a deploy).
  */
-function nextFlowToken(conv: ConversationRecord | undefined, live: LiveConversation, said: readonly { message: Message }[]): string {
+function nextFlowToken(live: LiveConversation, said: readonly { message: Message }[]): string {
   const sendsFlow = said.some((s) => s.message.kind === 'flow' && s.message.flow.action.parameters.flow_token === FLOW_TOKEN_PLACEHOLDER);
-  const migrated = conv !== undefined && conv.botVersion !== live.botVersion;
-  return sendsFlow || migrated ? newFlowToken(live.handle.bot.id) : live.flowToken;
+  return sendsFlow ? newFlowToken(live.handle.bot) : live.flowToken;
 }
 
 /** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout. */

@@ -233,6 +233,20 @@ export class Turns {
     if (live.handle.said.length || live.handle.dirty) this.d.kick(key, 'sync');
   }
 
+  /**
+   * A turn committed outside the lane (a Flow endpoint's durable submit): the lane takes its actor
+   * when an invocation runs in it (its result commits through the lane, as a turn's would), and
+   * `onTurn`, sends and timers follow as after the lane's own turns.
+   */
+  adopt(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { handoff?: HandoffChange | undefined; firstTimerAt?: number | undefined }): void {
+    const held = this.live.get(laneKey(key));
+    if (held && held !== live) this.dropLive(key);
+    this.d.metrics.inc('colloquy_turns_total', { bot: bot.id, outcome: 'ok' });
+    this.afterCommit(bot, key, live, result);
+    this.afterHandoff(bot, result.handoff, undefined);
+    if (this.live.get(laneKey(key)) === live && live.handle.dirty) this.d.kick(key, 'sync');
+  }
+
   private afterCommit(bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { firstTimerAt?: number | undefined }): void {
     live.conversationId = result.conversationId;
     live.version = result.version;

@@ -232,7 +232,9 @@ export function toUserMessage(r: Record<string, unknown>): UserMessageFact {
 
 export function toFlowSubmit(r: Row): FlowSubmitRecord {
   return {
+    id: Number(r['id']),
     dedupeKey: String(r['dedupe_key']),
+    requestKey: String(r['request_key']),
     conversationId: Number(r['conversation_id']),
     flowToken: String(r['flow_token']),
     screen: String(r['screen']),

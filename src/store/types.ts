@@ -194,8 +194,10 @@ export interface TurnCommit {
 
 /** A live flow's submit that ran a turn, kept so a retry of it answers the same and runs nothing. */
 export interface NewFlowSubmit {
-  /** A hash of the flow token, the screen and the data. */
+  /** Unique: the request chained to the submit before it (two racing copies of one retry collide on it). */
   readonly dedupeKey: string;
+  /** A hash of the flow token, the screen and the data: a request equal to the latest submit's is its retry. */
+  readonly requestKey: string;
   readonly flowToken: string;
   readonly screen: string;
   /** The answer sent back (the decrypted reply's JSON, before encryption). */
@@ -206,6 +208,7 @@ export interface NewFlowSubmit {
 
 /** A stored flow submit. */
 export interface FlowSubmitRecord extends NewFlowSubmit {
+  readonly id: number;
   readonly conversationId: number;
   readonly createdAt: number;
 }
@@ -387,8 +390,8 @@ export interface Store extends HandoffStore {
   activeConversation(key: ConversationKey): Promise<ConversationRecord | undefined>;
   conversation(id: number): Promise<ConversationRecord | undefined>;
   conversationByFlowToken(token: string): Promise<ConversationRecord | undefined>;
-  /** A flow submit a turn stored, by its dedupe key. */
-  flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined>;
+  /** The latest submit a turn stored for a flow token. */
+  latestFlowSubmit(flowToken: string): Promise<FlowSubmitRecord | undefined>;
   /** Whether a submit that closed the flow of this token ran a turn (its `nfm_reply` runs none). */
   flowCompleted(flowToken: string): Promise<boolean>;
   conversations(filter?: { botId?: string; user?: string; status?: ConversationStatus }): Promise<ConversationRecord[]>;

@@ -86,6 +86,20 @@ describe('the Flow endpoint configuration', () => {
     }
   });
 
+  it('with app secrets only in the numbers file, POST /flows takes a number’s secret, and no unsigned request', async () => {
+    const file = join(tmp.dir, 'secret-numbers.json');
+    writeFileSync(file, JSON.stringify({ numbers: [{ phoneNumberId: '700000000000001', displayNumber: '+1 555 000 0001', bot: 'order', appSecret: 'only-secret' }] }));
+    const env = { HOST: '127.0.0.1', COLLOQUY_PROVIDER: 'cloud-api', COLLOQUY_NUMBERS_FILE: file, COLLOQUY_FLOW_PRIVATE_KEY: KEY, COLLOQUY_FLOW_PRIVATE_KEY_PASSPHRASE: passphrase };
+    const server = await startServer({ bots: [orderBot], config: { ...loadConfig(env), port: 0, db: ':memory:' } });
+    try {
+      const flows = new FlowClient({ url: `${server.url}/flows`, publicKey: PUBLIC, appSecret: 'only-secret' });
+      expect((await flows.ping()).status).toBe(200);
+      expect((await flows.ping({ appSecret: null })).status).toBe(432);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('with a real provider and no key, /flows says which variable to set (503)', async () => {
     const env = { HOST: '127.0.0.1', COLLOQUY_PROVIDER: 'cloud-api', COLLOQUY_CLOUD_API_TOKEN: 't', COLLOQUY_CLOUD_API_URL: 'http://127.0.0.1:9/v23.0', COLLOQUY_SENDER: '15550000001' };
     const server = await startServer({ bots: [orderBot], config: { ...loadConfig(env), port: 0, db: ':memory:' } });

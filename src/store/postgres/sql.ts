@@ -47,10 +47,10 @@ export const PG = {
   conv: prepared('conv', 'SELECT * FROM conversations WHERE id = $1'),
   convByToken: 'SELECT * FROM conversations WHERE flow_token = $1',
   setFlowToken: 'UPDATE conversations SET flow_token = $1 WHERE id = $2',
-  flowSubmit: 'SELECT * FROM flow_submits WHERE dedupe_key = $1',
+  latestFlowSubmit: 'SELECT * FROM flow_submits WHERE flow_token = $1 ORDER BY id DESC LIMIT 1',
   flowCompleted: 'SELECT 1 FROM flow_submits WHERE flow_token = $1 AND completes = 1 LIMIT 1',
-  insertFlowSubmit: `INSERT INTO flow_submits (dedupe_key, conversation_id, flow_token, screen, answer, completes, created_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  insertFlowSubmit: `INSERT INTO flow_submits (dedupe_key, request_key, conversation_id, flow_token, screen, answer, completes, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
   expireOne: `UPDATE conversations SET status = 'expired', version = version + 1, ended_at = $1, updated_at = $1 WHERE id = $2 AND status = 'active'`,
   /** Expiry and the expired conversations' timers, in one statement: no turn can slip in between. */

@@ -134,8 +134,8 @@ export class PgStore implements Store {
     return one(this.db.query(PG.convByToken, [token]), toConversation);
   }
 
-  async flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined> {
-    return one(this.db.query(PG.flowSubmit, [dedupeKey]), toFlowSubmit);
+  async latestFlowSubmit(flowToken: string): Promise<FlowSubmitRecord | undefined> {
+    return one(this.db.query(PG.latestFlowSubmit, [flowToken]), toFlowSubmit);
   }
 
   async flowCompleted(flowToken: string): Promise<boolean> {

@@ -52,7 +52,7 @@ export const isPlainTurn = (c: TurnCommit): boolean => c.expire === undefined &&
 async function insertFlowSubmit(q: Queryable, conversationId: number, c: TurnCommit): Promise<void> {
   const f = c.flowSubmit!;
   try {
-    await q.query(PG.insertFlowSubmit, [f.dedupeKey, conversationId, f.flowToken, f.screen, JSON.stringify(f.answer), f.completes ? 1 : 0, c.now]);
+    await q.query(PG.insertFlowSubmit, [f.dedupeKey, f.requestKey, conversationId, f.flowToken, f.screen, JSON.stringify(f.answer), f.completes ? 1 : 0, c.now]);
   } catch (err) {
     if ((err as { code?: unknown }).code === '23505') throw new VersionConflictError(conversationId, c.expectedVersion);
     throw err;

@@ -15,10 +15,10 @@ const SQL = {
   conv: 'SELECT * FROM conversations WHERE id = ?',
   convByToken: 'SELECT * FROM conversations WHERE flow_token = ?',
   setFlowToken: 'UPDATE conversations SET flow_token = ? WHERE id = ?',
-  flowSubmit: 'SELECT * FROM flow_submits WHERE dedupe_key = ?',
+  latestFlowSubmit: 'SELECT * FROM flow_submits WHERE flow_token = ? ORDER BY id DESC LIMIT 1',
   flowCompleted: 'SELECT 1 FROM flow_submits WHERE flow_token = ? AND completes = 1 LIMIT 1',
-  insertFlowSubmit: `INSERT INTO flow_submits (dedupe_key, conversation_id, flow_token, screen, answer, completes, created_at)
-    VALUES (@dedupeKey, @conversationId, @flowToken, @screen, @answer, @completes, @now)`,
+  insertFlowSubmit: `INSERT INTO flow_submits (dedupe_key, request_key, conversation_id, flow_token, screen, answer, completes, created_at)
+    VALUES (@dedupeKey, @requestKey, @conversationId, @flowToken, @screen, @answer, @completes, @now)`,
   activeIds: `SELECT id FROM conversations WHERE status = 'active' AND snapshot LIKE '%"children":{"%' ORDER BY id`,
   insertConv: `INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, bot_version, flow_token, channel, last_prompt, created_at, updated_at, last_activity_at, ended_at)
     VALUES (@botId, @user, @status, @snapshot, @state, 1, @botVersion, @flowToken, @channel, @lastPrompt, @now, @now, @now, @endedAt)`,

@@ -238,8 +238,8 @@ export class SqliteStore implements Store {
     return r && toConversation(r);
   }
 
-  async flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined> {
-    const r = this.q.flowSubmit.get(dedupeKey) as Row | undefined;
+  async latestFlowSubmit(flowToken: string): Promise<FlowSubmitRecord | undefined> {
+    const r = this.q.latestFlowSubmit.get(flowToken) as Row | undefined;
     return r && toFlowSubmit(r);
   }
 

@@ -80,6 +80,7 @@ export class SqliteWrites {
     try {
       this.q.insertFlowSubmit.run({
         dedupeKey: f.dedupeKey,
+        requestKey: f.requestKey,
         conversationId: id,
         flowToken: f.flowToken,
         screen: f.screen,
