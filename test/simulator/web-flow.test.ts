@@ -16,6 +16,8 @@ import { launchChromium, onlyLoopback, requireChromium, shot } from './browser.j
 const SECRET = 'simulator-flow-secret';
 /** Thursday 26 November 2026. */
 const TODAY = new Date('2026-11-26T10:15:00Z');
+/** The bot's date: a test moves it past the day picked, so the endpoint refuses the day meanwhile. */
+let today = TODAY;
 
 let server: RunningServer;
 let browser: Browser | undefined;
@@ -24,7 +26,7 @@ const pageErrors: string[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
   const config = { ...loadConfig({ HOST: '127.0.0.1', COLLOQUY_WEBHOOK_SECRET: SECRET }), port: 0, db: ':memory:', logLevel: 'silent' as const };
-  server = await startServer({ bots: [createAppointmentsBot({ today: () => TODAY })], config, extensions: [simulatorExtension] });
+  server = await startServer({ bots: [createAppointmentsBot({ today: () => today })], config, extensions: [simulatorExtension] });
 });
 
 afterAll(async () => {
@@ -50,7 +52,7 @@ async function openTab(user: string): Promise<Page> {
 const metric = async (pattern: RegExp): Promise<number> => Number((await server.metrics.render()).match(pattern)?.[1] ?? 0);
 
 describe('a live flow in the web simulator (Chromium)', () => {
-  it('books through the appointments flow: days, times, back, confirm; one booking; the old button then shows 427 and is disabled', { timeout: 90_000 }, async () => {
+  it('books through the appointments flow: days, times, an error on a screen, back, confirm; one booking; the old button then shows 427 and is disabled', { timeout: 90_000 }, async () => {
     const user = '5215533330001';
     const page = await openTab(user);
     await page.fill('#text', 'hi');
@@ -77,6 +79,14 @@ describe('a live flow in the web simulator (Chromium)', () => {
     expect(await sheet.locator('.sheet-title').textContent()).toBe('Pick a time');
     expect(await sheet.locator('dd[data-name=day_title]').textContent()).toBe('Mon 30 Nov');
     expect(await sheet.locator('#field-slot option').allTextContents()).toEqual(['Choose…', ...times]);
+    // The day went by while the screen was open: the endpoint answers an error on this screen, which keeps its data.
+    today = new Date('2026-12-01T08:00:00Z');
+    await sheet.locator('#field-slot').selectOption(times[1]!);
+    await sheet.locator('.flow-submit').click();
+    await sheet.locator('.flow-error', { hasText: 'Pick one of the days shown.' }).waitFor();
+    expect(await sheet.locator('.flow-body').getAttribute('data-screen')).toBe('SLOTS');
+    expect(await sheet.locator('dd[data-name=day_title]').textContent()).toBe('Mon 30 Nov');
+    today = TODAY;
     await sheet.locator('#field-slot').selectOption(times[1]!);
     await sheet.locator('.flow-submit').click();
     await sheet.locator('.flow-body[data-screen=CONFIRM]').waitFor();
