@@ -99,6 +99,7 @@ describe('the chat walks a live flow through the Flow endpoint', () => {
 
   it('shows an error the endpoint answers on the screen, asks again, and /close leaves the form for /open', async () => {
     type Ev = ColloquyEvent | { type: 'done' };
+    let failOpen = false;
     const machine = setup({ types: { events: {} as Ev } }).createMachine({
       initial: 'ask',
       states: {
@@ -113,16 +114,18 @@ describe('the chat walks a live flow through the Flow endpoint', () => {
         flows: {
           ask: {
             open: () =>
-              flowScreen('SIZE', {
-                sizes: [
-                  { id: 's', title: 'Small' },
-                  { id: 'xl', title: 'Huge' },
-                ],
-                note: 'Pick one',
-              }),
+              failOpen
+                ? Promise.reject(new Error('the bot failed'))
+                : flowScreen('SIZE', {
+                    sizes: [
+                      { id: 's', title: 'Small' },
+                      { id: 'xl', title: 'Huge' },
+                    ],
+                    note: 'Pick one',
+                  }),
             screens: {
-              SIZE: ({ data }) => (data['size'] === 'xl' ? flowError('Out of stock', { sizes: [{ id: 's', title: 'Small' }] }) : flowComplete({ size: data['size'] })),
-              FREE: () => flowComplete(),
+              SIZE: ({ data }) => (data['size'] === 'xl' ? flowError('Out of stock', { sizes: [{ id: 's', title: 'Small' }] }) : flowScreen('NOTE', { size: data['size'] })),
+              NOTE: ({ data }) => (data['note'] === 'boom' ? Promise.reject(new Error('the bot failed')) : flowComplete({ size: data['size'], note: data['note'] })),
             },
           },
         },
@@ -132,6 +135,13 @@ describe('the chat walks a live flow through the Flow endpoint', () => {
     const { s, since } = await session(bot);
     try {
       await s.handle('hi');
+      // Opening fails (no firstScreen to show the error on): the endpoint's 500 is said, and nothing is open.
+      failOpen = true;
+      await s.handle('/open');
+      expect(since()).toContain('form › ! the Flow endpoint answered 500: Something went wrong on our side. Please try again.\n');
+      await s.handle('/back');
+      expect(since()).toContain('! no form is open');
+      failOpen = false;
       await s.handle('/open');
       expect(since()).toContain('form › Size (SIZE)\n       note: Pick one\n       size *\n         1. Small  [s]\n         2. Huge  [xl]\n');
       await s.handle('Huge');
@@ -142,7 +152,14 @@ describe('the chat walks a live flow through the Flow endpoint', () => {
       expect(since()).toContain('! no form is open');
       await s.handle('/open');
       await s.handle('1');
-      expect(since()).toContain('form › (the form closed: done, {"size":"s"}; WhatsApp now sends its answer to the bot)\n');
+      // A screen the bot declares no form for: its answers are typed as JSON, sent with the screen's values.
+      expect(since()).toContain('form › NOTE\n       size: s\n       (no form is declared for this screen: type its answers as JSON, e.g. {"field": "value"}; /back goes back, /close closes it)\n');
+      await s.handle('a note');
+      expect(since()).toContain("! type this screen's answers as a JSON object");
+      await s.handle('{"note": "boom"}');
+      expect(since()).toContain('form › NOTE\n       size: s\n       ! Something went wrong on our side. Please try again.\n');
+      await s.handle('{"note": "ring twice"}');
+      expect(since()).toContain('form › (the form closed: done, {"size":"s","note":"ring twice"}; WhatsApp now sends its answer to the bot)\n');
     } finally {
       await s.close();
     }
