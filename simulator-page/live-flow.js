@@ -17,22 +17,29 @@ export function openLiveFlow(screen, params, calls) {
   let close;
   let busy = false;
   const render = (step) => root.replaceChildren(...view(step));
+  const controls = (disabled) => root.querySelectorAll('button, select, input').forEach((el) => (el.disabled = disabled));
+  // An error that leaves the phone on its screen (a refused value, an endpoint that failed): said there, to try again.
+  const stay = (message) => {
+    const error = root.querySelector('.flow-body[data-screen] .flow-error');
+    if (!error) return false;
+    controls(false);
+    error.textContent = message;
+    return true;
+  };
   const run = (action) => {
     if (busy) return;
     busy = true;
-    root.querySelectorAll('button, select, input').forEach((el) => (el.disabled = true));
+    controls(true);
     action()
       .then(({ step }) => {
         busy = false;
         if (step.kind === 'complete') return close();
         if (step.kind === 'closed') calls.closed(step.message);
-        render(step);
+        if (step.kind !== 'failed' || !stay(step.message)) render(step);
       })
       .catch((err) => {
         busy = false;
-        root.querySelectorAll('button, select, input').forEach((el) => (el.disabled = false));
-        const error = root.querySelector('.flow-error');
-        if (error) error.textContent = String(err.message || err);
+        if (!stay(String(err.message || err))) render({ kind: 'failed', message: String(err.message || err) });
       });
   };
 

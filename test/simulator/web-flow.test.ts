@@ -71,6 +71,11 @@ describe('a live flow in the web simulator (Chromium)', () => {
     await sheet.locator('.flow-body[data-screen=DAYS]').waitFor();
     expect(await sheet.locator('.sheet-title').textContent()).toBe('Pick a day');
     expect(await sheet.locator('#field-day option').allTextContents()).toEqual(['Choose…', 'Fri 27 Nov', 'Mon 30 Nov', 'Tue 1 Dec', 'Wed 2 Dec', 'Thu 3 Dec']);
+    // A value the screen does not offer (an edited page) is refused by the simulator, on the screen, and nothing is sent.
+    await sheet.locator('#field-day').evaluate((el) => el.append(new Option('Sat 28 Nov', '2026-11-28')));
+    await sheet.locator('#field-day').selectOption('2026-11-28');
+    await sheet.locator('.flow-submit').click();
+    await sheet.locator('.flow-error', { hasText: 'Day: "2026-11-28" is not one of the choices' }).waitFor();
     await sheet.locator('#field-day').selectOption({ label: 'Mon 30 Nov' });
     await sheet.locator('.flow-submit').click();
 
