@@ -6,11 +6,12 @@ import { getJson, post, watch } from './api.js';
 import { phone } from './dom.js';
 import { renderChat } from './chat.js';
 import { openFlow, openList } from './overlays.js';
+import { openLiveFlow } from './live-flow.js';
 import { renderRequests, renderState } from './panels.js';
 
 const $ = (id) => document.getElementById(id);
 const USER_KEY = 'colloquy.simulator.user';
-const s = { bots: [], signed: false, bot: null, user: '', view: null, pending: [], sms: false, es: null, chatKey: '', open: new Set(), stick: false };
+const s = { bots: [], signed: false, bot: null, user: '', view: null, pending: [], sms: false, es: null, chatKey: '', open: new Set(), stick: false, closedFlows: new Map() };
 
 function newUser() {
   return '52155' + String(Math.floor(Math.random() * 1e8)).padStart(8, '0');
@@ -43,6 +44,7 @@ function connect() {
   s.pending = [];
   s.chatKey = '';
   s.open.clear();
+  s.closedFlows.clear();
   $('user-number').textContent = phone(s.user);
   $('bot-name').textContent = s.bot.id;
   $('bot-number').textContent = phone(s.bot.number);
@@ -71,7 +73,7 @@ function render() {
     s.chatKey = key;
     const chat = $('chat');
     const atEnd = chat.scrollHeight - chat.scrollTop - chat.clientHeight < 120;
-    renderChat(chat, view.timeline, s.pending, { signed: s.signed, tap, openList: showList, openFlow: showFlow });
+    renderChat(chat, view.timeline, s.pending, { signed: s.signed, tap, openList: showList, openFlow: showFlow, closedFlows: s.closedFlows });
     if (atEnd || s.stick) chat.scrollTop = chat.scrollHeight;
     s.stick = false;
   }
@@ -119,8 +121,24 @@ function showList(item, list) {
 }
 
 function showFlow(item, params) {
+  if (params.flow_action === 'data_exchange') return showLiveFlow(item, params);
   const form = s.bot.flowForms[params.flow_id];
   openFlow($('screen'), params, form, (data) => send('/flow', { token: params.flow_token, data, context: item.providerId || undefined }, { text: 'Form sent', via: 'flow' }));
+}
+
+/** A live flow: its screens come from the bot's Flow endpoint, which the simulator calls as WhatsApp does. */
+function showLiveFlow(item, params) {
+  const key = { bot: s.bot.id, user: s.user, token: params.flow_token };
+  openLiveFlow($('screen'), params, {
+    open: () => post('/flow/open', { ...key, flowId: params.flow_id, context: item.providerId || undefined }),
+    submit: (values) => post('/flow/submit', { ...key, values }),
+    back: () => post('/flow/back', key),
+    closed: (message) => {
+      s.closedFlows.set(params.flow_token, message);
+      s.chatKey = '';
+      render();
+    },
+  });
 }
 
 function setupToolbar() {

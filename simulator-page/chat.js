@@ -185,8 +185,11 @@ function buttonsBubble(item, rb, tail, ctx) {
 
 function flowBubble(item, flow, tail, ctx) {
   const p = flow.action.parameters;
-  const cta = h('button', { type: 'button', class: 'action flow-open', onclick: () => ctx.openFlow(item, p) }, icon('form', 'action-icon'), p.flow_cta);
-  return shell(item, tail, 'flow', [texts(undefined, flow.body, undefined), h('div', { class: 'actions' }, cta)]);
+  // After a 427 WhatsApp shows the endpoint's message and disables the button.
+  const closed = ctx.closedFlows?.get(p.flow_token);
+  const cta = h('button', { type: 'button', class: 'action flow-open', disabled: closed !== undefined, title: closed, onclick: () => ctx.openFlow(item, p) }, icon('form', 'action-icon'), p.flow_cta);
+  const note = closed !== undefined ? h('div', { class: 'flow-closed-note' }, closed) : null;
+  return shell(item, tail, 'flow', [texts(undefined, flow.body, undefined), note, h('div', { class: 'actions' }, cta)]);
 }
 
 function mediaOf(item, rb) {

@@ -5,7 +5,7 @@
  */
 import { h } from './dom.js';
 
-function overlay(screen, cls, label, content) {
+export function overlay(screen, cls, label, content) {
   const close = () => {
     node.remove();
     document.removeEventListener('keydown', onKey);
@@ -29,7 +29,7 @@ function overlay(screen, cls, label, content) {
   return close;
 }
 
-function head(title, close) {
+export function head(title, close) {
   return h('div', { class: 'sheet-head' }, h('button', { type: 'button', class: 'icon close', 'aria-label': 'Close', onclick: close }, '\u2715'), h('div', { class: 'sheet-title' }, title));
 }
 

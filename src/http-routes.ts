@@ -126,6 +126,21 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   { method: 'POST', path: '/simulator/api/flow', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user completes a flow.' },
   { method: 'POST', path: '/simulator/api/sms', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user answers by SMS.' },
   {
+    method: 'POST',
+    path: '/simulator/api/flow/open',
+    mounted: 'sandbox-controls',
+    owner: 'simulator',
+    meaning: 'The simulated user taps a live flow\u2019s button: the simulator plays WhatsApp and sends INIT to the server\u2019s own `POST /flows` (encrypted, signed).',
+  },
+  {
+    method: 'POST',
+    path: '/simulator/api/flow/submit',
+    mounted: 'sandbox-controls',
+    owner: 'simulator',
+    meaning: 'The simulated user submits a live flow\u2019s screen (through `POST /flows`); after `SUCCESS` the `nfm_reply` goes to the webhook.',
+  },
+  { method: 'POST', path: '/simulator/api/flow/back', mounted: 'sandbox-controls', owner: 'simulator', meaning: 'The simulated user goes back to a live flow\u2019s previous screen.' },
+  {
     method: 'GET',
     path: '/simulator/agent/',
     mounted: 'sandbox-controls',

@@ -12,6 +12,8 @@ import { BotTurnError, createTestBot, type TestConversation } from './harness.js
 import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 import { renderSent } from './render.js';
 import { CloudMarks } from './cloud-sandbox.js';
+import { ChatLiveFlows } from './chat-live.js';
+import type { FlowBody } from '../messages/schema.js';
 
 /** What a chat needs. */
 export interface ChatOptions {
@@ -29,7 +31,9 @@ export interface ChatOptions {
 
 /** The commands, for `/help`. */
 export const CHAT_HELP = `  1, 2, …         tap that choice of the last message (or type its title), as an SMS reply would
-  /flow {json}    submit the form with these answers
+  /open           open the last live form (its screens come from the bot's Flow endpoint)
+  /back, /close   while a live form is open: its previous screen; close it without sending
+  /flow {json}    submit a form that is not live with these answers
   /sms <text>     answer by SMS
   /type <text>    send text on WhatsApp as is (even a number or a title)
   /wait 10m       let time pass (ms, s, m, h, d) and fire the timers that fall due
@@ -39,7 +43,8 @@ export const CHAT_HELP = `  1, 2, …         tap that choice of the last messag
   anything else   is sent as text
 `;
 
-const flowNote = (): string => '(a form: answer it with /flow {"field": "value"})';
+const flowNote = (f: FlowBody): string =>
+  f.action.parameters.flow_action === 'data_exchange' ? '(a live form: /open opens it, as tapping its button does)' : '(a form: answer it with /flow {"field": "value"})';
 
 /** One chat: a harness and the lines typed into it. */
 export class ChatSession {
@@ -50,11 +55,15 @@ export class ChatSession {
   /** Waits for the running invocations, then prints what they sent; undefined when none runs. */
   #watching: Promise<void> | undefined;
   #closed = false;
+  /** The live flow open on the phone, if any, and the Flow endpoint it is walked through. */
+  readonly #live: ChatLiveFlows;
 
   private constructor(
     private conv: TestConversation,
     private readonly o: ChatOptions,
-  ) {}
+  ) {
+    this.#live = new ChatLiveFlows({ conv: () => this.conv, out: o.out, andPrint: (action) => this.andPrint(action) });
+  }
 
   /** Starts the harness and prints the greeting. */
   static async start(o: ChatOptions): Promise<ChatSession> {
@@ -76,7 +85,7 @@ export class ChatSession {
     const line = raw.trim();
     if (line === '') return true;
     try {
-      if (!line.startsWith('/')) await this.say(line);
+      if (!line.startsWith('/')) await (this.#live.open ? this.#live.line(line) : this.say(line));
       else if (!(await this.command(line))) return false;
     } catch (err) {
       this.o.out(`! ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}\n`);
@@ -94,6 +103,7 @@ export class ChatSession {
   /** Stops the harness. */
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#live.dispose();
     await this.conv.close();
     await this.#watching;
   }
@@ -137,6 +147,15 @@ export class ChatSession {
       case 'flow':
         await this.andPrint(this.conv.submitFlow(parseFlow(rest)));
         return true;
+      case 'open':
+        await this.#live.openLatest();
+        return true;
+      case 'back':
+        this.#live.back();
+        return true;
+      case 'close':
+        this.#live.close();
+        return true;
       case 'sms':
         await this.andPrint(this.conv.sms(required(rest, '/sms <text>')));
         return true;
@@ -163,6 +182,7 @@ export class ChatSession {
     const next = await createTestBot(this.o.bot, this.o.harness);
     const old = this.conv;
     this.conv = next;
+    this.#live.forget();
     this.#printed = 0;
     this.#marks = new CloudMarks();
     await old.close();

@@ -8,7 +8,7 @@ import { fromPromise } from 'xstate';
 import { defineBot, type Bot } from 'colloquy';
 import { checkRehydration, createTestBot, DEFAULT_TEST_USER, type RehydrationStep, type TestBotOptions, type TestConversation } from 'colloquy/testing';
 import { checkBot } from '../../src/simulator/check.js';
-import bot, { type Service, type Slot } from '../../bots/appointments.js';
+import bot, { BOOKING_FLOW_ID, freeTimes, type Service, type Slot } from '../../bots/appointments.js';
 
 let chat: TestConversation | undefined;
 afterEach(async () => {
@@ -55,7 +55,6 @@ const CHAIR = 'https://images.example.com/studio-nova/chair.png';
 const TUE = [
   { id: 'slot1', label: 'Tue 10:00' },
   { id: 'slot2', label: 'Tue 13:30' },
-  { id: 'slot3', label: 'Tue 17:00' },
 ];
 
 /** The slot buttons' body for a haircut on Tuesday. */
@@ -65,7 +64,7 @@ const haircutSlots = {
   buttons: [
     { id: 'slot1', title: 'Tue 10:00' },
     { id: 'slot2', title: 'Tue 13:30' },
-    { id: 'slot3', title: 'Tue 17:00' },
+    { id: 'more', title: 'Other times' },
   ],
 };
 const confirming = (label: string, service = 'Haircut') => ({
@@ -99,7 +98,7 @@ describe('appointments: a booking end to end', () => {
     await c.tap('Haircut');
     // the lookup takes 50 ms: the tap itself says nothing, the slots follow
     await c.settled();
-    c.expectState('slot').expectChoices(['Tue 10:00', 'Tue 13:30', 'Tue 17:00']);
+    c.expectState('slot').expectChoices(['Tue 10:00', 'Tue 13:30', 'Other times']);
     expect(c.sent.slice(before)).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'buttons', channel: 'interactive', replyButtons: haircutSlots });
     expect(c.context).toEqual({ user: c.user, service: 'haircut', slots: TUE });
@@ -133,17 +132,17 @@ describe('appointments: a booking end to end', () => {
     await c.tap('color');
     await c.settled();
     expect(c.last).toMatchObject({ replyButtons: { headerImage: { link: CHAIR }, body: 'Color (90 min). Pick a time:' } });
-    c.expectChoices(['Wed 10:00', 'Wed 13:30', 'Wed 17:00']);
+    c.expectChoices(['Wed 10:00', 'Wed 13:30', 'Other times']);
     await c.tap('slot1');
     expect(c.last).toMatchObject({ replyButtons: confirming('Wed 10:00', 'Color') });
 
     await c.tap('Another time');
-    c.expectState('slot').expectSent({ kind: 'buttons', text: 'Color (90 min). Pick a time:', choices: ['Wed 10:00', 'Wed 13:30', 'Wed 17:00'] });
+    c.expectState('slot').expectSent({ kind: 'buttons', text: 'Color (90 min). Pick a time:', choices: ['Wed 10:00', 'Wed 13:30', 'Other times'] });
     expect(c.latest).toHaveLength(1);
-    await c.tap('Wed 17:00');
+    await c.tap('Wed 13:30');
     await c.tap('Book it');
     c.expectState('booked');
-    expect(texts(c.latest)).toEqual([['text', 'Booked: Color, Wed 17:00. See you at Studio Nova!']]);
+    expect(texts(c.latest)).toEqual([['text', 'Booked: Color, Wed 13:30. See you at Studio Nova!']]);
     const ended = c.conversation!;
     expect(ended.status).toBe('done');
 
@@ -153,6 +152,52 @@ describe('appointments: a booking end to end', () => {
     expect(c.conversation!.id).not.toBe(ended.id);
     expect(c.conversation!.status).toBe('active');
     expect(c.context).toEqual({ user: c.user, slots: [] });
+  });
+});
+
+describe('appointments: “Other times” opens the booking flow', () => {
+  it('sends a live flow (data_exchange, “See times”) with its own token; the quick slots still work', async () => {
+    const c = await start();
+    await toSlot(c);
+    await c.tap('Other times');
+    c.expectState('picking');
+    expect(c.latest).toHaveLength(1);
+    expect(c.last).toMatchObject({
+      kind: 'flow',
+      flow: { body: 'Haircut: pick a day, then a time.', action: { parameters: { flow_id: BOOKING_FLOW_ID, flow_cta: 'See times', flow_action: 'data_exchange' } } },
+    });
+    const token = (c.last as { flow: { action: { parameters: { flow_token: string } } } }).flow.action.parameters.flow_token;
+    expect(token).toBe(c.conversation!.flowToken);
+    expect(c.last).not.toHaveProperty('flow.action.parameters.flow_action_payload');
+    await c.send({ type: 'reply.slot2', id: 'slot2', title: 'Tue 13:30', via: 'button' });
+    c.expectState('confirming');
+    expect(c.context).toMatchObject({ slot: { id: 'slot2', label: 'Tue 13:30' } });
+  });
+
+  it('a flow answer that completes on the phone with { day, slot } books too; a taken time re-sends the flow', async () => {
+    const c = await start();
+    await toSlot(c);
+    await c.tap('Other times');
+    const day = '2026-11-27';
+    const taken = ['09:00', '10:00', '11:30', '13:00', '14:30', '16:00', '17:30'].find((t) => !freeTimes(day).includes(t))!;
+    await c.submitFlow({ day, slot: taken });
+    c.expectState('picking');
+    expect(c.latest.map((m) => m.kind)).toEqual(['flow']);
+    await c.submitFlow({ day, slot: freeTimes(day)[0]! });
+    c.expectState('booked');
+    expect(texts(c.latest)).toEqual([['text', `Booked: Haircut, Fri 27 Nov ${freeTimes(day)[0]}. See you at Studio Nova!`]]);
+    expect(c.context).toMatchObject({ booking: `SN-20261127-${freeTimes(day)[0]!.replace(':', '')}` });
+  });
+
+  it('by SMS the flow cannot open: its SMS text says how to get another time', async () => {
+    const c = await start();
+    c.sandbox.faults.refuseInteractive(c.user);
+    await c.type('hi');
+    await c.sms('1');
+    await c.settled();
+    await c.sms('3');
+    c.expectState('picking');
+    expect(c.last).toMatchObject({ kind: 'flow', channel: 'sms', text: expect.stringContaining('call us on +1 555 000 0002') as unknown });
   });
 });
 
@@ -166,7 +211,7 @@ describe('appointments: unhandled input', () => {
     c.expectState('confirming');
     expect(c.latest).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'buttons', replyButtons: confirming('Tue 10:00') });
-    await c.send({ type: 'reply.slot3', id: 'slot3', title: 'Tue 17:00', via: 'button' });
+    await c.send({ type: 'reply.slot2', id: 'slot2', title: 'Tue 13:30', via: 'button' });
     c.expectState('confirming');
     expect(c.latest).toHaveLength(1);
     expect(c.last).toMatchObject({ kind: 'buttons', replyButtons: confirming('Tue 10:00') });
@@ -204,9 +249,9 @@ describe('appointments: unhandled input', () => {
     const c = await start(withSlots(async () => [{ id: 'slot1', label: 'Fri 09:00' }]));
     await c.type('hi');
     await c.tap('Manicure');
-    c.expectState('slot').expectChoices(['Fri 09:00']);
-    await c.send({ type: 'reply.slot3', id: 'slot3', title: 'Tue 17:00', via: 'button' }); // from an older search
-    c.expectState('slot').expectSent({ kind: 'buttons', text: 'Manicure (45 min). Pick a time:', choices: ['Fri 09:00'] });
+    c.expectState('slot').expectChoices(['Fri 09:00', 'Other times']);
+    await c.send({ type: 'reply.slot2', id: 'slot2', title: 'Tue 13:30', via: 'button' }); // from an older search
+    c.expectState('slot').expectSent({ kind: 'buttons', text: 'Manicure (45 min). Pick a time:', choices: ['Fri 09:00', 'Other times'] });
     expect(c.latest).toHaveLength(1);
     expect(c.context).not.toHaveProperty('slot');
   });
@@ -257,12 +302,12 @@ describe('appointments: the reminder and the release', () => {
     await toConfirming(c);
     await c.advance('8m');
     await c.tap('Another time');
-    await c.tap('Tue 17:00');
+    await c.tap('Tue 10:00');
     c.expectState('confirming');
     await c.advance('8m'); // 16 min after the first confirmation, 8 after the second
     c.expectNothingSent();
     await c.advance('2m');
-    expect(texts(c.latest)).toEqual([['text', 'Reminder: Tue 17:00 is still held for you. Tap "Book it" to confirm.']]);
+    expect(texts(c.latest)).toEqual([['text', 'Reminder: Tue 10:00 is still held for you. Tap "Book it" to confirm.']]);
     await c.advance('19m'); // 29 min after the second confirmation
     c.expectNothingSent().expectState('confirming');
     await c.advance('1m');
@@ -281,7 +326,7 @@ describe('appointments: the reminder and the release', () => {
 });
 
 describe('appointments: the slot lookup', () => {
-  it('sends what the lookup found, at most three, for the service asked', async () => {
+  it('sends what the lookup found, at most two, for the service asked, and “Other times”', async () => {
     const asked: Service[] = [];
     const c = await start(
       withSlots(async (service) => {
@@ -291,10 +336,10 @@ describe('appointments: the slot lookup', () => {
     );
     await c.type('hi');
     await c.tap('Pedicure');
-    c.expectState('slot').expectSent({ kind: 'buttons', text: 'Pedicure (60 min). Pick a time:', choices: ['Thu 01:00', 'Thu 02:00', 'Thu 03:00'] });
+    c.expectState('slot').expectSent({ kind: 'buttons', text: 'Pedicure (60 min). Pick a time:', choices: ['Thu 01:00', 'Thu 02:00', 'Other times'] });
     expect(c.latest).toHaveLength(1);
     expect(asked).toEqual(['pedicure']);
-    expect((c.context as { slots: Slot[] }).slots).toHaveLength(3);
+    expect((c.context as { slots: Slot[] }).slots).toHaveLength(2);
   });
 
   it('no free slots: says so and offers the services again', async () => {
@@ -324,14 +369,14 @@ describe('appointments: the slot lookup', () => {
     expect(c.latest[1]).toMatchObject({ kind: 'list', listMessages: SERVICE_LIST });
     expect(c.latest).toHaveLength(2);
     await c.tap('Haircut'); // a second try goes through
-    c.expectState('slot').expectChoices(['Sat 11:00']);
+    c.expectState('slot').expectChoices(['Sat 11:00', 'Other times']);
   });
 });
 
 describe('appointments: SMS fallback', () => {
   const LIST_SMS =
     'Studio Nova\nBook an appointment: which service?\n\nHair\n1. Haircut - 30 min - $25\n2. Color - 90 min - $70\n\nNails\n3. Manicure - 45 min - $20\n4. Pedicure - 60 min - $30\n\nReply with a number.';
-  const SLOTS_SMS = `Color (90 min). Pick a time:\n${CHAIR}\n\n1. Wed 10:00\n2. Wed 13:30\n3. Wed 17:00\n\nReply with a number.`;
+  const SLOTS_SMS = `Color (90 min). Pick a time:\n${CHAIR}\n\n1. Wed 10:00\n2. Wed 13:30\n3. Other times\n\nReply with a number.`;
   const CONFIRM_SMS = 'Color on Wed 13:30. Shall I book it?\n\n1. Book it\n2. Another time\n\nWe hold the slot for 30 minutes\nReply with a number.';
 
   it('with WhatsApp refused, the booking goes on by SMS: a number, a slot’s title, the reminder, “1”', async () => {
@@ -370,14 +415,14 @@ describe('appointments: SMS fallback', () => {
     c.sandbox.faults.refuseInteractive(c.user);
     await c.type('hi');
     await c.sms('1.');
-    await c.sms('3');
+    await c.sms('2');
     c.expectState('confirming');
     await c.sms('maybe');
     c.expectState('confirming');
     expect(c.latest).toHaveLength(1);
-    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms', text: expect.stringContaining('Haircut on Tue 17:00. Shall I book it?') as unknown });
+    expect(c.last).toMatchObject({ kind: 'buttons', channel: 'sms', text: expect.stringContaining('Haircut on Tue 13:30. Shall I book it?') as unknown });
     await c.sms('BOOK IT');
-    c.expectState('booked').expectText('Booked: Haircut, Tue 17:00.');
+    c.expectState('booked').expectText('Booked: Haircut, Tue 13:30.');
   });
 });
 
@@ -390,7 +435,7 @@ describe('appointments: rehydration', () => {
       { event: { type: 'reply.slot2', id: 'slot2', title: 'Wed 13:30', via: 'button' } },
       { advance: '10m' }, // the reminder
       { event: { type: 'reply.change', id: 'change', title: 'Another time', via: 'button' } },
-      { event: { type: 'reply.slot3', id: 'slot3', title: 'Wed 17:00', via: 'button' } },
+      { event: { type: 'reply.slot1', id: 'slot1', title: 'Wed 10:00', via: 'button' } },
       { event: { type: 'reply.confirm', id: 'confirm', title: 'Book it', via: 'button' } },
     ];
     const { memory, straight, restarted } = await checkRehydration(bot, steps, { busy: ['searching'] });
@@ -403,9 +448,8 @@ describe('appointments: rehydration', () => {
       slots: [
         { id: 'slot1', label: 'Wed 10:00' },
         { id: 'slot2', label: 'Wed 13:30' },
-        { id: 'slot3', label: 'Wed 17:00' },
       ],
-      slot: { id: 'slot3', label: 'Wed 17:00' },
+      slot: { id: 'slot1', label: 'Wed 10:00' },
     });
     expect(straight.requests).toHaveLength(8); // list, slots, slots again, confirm, reminder, slots, confirm, booked
   });

@@ -31,6 +31,10 @@ export const simulatorExtension: ServerExtension = (server, http) => {
   }
   if (!server.sandboxControls) return; // the server said why at start (a non-loopback HOST)
   const defaultSender = server.config.sender ?? SANDBOX_SENDER;
-  http.mount('/simulator', createSimulatorRouter({ sandbox: server.sandbox, runtime: server.runtime, store: server.store, defaultSender }));
+  // The page's live flows go through the server's own Flow endpoint, as WhatsApp's requests would.
+  const publicKey = server.flowPublicKey;
+  const appSecret = server.config.flows?.secrets[0];
+  const flows = publicKey && (() => ({ url: `${server.url}/flows`, publicKey: publicKey(), appSecret }));
+  http.mount('/simulator', createSimulatorRouter({ sandbox: server.sandbox, runtime: server.runtime, store: server.store, defaultSender, flows }));
   http.mount('/simulator/agent', createAgentConsoleRouter());
 };

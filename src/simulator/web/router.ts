@@ -1,6 +1,7 @@
 /**
  * The web simulator's Express router: the page and its assets, and the JSON API under `/api`
- * (`bots`, `state`, `events`, `text`, `tap`, `flow`, `sms`). Mount it under any prefix.
+ * (`bots`, `state`, `events`, `text`, `tap`, `flow`, `sms`, and a live
+ * flow's `flow/open`, `flow/submit`, `flow/back`). Mount it under any prefix.
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
@@ -12,6 +13,8 @@ import { botInfos, type BotInfo } from './bots.js';
 import { ViewHub } from './hub.js';
 import { checkPageDir, PAGE_DIR, pageHtml } from './page.js';
 import { FlowInput, SmsInput, TapInput, TextInput, UserSender, type Sent } from './send.js';
+import type { FlowEndpointAccess } from '../chat-flow.js';
+import { LiveBackInput, LiveFlowRefusal, LiveFlows, LiveOpenInput, LiveSubmitInput, type LiveAnswer } from './live-flows.js';
 import { buildView, usersOf } from './view.js';
 
 /** What {@link createSimulatorRouter} takes. */
@@ -23,6 +26,8 @@ export interface SimulatorOptions {
   readonly defaultSender: string;
   /** How often open pages are refreshed without a reason, in ms (default 1000). */
   readonly tickMs?: number | undefined;
+  /** The server's Flow endpoint, which the page's live flows are walked through (as WhatsApp would); without it they cannot open. */
+  readonly flows?: (() => FlowEndpointAccess) | undefined;
 }
 
 /** A refusal the API answers as JSON. */
@@ -103,6 +108,36 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
   post('/api/tap', TapInput, (bot, i) => sender.tap(bot, i));
   post('/api/flow', FlowInput, (bot, i) => sender.flow(bot, i));
   post('/api/sms', SmsInput, (bot, i) => sender.sms(bot, i));
+  const live = new LiveFlows(o.flows, sender);
+  const liveRoute = <T extends { bot: string; user: string }>(path: string, schema: z.ZodType<T>, act: (bot: BotInfo, input: T) => LiveAnswer | Promise<LiveAnswer>): void => {
+    router.post(
+      path,
+      express.json({ limit: '256kb' }),
+      handle(async (req, res) => {
+        if (!req.is('application/json')) throw new ApiError(415, 'unsupported_media_type', 'send JSON (Content-Type: application/json)');
+        const input = parse(schema, req.body);
+        let answer: LiveAnswer;
+        try {
+          answer = await act(botOf(input.bot), input);
+        } catch (err) {
+          if (err instanceof LiveFlowRefusal) throw new ApiError(err.status, err.code, err.message);
+          throw new ApiError(502, 'flow_endpoint_failed', errorInfo(err).message);
+        }
+        const { delivered } = answer;
+        if (delivered) {
+          void o.runtime.idle().then(
+            () => hub.poke(input.user),
+            () => undefined,
+          );
+          hub.poke(input.user);
+        }
+        api(res).json({ step: answer.step, ...(delivered && { reply: { id: delivered.id, webhook: { status: delivered.delivery.status, ok: delivered.delivery.ok } } }) });
+      }),
+    );
+  };
+  liveRoute('/api/flow/open', LiveOpenInput, (bot, i) => live.open(bot, i));
+  liveRoute('/api/flow/submit', LiveSubmitInput, (bot, i) => live.submit(bot, i));
+  liveRoute('/api/flow/back', LiveBackInput, (bot, i) => live.back(bot, i));
   router.use('/api', (_req, res) => void api(res).status(404).json({ error: 'not_found', message: 'no such simulator API route' }));
   return router;
 }
