@@ -115,6 +115,7 @@ export class TestFlow {
    * `refresh_on_back`). Throws when no screen came before.
    */
   async back(): Promise<FlowReply> {
+    if (this.completed) throw new ExpectationError(`Cannot go back in flow ${this.flowId}: it completed already`);
     const previous = this.#trail.at(-1);
     if (previous === undefined) throw new ExpectationError(`Cannot go back in flow ${this.flowId}: no screen came before ${this.#screen ?? '(none)'}`);
     return this.request({ version: FLOW_DATA_API_VERSION, action: 'BACK', screen: previous, flow_token: this.token }, `go back to screen ${previous} of the flow`, previous);

@@ -110,6 +110,7 @@ export class TestConversation implements WorldView {
     if (sent === undefined) throw new checks.ExpectationError(`Cannot open a flow: the bot sent none.\n${checks.whatWasSent(this.view())}`);
     const { flow_action: action, flow_id: flowId } = sent.flow.action.parameters;
     if (action !== 'data_exchange') throw new checks.ExpectationError(`Cannot open flow ${flowId} at the Flow endpoint: it is a ${action} flow (its screens are fixed); answer it with submitFlow()`);
+    if (sent.channel === 'sms') throw new checks.ExpectationError(`Cannot open flow ${flowId}: it went by SMS, so it has no button to open it`);
     const token = this.#record?.status === 'active' ? this.#record.flowToken : undefined;
     if (token === undefined) throw new checks.ExpectationError(`Cannot open flow ${flowId}: the conversation has ended.\n${checks.whatWasSent(this.view())}`);
     const flow = new TestFlow({ exchange: (req, label, completion) => this.flowExchange(req, label, completion) }, token, flowId);

@@ -124,6 +124,7 @@ describe.each(ENGINES)('createTestBot(...).openFlow() on $name', ({ database }) 
     ]);
     expect(t.steps.at(-1)).toMatchObject({ action: { flow: { booking: 'B-mon-0900' } }, state: 'booked' });
     await expect(f.submit({})).rejects.toThrow(/completed already/);
+    await expect(f.back()).rejects.toThrow(/completed already/);
     // The conversation ended with the booking: its token opens nothing any more.
     expect(await t.flowRequest({ version: '3.0', action: 'INIT', flow_token: f.token })).toMatchObject({ status: 427, body: { error_msg: 'This booking form has expired.' } });
   });
@@ -195,6 +196,14 @@ describe('openFlow() refuses what WhatsApp would not open', () => {
     await expect(t.openFlow()).rejects.toThrow(/flow 42 .*navigate flow.*submitFlow\(\)/);
   });
 
+  it('when the flow went by SMS', async () => {
+    const t = (conv = await createTestBot(bot));
+    t.sandbox.faults.refuseInteractive(t.user);
+    await t.type('hi');
+    t.expectSent({ kind: 'flow', channel: 'sms' });
+    await expect(t.openFlow()).rejects.toThrow(/flow 1234567890: it went by SMS/);
+  });
+
   it('opens a flow whose state declares no answers as expired (427), as the endpoint would', async () => {
     const bare = defineBot({ id: 'bare', machine });
     const t = (conv = await createTestBot(bare));
@@ -205,6 +214,21 @@ describe('openFlow() refuses what WhatsApp would not open', () => {
     expect(f.expired).toEqual(expect.any(String));
     await expect(f.submit({ day: 'mon' })).rejects.toThrow(/no screen is shown .*expired/);
     await expect(f.back()).rejects.toThrow(/no screen came before/);
+  });
+});
+
+describe('on the Cloud API', () => {
+  it('walks the live flow the Cloud API carried, to one confirmation', async () => {
+    const t = (conv = await createTestBot(bot, { provider: 'cloud-api' }));
+    await t.type('hi');
+    const f = await t.openFlow();
+    expect(f.token).toBe(t.conversation?.flowToken);
+    await f.submit({ day: 'tue' });
+    await f.submit({ day: 'tue', slot: '0900' });
+    await f.submit({ day: 'tue', slot: '0900' });
+    expect(f.params).toMatchObject({ booking: 'B-tue-0900' });
+    t.expectText('Booked: tue 0900');
+    expect(booked(t)).toHaveLength(1);
   });
 });
 
