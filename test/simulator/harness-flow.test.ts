@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { assign, setup } from 'xstate';
 import { defineBot, flow, flowComplete, flowError, flowScreen, say, text, type Bot, type ColloquyEvent, type FlowRequestInfo } from '../../src/index.js';
-import { createTestBot, ExpectationError, TestFlow, type TestConversation } from '../../src/simulator/testing.js';
+import { TestFlow } from '../../src/simulator/harness-flow.js';
+import { createTestBot, ExpectationError, type TestConversation, type TestFlow as TestFlowType } from '../../src/simulator/testing.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 
 type Ctx = { day?: string; slot?: string; notes: string[] };
@@ -86,7 +87,7 @@ describe.each(ENGINES)('createTestBot(...).openFlow() on $name', ({ database }) 
   it('walks a live flow: open, each screen, an error, back, and a completion whose nfm_reply says nothing twice', async () => {
     const t = await start();
     await t.type('hi');
-    const f = await t.openFlow();
+    const f: TestFlowType = await t.openFlow(); // the type colloquy/testing exports
     expect(f.token).toBe(t.conversation?.flowToken);
     expect(f.flowId).toBe('1234567890');
     f.expectScreen('DAYS', { days: [{ id: 'mon', title: 'Monday' }] });
