@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { configRefusal } from './support/config.js';
 import { ConfigError } from '../src/index.js';
 import { loadConfig } from '../src/entries/server.js';
 
@@ -10,15 +11,7 @@ const real = {
   COLLOQUY_SENDER: '5215500000000',
 };
 
-function fails(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error('loadConfig accepted it');
-}
+const fails = configRefusal;
 
 describe('loadConfig', () => {
   it('defaults to the sandbox on 127.0.0.1:3000 with ./data/colloquy.db', () => {

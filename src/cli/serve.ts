@@ -44,6 +44,10 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
     );
   }
   logger.info({ url: server.url, bots: bots.map((b) => b.id), provider: config.provider.kind, db: describeStoreLocation(config.db), owner: server.runtime.owner, heap }, 'colloquy serve started');
+  const live = bots.filter((b) => Object.keys(b.options.flows ?? {}).length > 0).map((b) => b.id);
+  if (live.length > 0 && !server.sandbox && config.flows?.key === undefined && (config.flows?.numberKeys.size ?? 0) === 0) {
+    logger.warn({ bots: live }, 'bots declare live flows but no Flow endpoint key is set (COLLOQUY_FLOW_PRIVATE_KEY): POST /flows answers 503 and those flows cannot open');
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -57,6 +61,15 @@ async function serve(config: Config, bots: Awaited<ReturnType<typeof loadBots>>,
   }
   logger.info({}, 'stopped');
   return 0;
+}
+
+/** Where the Flow endpoint's key comes from, for the banner. */
+function flowKeyNote(s: RunningServer): string {
+  const f = s.config.flows;
+  const signed = (f?.secrets.length ?? 0) > 0 ? 'signatures checked' : 'signatures not checked: no app secret';
+  if (f?.key !== undefined) return `key: COLLOQUY_FLOW_PRIVATE_KEY, ${signed}`;
+  if (s.sandbox) return `a key made for this run, for the simulators (public half: ${s.sandboxUrl}/flows/public-key), ${signed}`;
+  return (f?.numberKeys.size ?? 0) > 0 ? `numbers' own keys only, at /flows/{phone_number_id}, ${signed}` : 'no key: answers 503, set COLLOQUY_FLOW_PRIVATE_KEY';
 }
 
 function banner(s: RunningServer, bots: string[]): string {
@@ -78,6 +91,7 @@ function banner(s: RunningServer, bots: string[]): string {
         : `  simulator   not mounted: HOST=${s.config.host} is not loopback (set COLLOQUY_SANDBOX_PUBLIC=1 to mount it and /sandbox/_sandbox/*)`,
     );
   } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : s.config.provider.kind === 'cloud-api' ? `Cloud API ${s.config.provider.url}` : ''}`);
+  lines.push(`  flows       ${s.url}/flows   (${flowKeyNote(s)})`);
   lines.push(
     `  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? 'bearer token required' : s.sandbox ? 'open on loopback: no COLLOQUY_AGENT_TOKEN' : 'disabled: set COLLOQUY_AGENT_TOKEN'})`,
   );

@@ -15,7 +15,7 @@ import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { DEFAULT_FLOW_BUDGET_MS, DEFAULT_FLOW_EXPIRED, flowScreensFor, isSubmit, type FlowAnswer, type FlowRequestInfo, type FlowScreens, type ScreenSubmit } from './flow-screens.js';
 import type { ServedBots } from './served.js';
-import { commit, isExpired, openActor, throwIfFailed, type TurnDeps } from './turn.js';
+import { commit, flowTokenBot, isExpired, openActor, throwIfFailed, type TurnDeps } from './turn.js';
 import { flowBody, flowRequestProblem, type FlowReply, type FlowRequest } from './flow-wire.js';
 
 export type { FlowReply, FlowRequest } from './flow-wire.js';
@@ -56,7 +56,12 @@ export class FlowExchange {
     const token = req.flow_token!;
     const conv = await this.d.store.conversationByFlowToken(token);
     const bot = conv && this.d.bots.choose(conv.botId, conv.botVersion, (conv.snapshot as { value?: unknown } | null)?.value)?.bot;
-    if (!conv || !bot) return expired(undefined, 'unknown token');
+    if (!conv || !bot) {
+      // An older flow's token (the conversation sent a newer one since) names its bot: its text, then.
+      const botId = flowTokenBot(token);
+      const owner = botId === undefined ? undefined : this.d.bots.newest(botId);
+      return expired(owner && expiredText(owner, undefined), conv ? 'its bot is not served' : 'not a current flow token');
+    }
     const dedupeKey = req.action === 'data_exchange' ? submitKey(token, req.screen!, req.data ?? {}) : undefined;
     if (dedupeKey !== undefined) {
       const stored = await this.d.store.flowSubmit(dedupeKey);
@@ -109,6 +114,7 @@ export class FlowExchange {
       if ('failed' in r) {
         this.logFailure(t, req, r.failed);
         if (r.failed instanceof FlowGone) return expired(expiredText(t.bot, t.screens), r.failed.message);
+        if (r.failed instanceof FlowBusy) return this.errorReply(t, req, 'We are still working on your last request. Please try again in a moment.');
         return this.errorReply(t, req, 'Something went wrong on our side. Please try again.');
       }
       return r;
@@ -119,6 +125,10 @@ export class FlowExchange {
 
   private logFailure(t: Target, req: FlowRequest, err: unknown): void {
     if (err instanceof FlowGone) return;
+    if (err instanceof FlowBusy) {
+      this.d.logger.info({ bot: t.bot.id, state: t.info.state, screen: req.screen }, 'a Flow submit arrived while the conversation runs an invocation; the user is asked to try again');
+      return;
+    }
     this.d.logger.error({ err: errorInfo(err), bot: t.bot.id, state: t.info.state, action: req.action, screen: req.screen }, 'a Flow answer failed; the user sees an error on the screen');
   }
 
@@ -151,6 +161,9 @@ export class FlowExchange {
   private async submit(first: Target, req: FlowRequest, handler: ScreenSubmit, dedupeKey: string): Promise<FlowReply> {
     let t = first;
     for (let attempt = 0; ; attempt++) {
+      // An invocation runs in the conversation's lane (maybe in another process): a turn here would
+      // race its result, which its actor commits later against the version it started from.
+      if (invoking(t.conv.snapshot)) throw new FlowBusy();
       const key = { botId: t.conv.botId, user: t.conv.user };
       const opened = await openActor(this.d.turn, t.bot, key, t.conv);
       if (!opened.live || opened.fresh) {
@@ -186,6 +199,15 @@ export class FlowExchange {
 
 /** The token stopped being valid while a submit ran (the conversation moved on). */
 class FlowGone extends Error {}
+
+/** The conversation runs an invocation: a durable submit waits for it to settle. */
+class FlowBusy extends Error {}
+
+/** Whether a stored snapshot has an invocation running (its actor's children). */
+function invoking(snapshot: unknown): boolean {
+  const children = (snapshot as { children?: unknown } | null)?.children;
+  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
+}
 
 /** A submit's dedupe key: its token, screen and data (key order aside), hashed. */
 export function submitKey(token: string, screen: string, data: Readonly<Record<string, unknown>>): string {

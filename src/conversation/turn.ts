@@ -69,15 +69,25 @@ const TOKEN_POOL_BYTES = TOKEN_BYTES * 256;
 let tokenPool = Buffer.alloc(0);
 let tokenOffset = 0;
 
-/** A fresh flow token: unguessable (18 bytes from the CSPRNG, never reused), one per conversation. */
-export function newFlowToken(): string {
+/**
+ * A fresh flow token: unguessable (18 bytes from the CSPRNG, never reused), one per flow message a
+ * conversation sends. It ends with `.<bot id>` when given, so the Flow endpoint can answer a token
+ * no conversation has any more (an older flow's) with that bot's own "expired" text.
+ */
+export function newFlowToken(botId?: string): string {
   if (tokenOffset + TOKEN_BYTES > tokenPool.length) {
     tokenPool = randomBytes(TOKEN_POOL_BYTES);
     tokenOffset = 0;
   }
-  const token = `ft_${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}`;
+  const token = `ft_${tokenPool.toString('base64url', tokenOffset, tokenOffset + TOKEN_BYTES)}${botId === undefined ? '' : `.${botId}`}`;
   tokenOffset += TOKEN_BYTES;
   return token;
+}
+
+/** The bot id a flow token ends with ({@link newFlowToken}), if any. */
+export function flowTokenBot(token: string): string | undefined {
+  const dot = token.lastIndexOf('.');
+  return dot === -1 ? undefined : token.slice(dot + 1);
 }
 
 /** Whether the conversation has been idle past the bot's expiry. */
@@ -104,7 +114,7 @@ export async function openActor(deps: TurnDeps, bot: Bot, key: ConversationKey, 
     conversationId: conv?.id ?? 0,
     version: conv?.version ?? 0,
     botVersion: bot.version,
-    flowToken: conv?.flowToken ?? newFlowToken(),
+    flowToken: conv?.flowToken ?? newFlowToken(bot.id),
     channel: conv?.channel ?? ('interactive' as const),
   };
   let incompatible: Incompatible | undefined;
@@ -214,7 +224,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
 function nextFlowToken(conv: ConversationRecord | undefined, live: LiveConversation, said: readonly { message: Message }[]): string {
   const sendsFlow = said.some((s) => s.message.kind === 'flow' && s.message.flow.action.parameters.flow_token === FLOW_TOKEN_PLACEHOLDER);
   const migrated = conv !== undefined && conv.botVersion !== live.botVersion;
-  return sendsFlow || migrated ? newFlowToken() : live.flowToken;
+  return sendsFlow || migrated ? newFlowToken(live.handle.bot.id) : live.flowToken;
 }
 
 /** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout. */

@@ -11,7 +11,7 @@ import { TemplateSchema, type TemplateComponent } from './template.js';
 import { FlowSchema, ListMessagesSchema, ReplyButtonsSchema, type FlowBody, type ListMessages, type ReplyButtons } from './schema.js';
 import { check } from './validate.js';
 
-/** Put into a flow message whose token the runtime fills in (one token per conversation). */
+/** Put into a flow message whose token the runtime fills in (a new token for each flow message a conversation sends). */
 export const FLOW_TOKEN_PLACEHOLDER = 'colloquy:flow-token';
 
 /** A list row. */
@@ -105,7 +105,7 @@ export interface FlowInit {
   /** `draft` (the seed's value, the default) while the flow is unpublished, then `published`. */
   readonly mode?: 'draft' | 'published' | undefined;
   readonly action?: 'navigate' | 'data_exchange' | undefined;
-  /** Leave unset: the runtime puts its per-conversation token here. */
+  /** Leave unset: the runtime puts a token of its own here (one per flow message, naming the conversation). */
   readonly token?: string | undefined;
   /** Text to send instead when this message goes by SMS (a flow cannot run over SMS). */
   readonly sms?: string | undefined;

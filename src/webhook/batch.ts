@@ -9,12 +9,16 @@
  * nothing stored). A status about a number no bot serves is acknowledged and dropped: it carries
  * no user turn, it cannot be about a message we sent from a number we serve, and refusing it would
  * only make the provider deliver it again and again.
+ *
+ * A `flows` change (WhatsApp's alerts about the Flow endpoint and flow status changes) becomes a
+ * {@link FlowAlert}: logged and counted by the router, never stored (flow-alerts.ts).
  */
 import type { Inbound, Runtime } from '../conversation/runtime.js';
 import { formatPath, type Issue, unstorableReason } from '../errors.js';
 import { errorInfo } from '../log.js';
 import { WebhookError, schemaError } from './errors.js';
 import { eventOf, smsEventOf } from './events.js';
+import { FLOWS_FIELD, flowAlertOf, type FlowAlert } from './flow-alerts.js';
 import { digitsOf, type BotNumbers } from './numbers.js';
 import type { PayloadNumber } from './secrets.js';
 import { commonEnvelope } from './common-shape.js';
@@ -33,6 +37,8 @@ export interface Batch {
   readonly ignoredStatuses: number;
   /** The numbers the payload is about (each change's metadata, an SMS's `to`), for the signature's app check. */
   readonly numbers: readonly PayloadNumber[];
+  /** The `flows` changes' alerts: logged and counted once the batch is committed, never stored. */
+  readonly flowAlerts: readonly FlowAlert[];
 }
 
 /** Validates a Cloud API envelope and turns it into a batch; throws WebhookError (400, 422). */
@@ -43,9 +49,11 @@ export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
   const inboundPaths: (string | number)[][] = [];
   const statusPaths: (string | number)[][] = [];
   const about: PayloadNumber[] = [];
+  const flowAlerts: FlowAlert[] = [];
   let ignoredStatuses = 0;
   envelope.entry.forEach((entry, e) => {
     entry.changes.forEach((change, c) => {
+      if (change.field === FLOWS_FIELD) flowAlerts.push(flowAlertOf(change.value, entry.id));
       if (change.field !== 'messages') return; // other subscriptions are acknowledged and ignored
       const value = change.value as MessagesValue;
       const at = ['entry', e, 'changes', c, 'value'];
@@ -63,7 +71,7 @@ export function cloudBatch(json: unknown, numbers: BotNumbers): Batch {
       } else ignoredStatuses += reports.length;
     });
   });
-  return { inbounds, statuses, paths: [...inboundPaths, ...statusPaths], ignoredStatuses, numbers: about };
+  return { inbounds, statuses, paths: [...inboundPaths, ...statusPaths], ignoredStatuses, numbers: about, flowAlerts };
 }
 
 function parsedEnvelope(json: unknown): Envelope {
@@ -103,7 +111,7 @@ export function smsBatch(json: unknown, numbers: BotNumbers): Batch {
   // SMS ids live in their own namespace, apart from WhatsApp ids and our own (`timer:`, `delivery:`).
   const inbound: Inbound = { botId, user: digitsOf(sms.from), providerId: `sms:${sms.id}`, source: 'sms', event: smsEventOf(sms), raw: sms };
   // Inbound SMS comes from the seed provider's relay, signed with its secret (COLLOQUY_WEBHOOK_SECRET), not a Meta app's.
-  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0, numbers: [] };
+  return { inbounds: [inbound], statuses: [], paths: [[]], ignoredStatuses: 0, numbers: [], flowAlerts: [] };
 }
 
 function unknownNumber(numbers: BotNumbers, number: string, field: string): never {

@@ -22,6 +22,7 @@ export function commonEnvelope(json: unknown): Envelope | undefined {
     for (const change of entry['changes'] as unknown[]) {
       if (!isObj(change) || !nonEmpty(change['field'])) return undefined;
       if (change['field'] === 'messages' && !messagesValue(change['value'])) return undefined;
+      if (change['field'] === 'flows' && !isObj(change['value'])) return undefined;
     }
   }
   return json as Envelope;

@@ -11,6 +11,7 @@ import { cloudBatch, commitBatch, smsBatch, type Batch } from './batch.js';
 import type { NumbersConfig } from '../numbers/types.js';
 import { DEFAULT_MAX_BODY_BYTES, parseJson, rawBodyReader, requireJson } from './body.js';
 import { WebhookError, sendError } from './errors.js';
+import { reportFlowAlerts } from './flow-alerts.js';
 import { handshake } from './handshake.js';
 import { BotNumbers } from './numbers.js';
 import { WebhookSecrets } from './secrets.js';
@@ -100,11 +101,17 @@ async function receive(ctx: Context, route: Route, req: Request, res: Response, 
   if (matched !== undefined && route === 'sms') ctx.secrets.requireDefault(matched);
   // Before the commit: the turn it starts may answer at once.
   ctx.onInbound?.(batch.inbounds);
+  const { logger, metrics } = ctx.runtime;
   const result = await commitBatch(ctx.runtime, batch).catch((err: unknown) => {
+    // Refused items aside, the request was taken (its other items stored): its alerts were received.
+    if (err instanceof WebhookError && err.code === 'unstorable') reportFlowAlerts(batch.flowAlerts, logger, metrics);
     throw err instanceof WebhookError ? err : storeError(err);
   });
-  ctx.runtime.logger.debug({ route, ...result }, 'webhook committed');
-  answerOk(res, { ok: true, ...result });
+  // After the commit, so a request refused for a busy store and delivered again is reported once.
+  reportFlowAlerts(batch.flowAlerts, logger, metrics);
+  const alerts = batch.flowAlerts.length;
+  logger.debug({ route, ...result, ...(alerts > 0 && { flowAlerts: alerts }) }, 'webhook committed');
+  answerOk(res, { ok: true, ...result, ...(alerts > 0 && { flowAlerts: alerts }) });
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { idProblem, MAX_ID_LENGTH, MAX_STATUS_LENGTH } from '../storable.js';
+import { flowsChangeSchema } from './flow-alerts.js';
 
 /** A phone number: digits, optionally after a `+`. */
 const phone = z.string().regex(/^\+?[0-9]{5,20}$/, 'must be a phone number: digits only, with the country code');
@@ -81,8 +82,11 @@ export const messagesValueSchema = z.looseObject({
   statuses: z.array(statusSchema).optional(),
 });
 
-/** A change: `messages` changes are checked; other fields (account updates…) are let through and ignored. */
-const changeSchema = z.looseObject({ field: nonEmpty, value: z.unknown() }).superRefine(byType({ messages: z.looseObject({ value: messagesValueSchema }) }, 'field'));
+/**
+ * A change: `messages` changes are checked, and a `flows` change's value must be an object (its
+ * fields are read leniently, flow-alerts.ts); other fields (account updates…) are let through and ignored.
+ */
+const changeSchema = z.looseObject({ field: nonEmpty, value: z.unknown() }).superRefine(byType({ messages: z.looseObject({ value: messagesValueSchema }), flows: flowsChangeSchema }, 'field'));
 
 /** The Cloud API webhook envelope. */
 export const envelopeSchema = z.looseObject({

@@ -149,6 +149,16 @@ describe('POST /flows', () => {
     expect(lines.join('\n')).not.toContain(MARKER);
   });
 
+  it("runs a submit once when WhatsApp's retry arrives while the first is still being answered", async () => {
+    const { user: u, token } = await openFlow();
+    const answers = await Promise.all([1, 2, 3].map(() => client.submit(token, 'CONFIRM', { day: 'tue', slot: '1000' })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    await server.runtime.idle();
+    await eventually(() => expect(sentTo(u).filter((r) => JSON.stringify(r).includes('Booked: tue 1000'))).toHaveLength(1));
+    expect(await server.metrics.render()).toMatch(/colloquy_flow_requests_total\{action="data_exchange",outcome="replayed"\} [1-9]/);
+  });
+
   it('a newer flow makes the older token stale (427), and a slow answer becomes an error screen', async () => {
     const { user: u, token: first } = await openFlow();
     await server.sandbox!.deliver.text(u, 'again');
@@ -160,7 +170,8 @@ describe('POST /flows', () => {
       return tokens[1]!;
     });
     expect(second).not.toBe(first);
-    expect((await client.init(first)).status).toBe(427);
+    // The older flow's token is no conversation's any more; its 427 still carries the bot's own text.
+    expect(await client.init(first)).toMatchObject({ status: 427, body: { error_msg: 'This booking form has expired.' } });
     expect((await client.init(second)).status).toBe(200);
     expect(await client.submit(second, 'DAYS', { day: 'slow' })).toMatchObject({ status: 200, body: { screen: 'DAYS', data: { error_message: expect.any(String) } } });
     expect(await client.submit(second, 'NOPE', {})).toMatchObject({ status: 200, body: { screen: 'NOPE', data: { error_message: expect.any(String) } } });

@@ -13,6 +13,7 @@ const bases: unknown[] = [
   envelope({ messages: [message({ type: 'interactive', context: { from: '15550000001', id: 'wamid.0' }, interactive: { type: 'button_reply', button_reply: { id: 'yes', title: 'Yes' } } })] }),
   envelope({ messages: [message({ type: 'interactive', interactive: { type: 'list_reply', list_reply: { id: 'r1', title: 'Row', description: 'd' } } })] }),
   envelope({ statuses: [{ id: 'wamid.2', status: 'delivered', timestamp: 1700000000, recipient_id: '15551234567' }] }),
+  { object: 'whatsapp_business_account', entry: [{ id: 'waba', changes: [{ field: 'flows', value: { event: 'ENDPOINT_LATENCY', flow_id: '1', p90_latency: 1500, alert_state: 'ACTIVATED' } }] }] },
 ];
 
 const replacements: unknown[] = [undefined, null, '', 'x', '+15551234567', '1234', '1700000000', 0, -1, 1.5, 2 ** 60, true, [], {}, [{}]];
