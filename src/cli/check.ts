@@ -1,6 +1,7 @@
 /**
  * `colloquy check [bot files or folders…]`: walks every bot's machine and reports each finding
- * as `bot › state › kind (id): message`, then a summary. Exit code 1 on any finding, 0 when clean.
+ * as `bot › state › kind (id): message` (a warning's kind followed by `(warning)`), then a summary.
+ * Exit code 1 on any finding but warnings, 0 when clean or only warned.
  */
 import type { Bot } from '../conversation/bot.js';
 import { checkBot, type Finding } from '../simulator/check.js';
@@ -19,7 +20,7 @@ export async function checkCommand(paths: readonly string[], io: Io, db?: string
   const strand = db === undefined ? undefined : await strandReport(db, bots);
   if (io.json) io.out(`${JSON.stringify({ bots: bots.map((b) => b.id), findings, ...(strand ? { db, conversations: strand } : {}) }, null, 2)}\n`);
   else io.out(report(bots, findings) + (strand ? strandText(db!, strand) : ''));
-  return findings.length > 0 || (strand?.stranded.length ?? 0) > 0 ? 1 : 0;
+  return findings.some((f) => f.severity !== 'warning') || (strand?.stranded.length ?? 0) > 0 ? 1 : 0;
 }
 
 async function strandReport(db: string, bots: readonly Bot[]): Promise<StrandReport> {
@@ -55,14 +56,20 @@ export function report(bots: readonly Bot[], findings: readonly Finding[]): stri
   return [...findings.map(formatFinding), summaryLine(bots, findings)].join('\n') + '\n';
 }
 
-/** `bot › state › kind (id): message`. */
+/** `bot › state › kind (id): message`, or `bot › state › kind (id) (warning): message`. */
 export function formatFinding(f: Finding): string {
-  return `${f.bot} › ${f.state} › ${f.kind}${f.id === undefined ? '' : ` (${f.id})`}: ${f.message}`;
+  return `${f.bot} › ${f.state} › ${f.kind}${f.id === undefined ? '' : ` (${f.id})`}${f.severity === 'warning' ? ' (warning)' : ''}: ${f.message}`;
 }
 
 function summaryLine(bots: readonly Bot[], findings: readonly Finding[]): string {
   const checked = `${bots.length} bot${bots.length === 1 ? '' : 's'} checked`;
   if (findings.length === 0) return `${checked}: no findings.`;
   const withFindings = new Set(findings.map((f) => f.bot)).size;
-  return `${checked}: ${findings.length} finding${findings.length === 1 ? '' : 's'} in ${withFindings} bot${withFindings === 1 ? '' : 's'}.`;
+  const warnings = findings.filter((f) => f.severity === 'warning').length;
+  const of = warnings === 0 ? '' : warnings === findings.length ? ` (${plural(warnings, 'warning')} only)` : ` (${plural(warnings, 'warning')})`;
+  return `${checked}: ${plural(findings.length, 'finding')}${of} in ${plural(withFindings, 'bot')}.`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

@@ -1,8 +1,8 @@
 /**
  * `checkBot()`: what `colloquy check` reports about a bot without running it. It walks the
  * machine (see walk.ts), builds every message a state says, and reports messages that break the
- * schema or a limit, choices no transition takes, flows nobody receives, states nothing reaches
- * and states nothing leaves.
+ * schema or a limit, choices no transition takes, flows nobody receives, live flows whose screens
+ * nothing answers (check-flows.ts), states nothing reaches and states nothing leaves.
  */
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import type { Bot } from '../conversation/bot.js';
@@ -13,12 +13,13 @@ import { toInteractiveRequest } from '../messages/request.js';
 import { allNodes, canLeave, handles, nodeName, ownTransitions, staticallyReachable } from './nodes.js';
 import { SAMPLE_USER } from './samples.js';
 import { longTimers } from './check-window.js';
+import { checkLiveFlows, completesAtEndpoint, type LiveFlowFindingKind } from './check-flows.js';
 import { TemplateSchema } from '../messages/template.js';
 import { check } from '../messages/validate.js';
 import { activeName, walkBot, type HandingOff, type Saying, type Walk } from './walk.js';
 
 /** What a finding is about. */
-export type FindingKind = 'invalid-message' | 'dangling-choice' | 'flow-without-handler' | 'handoff-unhandled' | 'window-unhandled' | 'dead-end' | 'unreachable-state';
+export type FindingKind = 'invalid-message' | 'dangling-choice' | 'flow-without-handler' | LiveFlowFindingKind | 'handoff-unhandled' | 'window-unhandled' | 'dead-end' | 'unreachable-state';
 
 /** One problem `colloquy check` found. */
 export interface Finding {
@@ -26,13 +27,31 @@ export interface Finding {
   /** The state, as a dotted path below the machine (`size`, `order.size`). */
   readonly state: string;
   readonly kind: FindingKind;
-  /** The button or row id, for a dangling choice. */
+  /** The button or row id, for a dangling choice; the screen, for a live flow's screen. */
   readonly id?: string;
   readonly message: string;
+  /**
+   * `warning`: likely a mistake, but the bot works as it is (`colloquy check` does not fail on
+   * warnings alone). Absent for a problem.
+   */
+  readonly severity?: 'warning';
 }
 
 /** The order findings of one state are listed in. */
-const KIND_ORDER: readonly FindingKind[] = ['invalid-message', 'dangling-choice', 'flow-without-handler', 'handoff-unhandled', 'window-unhandled', 'dead-end', 'unreachable-state'];
+const KIND_ORDER: readonly FindingKind[] = [
+  'invalid-message',
+  'dangling-choice',
+  'flow-without-handler',
+  'live-flow-unanswered',
+  'flow-id-mismatch',
+  'flow-screen-unanswered',
+  'flow-screen-undescribed',
+  'flow-answers-unused',
+  'handoff-unhandled',
+  'window-unhandled',
+  'dead-end',
+  'unreachable-state',
+];
 
 type Add = (f: Omit<Finding, 'bot'>) => void;
 
@@ -51,14 +70,15 @@ export function checkBot(bot: Bot): Finding[] {
     if (!found.has(key)) found.set(key, finding);
   };
   const walk = walkBot(bot);
-  for (const s of walk.sayings) checkSaying(s, add);
+  for (const s of walk.sayings) checkSaying(bot, s, add);
+  for (const f of checkLiveFlows(bot, walk.sayings)) add(f);
   for (const h of walk.handoffs) checkHandoff(h, add);
   checkStates(bot.machine, walk, add);
   for (const t of longTimers(bot)) add({ state: t.state, kind: 'window-unhandled', message: t.message });
   return sortFindings([...found.values()], bot.machine);
 }
 
-function checkSaying(s: Saying, add: Add): void {
+function checkSaying(bot: Bot, s: Saying, add: Add): void {
   const state = s.entryOf ?? s.shownIn;
   if ('error' in s.said) {
     if (!s.guessed) for (const message of errorLines(s.said.error)) add({ state, kind: 'invalid-message', message });
@@ -74,7 +94,9 @@ function checkSaying(s: Saying, add: Add): void {
       const what = m.kind === 'list' ? 'row' : 'button';
       add({ state, kind: 'dangling-choice', id: c.id, message: `${what} "${c.title}" has no reply.${c.id} transition${where}` });
     }
-    if (m.kind === 'flow' && !handles(s.snapshot, 'flow')) {
+    // A live flow completed by a durable submit at the Flow endpoint runs its turn there, not on the `flow` event.
+    const live = m.kind === 'flow' && m.flow.action.parameters.flow_action === 'data_exchange';
+    if (m.kind === 'flow' && !handles(s.snapshot, 'flow') && !(live && completesAtEndpoint(bot, s))) {
       add({ state, kind: 'flow-without-handler', message: `flow ${m.flow.action.parameters.flow_id} is sent but no "flow" transition receives its answers${where}` });
     }
   }

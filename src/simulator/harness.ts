@@ -5,6 +5,7 @@
 import type { Bot } from '../conversation/bot.js';
 import type { ManualClock } from '../conversation/clock.js';
 import { replyEvent } from '../conversation/events.js';
+import type { FlowReply, FlowRequest } from '../conversation/flow-wire.js';
 import type { Runtime } from '../conversation/runtime.js';
 import type { Sandbox } from '../sandbox/api.js';
 import type { ConversationRecord, HandoffRecord, InboundSource, Store, TranscriptEntry } from '../store/types.js';
@@ -12,7 +13,8 @@ import { text as textMessage, type Message } from '../messages/index.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
 import { renderedTemplate } from './cloud-sandbox.js';
-import { collectSent, isTappableSent, type SentMessage } from './harness-sent.js';
+import { collectSent, isTappableSent, type SentFlow, type SentMessage } from './harness-sent.js';
+import { TestFlow } from './harness-flow.js';
 import { DEFAULT_TEST_USER, HarnessWorld, type TestBotOptions, type WorldView } from './harness-world.js';
 import { sentLine } from './transcript-lines.js';
 import { actionLabel, type AgentAction, type RawEvent, type TranscriptAction, type TranscriptStep } from './transcript-format.js';
@@ -95,6 +97,53 @@ export class TestConversation implements WorldView {
     const token = this.#record?.status === 'active' ? this.#record.flowToken : undefined;
     if (token === undefined) throw new checks.ExpectationError(`Cannot submit a flow: the conversation has not started or has ended.\n${checks.whatWasSent(this.view())}`);
     await this.act({ flow: data }, () => this.receive('whatsapp', { type: 'flow', token, data }));
+  }
+
+  /**
+   * Opens the live flow (`flow_action: "data_exchange"`) the bot sent last, with the conversation's
+   * flow token, as WhatsApp does when the user taps its button (`INIT`), and returns it to walk
+   * screen by screen. Throws when the bot sent no flow, or its last flow is a navigate flow
+   * (answer that with `submitFlow()`).
+   */
+  async openFlow(): Promise<TestFlow> {
+    const sent = this.#sent.findLast((s): s is SentFlow => s.kind === 'flow');
+    if (sent === undefined) throw new checks.ExpectationError(`Cannot open a flow: the bot sent none.\n${checks.whatWasSent(this.view())}`);
+    const { flow_action: action, flow_id: flowId } = sent.flow.action.parameters;
+    if (action !== 'data_exchange') throw new checks.ExpectationError(`Cannot open flow ${flowId} at the Flow endpoint: it is a ${action} flow (its screens are fixed); answer it with submitFlow()`);
+    if (sent.channel === 'sms') throw new checks.ExpectationError(`Cannot open flow ${flowId}: it went by SMS, so it has no button to open it`);
+    const token = this.#record?.status === 'active' ? this.#record.flowToken : undefined;
+    if (token === undefined) throw new checks.ExpectationError(`Cannot open flow ${flowId}: the conversation has ended.\n${checks.whatWasSent(this.view())}`);
+    const flow = new TestFlow({ exchange: (req, label, completion) => this.flowExchange(req, label, completion) }, token, flowId);
+    await flow.open();
+    return flow;
+  }
+
+  /**
+   * Sends one decrypted Flow endpoint request as is (a `ping`, an error notification, a token of
+   * your own) through the runtime, waits for what it committed, and returns the answer. Unlike a
+   * {@link TestFlow}'s actions, a completing answer here delivers no `nfm_reply`.
+   */
+  flowRequest(req: FlowRequest): Promise<FlowReply> {
+    return this.flowExchange(req, `the Flow request ${req.action}${req.screen === undefined ? '' : ` on ${req.screen}`}`);
+  }
+
+  /** @internal Answers a Flow request for a {@link TestFlow} (or {@link flowRequest}). */
+  async flowExchange(req: FlowRequest, label: string, completion?: (reply: FlowReply) => Record<string, unknown> | undefined): Promise<FlowReply> {
+    const { world } = this;
+    await world.runtime.idle();
+    const reply = await world.runtime.flows.handle(req);
+    await world.settle();
+    const data = completion?.(reply);
+    if (data !== undefined && req.flow_token !== undefined) {
+      const token = req.flow_token;
+      // What the submit said and what the nfm_reply runs are one step: WhatsApp sends the reply right after.
+      await this.act({ flow: data }, () => this.receive('whatsapp', { type: 'flow', token, data }));
+      return reply;
+    }
+    this.#mark = this.#end;
+    this.#end = world.lastSeq();
+    this.#lastAction = label;
+    return reply;
   }
 
   /** Answers by SMS (after a message went by SMS, "1" or a title picks a choice). */

@@ -52,3 +52,5 @@ export {
   type UpstreamOutcome,
 } from '../testing/provider-conformance.js';
 export { FlowClient, FlowResponseError, FLOW_DATA_API_VERSION, type FlowClientOptions, type FlowResponse, type FlowSendOptions } from '../testing/flow-client.js';
+export type { TestFlow, TestFlowSubmitOptions } from './harness-flow.js';
+export type { FlowOutcome, FlowReply, FlowRequest } from '../conversation/flow-wire.js';
