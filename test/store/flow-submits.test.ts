@@ -1,7 +1,7 @@
 /**
  * The store's side of live flows, on both engines: a Flow endpoint submit stored with the turn it
- * ran (found by its dedupe key, a second one with the same key losing like a second writer of the
- * turn), the completion mark its `nfm_reply` is checked against, and a turn that moves the
+ * ran (the token's latest found, a second one with the same dedupe key losing like a second writer
+ * of the turn), the completion mark its `nfm_reply` is checked against, and a turn that moves the
  * conversation to a new flow token.
  */
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { ALICE, BOB, DIALECTS, T0, allOutbound, everything, text, turn } from '.
 
 const submit = (over: Partial<NewFlowSubmit> = {}): NewFlowSubmit => ({
   dedupeKey: 'key-days-mon',
+  requestKey: 'request-days-mon',
   flowToken: 'ft_alice',
   screen: 'DAYS',
   answer: { screen: 'SLOTS', data: { day: 'mon', slots: [{ id: '0900', title: '09:00' }] } },
@@ -26,14 +27,14 @@ async function started(store: Store): Promise<number> {
 
 describe.each(DIALECTS)('$name', ({ open }) => {
   describe('flow submits', () => {
-    it('stores a submit with its turn and finds it by its dedupe key, answer and all', async () => {
+    it('stores a submit with its turn and finds it as its token’s latest, answer and all', async () => {
       const store = await open();
       const id = await started(store);
-      expect(await store.flowSubmit('key-days-mon')).toBeUndefined();
+      expect(await store.latestFlowSubmit('ft_alice')).toBeUndefined();
       const result = await store.commitTurn(turn({ conversationId: id, expectedVersion: 1, flowToken: 'ft_alice', outbox: [text('Noted')], flowSubmit: submit(), now: T0 + 5 }));
       expect(result.version).toBe(2);
-      expect(await store.flowSubmit('key-days-mon')).toEqual({ ...submit(), conversationId: id, createdAt: T0 + 5 });
-      expect(await store.flowSubmit('key-other')).toBeUndefined();
+      expect(await store.latestFlowSubmit('ft_alice')).toEqual({ ...submit(), id: expect.any(Number), conversationId: id, createdAt: T0 + 5 });
+      expect(await store.latestFlowSubmit('ft_other')).toBeUndefined();
       expect(await allOutbound(store)).toHaveLength(1);
     });
 
@@ -46,7 +47,7 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       await store.commitTurn(turn({ conversationId: id, expectedVersion: 2, flowToken: 'ft_alice', flowSubmit: done }));
       expect(await store.flowCompleted('ft_alice')).toBe(true);
       expect(await store.flowCompleted('ft_other')).toBe(false);
-      expect((await store.flowSubmit('key-confirm'))?.completes).toBe(true);
+      expect(await store.latestFlowSubmit('ft_alice')).toMatchObject({ dedupeKey: 'key-confirm', completes: true });
     });
 
     it('refuses a second submit with the same dedupe key as a version conflict, keeping nothing of that turn', async () => {
@@ -73,7 +74,17 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       expect((await store.conversation(id))?.version).toBe(2);
       expect((await allOutbound(store)).map((o) => o.message)).toEqual([{ type: 'text', text: 'First' }]);
       expect(await store.conversationByFlowToken('ft_new')).toBeUndefined();
-      expect((await store.flowSubmit('key-days-mon'))?.answer).toEqual(submit().answer);
+      expect((await store.latestFlowSubmit('ft_alice'))?.answer).toEqual(submit().answer);
+    });
+
+    it('the latest is the newest of a token’s submits, the same request sent again after another one included', async () => {
+      const store = await open();
+      const id = await started(store);
+      const mon = submit();
+      const tue = submit({ dedupeKey: 'key-days-tue', requestKey: 'request-days-tue' });
+      const monAgain = submit({ dedupeKey: 'key-days-mon-again' });
+      for (const [i, f] of [mon, tue, monAgain].entries()) await store.commitTurn(turn({ conversationId: id, expectedVersion: i + 1, flowToken: 'ft_alice', flowSubmit: f }));
+      expect(await store.latestFlowSubmit('ft_alice')).toMatchObject({ dedupeKey: 'key-days-mon-again', requestKey: 'request-days-mon' });
     });
 
     it('keeps submits of other conversations apart', async () => {
@@ -81,7 +92,7 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       const alice = await started(store);
       const { conversationId: bob } = await store.commitTurn(turn({ key: BOB, flowToken: 'ft_bob' }));
       await store.commitTurn(turn({ key: BOB, conversationId: bob, expectedVersion: 1, flowToken: 'ft_bob', flowSubmit: submit({ dedupeKey: 'key-bob', flowToken: 'ft_bob', completes: true }) }));
-      expect((await store.flowSubmit('key-bob'))?.conversationId).toBe(bob);
+      expect((await store.latestFlowSubmit('ft_bob'))?.conversationId).toBe(bob);
       expect(await store.flowCompleted('ft_bob')).toBe(true);
       expect(await store.flowCompleted('ft_alice')).toBe(false);
       expect((await store.conversation(alice))?.version).toBe(1);
@@ -114,11 +125,11 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       const id = await started(store);
       await store.commitTurn(turn({ conversationId: id, expectedVersion: 1, flowToken: 'ft_second', flowTokenChanged: true, flowSubmit: submit() }));
       expect((await store.conversationByFlowToken('ft_second'))?.id).toBe(id);
-      expect((await store.flowSubmit('key-days-mon'))?.flowToken).toBe('ft_alice');
+      expect((await store.latestFlowSubmit('ft_alice'))?.dedupeKey).toBe('key-days-mon');
       const stale = store.commitTurn(turn({ conversationId: id, expectedVersion: 1, flowToken: 'ft_third', flowTokenChanged: true, flowSubmit: submit({ dedupeKey: 'key-stale' }) }));
       await expect(stale).rejects.toBeInstanceOf(VersionConflictError);
       expect(await store.conversationByFlowToken('ft_third')).toBeUndefined();
-      expect(await store.flowSubmit('key-stale')).toBeUndefined();
+      expect((await store.latestFlowSubmit('ft_alice'))?.dedupeKey).toBe('key-days-mon');
       expect((await store.conversation(id))?.flowToken).toBe('ft_second');
     });
   });
