@@ -90,7 +90,7 @@ async function colloquyRound(s: Sides, numbers: readonly string[], into: SideRec
     const since = await counters(server, true);
     const r = await walkAction(target, flows, action, s.concurrency);
     throwIfFailed('Colloquy', action, r, flows.length);
-    if (action === 'submit') await booked; // every booking text accepted: the submit's send counts as the submit's
+    if (action === 'submit') await bookedWithin(s.sandbox, booked, flows.length); // the submit's send counts as the submit's
     await server.call('idle');
     if (into !== undefined) {
       into.ms[action].push(...r.ms);
@@ -99,6 +99,24 @@ async function colloquyRound(s: Sides, numbers: readonly string[], into: SideRec
   }
   checkBookings(await s.sandbox.call<{ bodies?: Record<string, string[]> }>('collect'), flows);
   await writeAndRead(s, numbers, 'nfm_reply', into === undefined ? undefined : webhooks.nfm_reply, flows);
+}
+
+/** How long the booking texts may take to arrive once every submit was answered. */
+const BOOKED_MS = 30_000;
+
+/** Waits for every booking text (`booked`: the sandbox's armed count reached); fails after {@link BOOKED_MS}. */
+async function bookedWithin(sandbox: Child, booked: Promise<number>, n: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), BOOKED_MS);
+  });
+  try {
+    if ((await Promise.race([booked, late])) !== 'late') return;
+  } finally {
+    clearTimeout(timer);
+  }
+  const got = await sandbox.call<number>('count');
+  throw new Error(`${BOOKED_MS / 1000} s after every submit was answered, the sandbox had accepted ${got} of the ${n} booking texts`);
 }
 
 /** Each user got exactly one message after the flow opened: the booking text, once. */
