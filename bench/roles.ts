@@ -3,8 +3,8 @@
  *
  * - `sandbox`: the sandbox provider (`startSandbox`), shared by every server of a run; it counts and
  *   timestamps the messages it accepts, per recipient, for the load generator;
- * - `colloquy`: `startServer` with the pizza bot (or the `flows` part's), a real provider config pointing at the sandbox, and
- *   either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL). When the store asked for cannot be
+ * - `colloquy`: `startServer` with the pizza bot (or the `flows` part's), a real provider config
+ *   pointing at the sandbox, and either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL). When the store asked for cannot be
  *   opened, the child reports `{failed}` instead of `{ready}` and exits, so the bench can skip it;
  * - `baseline`: the bare Express relay (bench/baseline-server.ts);
  * - `flow-baseline`: the bare Flow endpoint of the `flows` part (bench/flow-baseline.ts). A
@@ -289,7 +289,7 @@ export interface ColloquyArg {
   readonly countStatements?: boolean | undefined;
   /** The bot served (default `pizza`): `flows` is the `flows` part's live-flow bot (bench/flow-bot.ts). */
   readonly bot?: 'pizza' | 'flows' | undefined;
-  /** More variables for `loadConfig` (the `flows` part's key, passphrase and app secret). */
+  /** More variables for `loadConfig` (the `flows` part's private key file and its passphrase). */
   readonly env?: Readonly<Record<string, string>> | undefined;
 }
 
