@@ -4,8 +4,9 @@
  * - `sandbox`: the sandbox provider (`startSandbox`), shared by every server of a run; it counts and
  *   timestamps the messages it accepts, per recipient, for the load generator;
  * - `colloquy`: `startServer` with the pizza bot (or the `flows` part's), a real provider config
- *   pointing at the sandbox, and either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL). When the store asked for cannot be
- *   opened, the child reports `{failed}` instead of `{ready}` and exits, so the bench can skip it;
+ *   pointing at the sandbox, and either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL).
+ *   When the store asked for cannot be opened, the child reports `{failed}` instead of `{ready}`
+ *   and exits, so the bench can skip it;
  * - `baseline`: the bare Express relay (bench/baseline-server.ts);
  * - `flow-baseline`: the bare Flow endpoint of the `flows` part (bench/flow-baseline.ts). A
  *   `colloquy` child started with `bot: 'flows'` serves the live-flow bot (bench/flow-bot.ts).
