@@ -76,7 +76,8 @@ export function textFrom(user: string): Signed {
   return signed(user, textMessage({ from: user, text: 'hi' }));
 }
 
-function signed(user: string, message: ReturnType<typeof textMessage>): Signed {
+/** A webhook carrying `message` from `user`, signed with the bench's secret. */
+export function signed(user: string, message: ReturnType<typeof textMessage>): Signed {
   const body = JSON.stringify(webhookPayload({ messages: [message] }));
   return { user, id: message.id, body, signature: signBody(SECRET, body) };
 }
@@ -98,7 +99,7 @@ const REDELIVERY_PAUSE_MS = 100;
  * picked again) when it is answered 5xx or the request fails, at most {@link REDELIVERIES} times,
  * 100 ms × 2ⁿ apart (sooner than the provider would, to keep the bench short). A 4xx is final.
  */
-async function post(agent: Agent, target: Target, b: Signed): Promise<{ failure: string | undefined; redeliveries: number }> {
+export async function post(agent: Agent, target: Target, b: Signed): Promise<{ failure: string | undefined; redeliveries: number }> {
   let failure: string | undefined;
   for (let attempt = 0; attempt <= REDELIVERIES; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, REDELIVERY_PAUSE_MS * 2 ** (attempt - 1)));

@@ -3,10 +3,13 @@
  *
  * - `sandbox`: the sandbox provider (`startSandbox`), shared by every server of a run; it counts and
  *   timestamps the messages it accepts, per recipient, for the load generator;
- * - `colloquy`: `startServer` with the pizza bot, a real provider config pointing at the sandbox, and
- *   either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL). When the store asked for cannot be
- *   opened, the child reports `{failed}` instead of `{ready}` and exits, so the bench can skip it;
- * - `baseline`: the bare Express relay (bench/baseline-server.ts).
+ * - `colloquy`: `startServer` with the pizza bot (or the `flows` part's), a real provider config
+ *   pointing at the sandbox, and either a SQLite file or `COLLOQUY_DATABASE_URL` (PostgreSQL).
+ *   When the store asked for cannot be opened, the child reports `{failed}` instead of `{ready}`
+ *   and exits, so the bench can skip it;
+ * - `baseline`: the bare Express relay (bench/baseline-server.ts);
+ * - `flow-baseline`: the bare Flow endpoint of the `flows` part (bench/flow-baseline.ts). A
+ *   `colloquy` child started with `bot: 'flows'` serves the live-flow bot (bench/flow-bot.ts).
  *
  * Each server process watches its own event-loop delay (`monitorEventLoopDelay`) and peak RSS and
  * reports them with its stats; the bench resets the delay histogram before each measured phase.
@@ -14,6 +17,7 @@
 import { mkdirSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { peakRssMb, SECRET, SENDER, serveCalls, watchEgress, type Failed, type Ready } from './ipc.js';
+import type { ServerStats } from './server-stats.js';
 import { countPgStatements, countSqliteStatements, statementCounts } from './statements.js';
 
 const epochNow = (): number => performance.timeOrigin + performance.now();
@@ -44,6 +48,8 @@ export interface Collected {
   readonly at: Record<string, number>;
   /** Provider message id, by recipient. */
   readonly ids: Record<string, string>;
+  /** With `capture`: every message's text (an SMS) or request body (JSON), by recipient, in order. */
+  readonly bodies?: Record<string, string[]>;
 }
 
 /** Event-loop delay of a server process since the last reset, ms (the sampling resolution taken off). */
@@ -54,31 +60,7 @@ export interface LoopDelay {
   readonly samples: number;
 }
 
-/** What a server child (Colloquy or the baseline) reports. */
-export interface ServerStats {
-  readonly tokenRequests: number;
-  readonly turnsOk: number;
-  readonly turnsError: number;
-  readonly sendsAccepted: number;
-  /** Read receipts the server sent (Colloquy on the Cloud API), accepted and failed. */
-  readonly readReceipts?: number;
-  readonly readReceiptsFailed?: number;
-  /** COLLOQUY_SEND_RATE of the server, when set. */
-  readonly sendRate?: number;
-  readonly webhookRequests: number;
-  readonly warnings: number;
-  readonly errors: number;
-  readonly logged: string[];
-  /** SQLite's journal mode, `postgres`, or `none` (the baseline). */
-  readonly journalMode: string;
-  /** The store's class name (`SqliteStore`, …). */
-  readonly storeClass: string;
-  readonly egress: { hosts: string[]; lookups: string[] };
-  readonly peakRssMb: number;
-  readonly rssMb: number;
-  /** With `traceStore`: calls and milliseconds per store method. */
-  readonly storeTime?: Record<string, { calls: number; ms: number; rows: number }>;
-}
+export type { ServerStats } from './server-stats.js';
 
 /** Sampling interval of the event-loop delay histogram, ms. */
 const LOOP_RESOLUTION_MS = 2;
@@ -146,6 +128,7 @@ async function sandboxRole(): Promise<void> {
     reads: number;
     at: Record<string, number>;
     ids: Record<string, string>;
+    bodies: Record<string, string[]> | undefined;
     done: Promise<void>;
     resolve: () => void;
   }
@@ -171,18 +154,23 @@ async function sandboxRole(): Promise<void> {
     armed.kinds[k] = (armed.kinds[k] ?? 0) + 1;
     armed.at[m.to] = epochNow();
     armed.ids[m.to] = m.providerId;
+    if (armed.bodies !== undefined) (armed.bodies[m.to] ??= []).push(m.channel === 'sms' ? m.text : JSON.stringify(m.request));
     if (armed.count === armed.n) armed.resolve();
   });
   serveCalls({
-    /** Starts counting the messages accepted for users `lo`…`hi`; `wait` resolves at the n-th. */
-    arm: ({ n, lo, hi }: { n: number; lo: number; hi: number }) => {
+    /**
+     * Starts counting the messages accepted for users `lo`…`hi`; `wait` resolves at the n-th. With
+     * `capture`, `collect` also returns what each message said (the `flows` part reads flow tokens
+     * and booking texts from them).
+     */
+    arm: ({ n, lo, hi, capture }: { n: number; lo: number; hi: number; capture?: boolean }) => {
       sb.reset(); // keep the recorder small between phases (tokens stay valid)
       ranges.push([lo, hi]);
       let resolve: () => void = () => undefined;
       const done = new Promise<void>((r) => {
         resolve = r;
       });
-      armed = { n, lo, hi, count: 0, kinds: {}, calls: {}, reads: 0, at: {}, ids: {}, done, resolve };
+      armed = { n, lo, hi, count: 0, kinds: {}, calls: {}, reads: 0, at: {}, ids: {}, bodies: capture === true ? {} : undefined, done, resolve };
     },
     /**
      * The users of a phase wrote these messages (user, message id) to the sandbox's Cloud API number:
@@ -206,7 +194,7 @@ async function sandboxRole(): Promise<void> {
       const a = armed;
       if (a === undefined) throw new Error('not armed');
       armed = undefined;
-      return { count: a.count, kinds: a.kinds, calls: a.calls, reads: a.reads, at: a.at, ids: a.ids };
+      return { count: a.count, kinds: a.kinds, calls: a.calls, reads: a.reads, at: a.at, ids: a.ids, ...(a.bodies !== undefined && { bodies: a.bodies }) };
     },
     /** CPU time (user + system) of the sandbox's process so far, ms. */
     cpuMs: (): number => {
@@ -300,6 +288,10 @@ export interface ColloquyArg {
   readonly provider?: 'seed' | 'cloud-api' | undefined;
   /** Count SQLite statements too (PostgreSQL's are always counted); reported by the `statements` call. */
   readonly countStatements?: boolean | undefined;
+  /** The bot served (default `pizza`): `flows` is the `flows` part's live-flow bot (bench/flow-bot.ts). */
+  readonly bot?: 'pizza' | 'flows' | undefined;
+  /** More variables for `loadConfig` (the `flows` part's private key file and its passphrase). */
+  readonly env?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -333,7 +325,7 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
   const { startServer } = await import('../src/server.js');
   const { SANDBOX_CLIENT_ID, SANDBOX_CLIENT_SECRET } = await import('../src/sandbox/constants.js');
   const { SqliteStore } = await import('../src/store/sqlite/store.js');
-  const pizza = (await import('../bots/pizza.js')).default;
+  const bot = arg.bot === 'flows' ? (await import('./flow-bot.js')).default : (await import('../bots/pizza.js')).default;
   const storeEnv: Record<string, string> = {};
   if (arg.store.kind === 'sqlite') {
     storeEnv['COLLOQUY_DB'] = arg.store.db;
@@ -379,11 +371,12 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
       ...(arg.provider === 'cloud-api' && (await cloudApiEnv(arg.sandboxUrl))),
       // Tuning knobs a run may set from outside (e.g. COLLOQUY_LANE_CONCURRENCY=32 npm run bench).
       ...Object.fromEntries(TUNABLE.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]]))),
+      ...arg.env,
     });
     sendRate = config.sendRate;
     // As `colloquy serve` does for its own process.
     (await import('../src/cli/heap.js')).tuneHeap(config.heapGrowthPercent);
-    server = await startServer({ bots: [pizza], config, logger });
+    server = await startServer({ bots: [bot], config, logger });
   } catch (err) {
     fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
     return;
@@ -403,14 +396,16 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     loop: (): LoopDelay => loop.read(),
     statements: (): number => statementCounts().statements,
     framingStatements: (): number => statementCounts().framing,
+    /** Flow endpoint requests so far, by `action:outcome` (the endpoint's own metric). */
+    flowRequests: (): Record<string, number> => flowRequests(m),
     cpuMs: (): number => {
       const u = process.cpuUsage();
       return (u.user + u.system) / 1000;
     },
     stats: (): ServerStats => ({
       tokenRequests: m.total('colloquy_token_requests_total'),
-      turnsOk: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'ok' }),
-      turnsError: m.value('colloquy_turns_total', { bot: pizza.id, outcome: 'error' }),
+      turnsOk: m.value('colloquy_turns_total', { bot: bot.id, outcome: 'ok' }),
+      turnsError: m.value('colloquy_turns_total', { bot: bot.id, outcome: 'error' }),
       sendsAccepted: m.value('colloquy_sends_total', { channel: 'interactive', outcome: 'accepted' }),
       readReceipts: m.value('colloquy_read_receipts_total', { outcome: 'ok' }),
       readReceiptsFailed: m.value('colloquy_read_receipts_total', { outcome: 'failed' }),
@@ -432,6 +427,17 @@ async function colloquyRole(arg: ColloquyArg): Promise<void> {
     },
   });
   process.send!({ ready: true, url: server.url } satisfies Ready);
+}
+
+/** The Flow endpoint's request counts by `action:outcome`, read off `colloquy_flow_requests_total`. */
+function flowRequests(m: { value(name: 'colloquy_flow_requests_total', labels: Record<string, string>): number }): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const action of ['ping', 'INIT', 'BACK', 'data_exchange', 'error', 'unknown'])
+    for (const outcome of ['ok', 'replayed', 'screen_error', 'expired', 'signature', 'decrypt', 'bad_request', 'unavailable']) {
+      const n = m.value('colloquy_flow_requests_total', { action, outcome });
+      if (n > 0) out[`${action}:${outcome}`] = n;
+    }
+  return out;
 }
 
 // ─────────────────────────────────────── child: baseline ───────────────────────────────────────
@@ -496,4 +502,5 @@ process.on('disconnect', () => process.exit(0)); // the orchestrator went away
 if (role === 'sandbox') await sandboxRole();
 else if (role === 'colloquy') await colloquyRole(arg);
 else if (role === 'baseline') await baselineRole(arg);
+else if (role === 'flow-baseline') await (await import('./flow-baseline.js')).flowBaselineRole(arg);
 else throw new Error(`unknown role ${String(role)}`);

@@ -1,15 +1,16 @@
 /**
  * `npm run bench [-- --quick] [-- --million]`: runs the benchmarks, prints a summary of each part as
  * it ends, and ends with one JSON line of all figures (the last line of output):
- * `{"transport":{…},"e2e":{…},"open_loop":{…},"stores":{…},"million":{…},"load_avg":{…},…}`.
+ * `{"transport":{…},"e2e":{…},"flows":{…},"open_loop":{…},"stores":{…},"million":{…},"load_avg":{…},…}`.
  * The README's "Benchmarks" section says what every key means.
  *
  * Flags: `--quick` (every part with small counts, well under a minute: the harness test runs it),
  * `--million` (also the 1,000,000-conversation comparison; a few minutes more), `--only=a,b` (only
- * these parts: transport, e2e, open_loop, stores, million).
+ * these parts: transport, e2e, flows, open_loop, stores, million).
  *
  * Environment (all optional): BENCH_E2E_USERS (default 2000), BENCH_E2E_ROUNDS (2),
- * BENCH_E2E_CONCURRENCY (32), BENCH_E2E_WARMUP (200), BENCH_OPEN_SECONDS (5 s per rate),
+ * BENCH_E2E_CONCURRENCY (32), BENCH_E2E_WARMUP (200), BENCH_FLOWS_USERS (500 per round),
+ * BENCH_FLOWS_ROUNDS (2), BENCH_FLOWS_CONCURRENCY (8), BENCH_FLOWS_WARMUP (50), BENCH_OPEN_SECONDS (5 s per rate),
  * BENCH_CPU_PROF=<folder> (every child process writes V8 CPU profiles to <folder>/<role>/),
  * BENCH_E2E_TRACE_STORE=1 (time every store method in Colloquy's process; reported as
  * `colloquy_store_ms`), COLLOQUY_BENCH_PG_BIN (the folder of PostgreSQL's initdb and pg_ctl),
@@ -24,6 +25,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { benchE2e } from './e2e.js';
+import { benchFlows } from './flows.js';
 import { r1, r2 } from './figures.js';
 import { goals } from './goals.js';
 import { installCleanup, peakRssMb, startedPids } from './ipc.js';
@@ -35,7 +37,7 @@ import { benchStores } from './stores.js';
 import { benchTransport } from './transport.js';
 import { printSummary } from './summary.js';
 
-const PARTS = ['transport', 'e2e', 'open_loop', 'stores', 'million'] as const;
+const PARTS = ['transport', 'e2e', 'flows', 'open_loop', 'stores', 'million'] as const;
 type Part = (typeof PARTS)[number];
 
 function parseArgs(argv: readonly string[]): { quick: boolean; million: boolean; only: Set<Part> | undefined } {
@@ -92,6 +94,12 @@ function settings() {
       warmupUsers: num('BENCH_E2E_WARMUP') ?? (q ? 50 : undefined),
       traceStore: process.env['BENCH_E2E_TRACE_STORE'] === '1',
     },
+    flows: {
+      users: num('BENCH_FLOWS_USERS') ?? (q ? 40 : undefined),
+      rounds: num('BENCH_FLOWS_ROUNDS') ?? (q ? 1 : undefined),
+      concurrency: num('BENCH_FLOWS_CONCURRENCY') ?? (q ? 4 : undefined),
+      warmupUsers: num('BENCH_FLOWS_WARMUP') ?? (q ? 10 : undefined),
+    },
     openSeconds: num('BENCH_OPEN_SECONDS') ?? (q ? 0.5 : undefined),
     openPgRates: rates('BENCH_OPEN_PG_RATES'),
   };
@@ -139,6 +147,7 @@ async function part(name: Part, run: () => Promise<Record<string, unknown>>, ski
 try {
   await part('transport', () => benchTransport(q ? { messages: 2_000, rounds: 1 } : {}));
   await part('e2e', () => benchE2e(ctx, config.e2e));
+  await part('flows', () => benchFlows(ctx, config.flows));
   if (wants('open_loop') || wants('stores')) {
     const why = postgresUnavailable();
     if (why !== undefined) pg = { skipped: why };

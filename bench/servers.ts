@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeAll, onExit, spawnRole, watchEgress, type Child } from './ipc.js';
 import { Users, type Target } from './load.js';
+import type { FlowBaselineOptions } from './flow-baseline.js';
 import type { ColloquyArg, SandboxStats, ServerStats } from './roles.js';
 
 /** The longest a server process may take to start serving. */
@@ -16,8 +17,8 @@ const START_MS = 90_000;
 /** The store a Colloquy process opens. */
 export type StoreSpec = ColloquyArg['store'];
 
-/** What else a Colloquy process may be started with: its provider, and whether SQLite statements are counted. */
-export type ColloquyMore = Pick<ColloquyArg, 'provider' | 'countStatements'>;
+/** What else a Colloquy process may be started with: its provider, whether SQLite statements are counted, its bot and more variables. */
+export type ColloquyMore = Pick<ColloquyArg, 'provider' | 'countStatements' | 'bot' | 'env'>;
 
 /** Shared state of one bench run. */
 export class BenchContext {
@@ -66,7 +67,7 @@ export class BenchContext {
   async colloquy(name: string, store: StoreSpec, n = 1, traceStore = false, more: ColloquyMore = {}): Promise<Target> {
     const { url: sandboxUrl } = await this.sandbox();
     const start = (i: number) => {
-      const arg: ColloquyArg = { sandboxUrl, store, traceStore, provider: more.provider, countStatements: more.countStatements };
+      const arg: ColloquyArg = { sandboxUrl, store, traceStore, provider: more.provider, countStatements: more.countStatements, bot: more.bot, env: more.env };
       const child = spawnRole('colloquy', arg, { execArgv: this.execArgv(`colloquy-${name}-${i}`) });
       this.#children.push(child);
       return child;
@@ -90,6 +91,13 @@ export class BenchContext {
     const child = spawnRole('baseline', { sandboxUrl, ...this.replies }, { execArgv: this.execArgv('baseline') });
     this.#children.push(child);
     return { name: 'baseline', servers: [child], urls: [await child.ready] };
+  }
+
+  /** Starts the `flows` part's bare Flow endpoint (bench/flow-baseline.ts). */
+  async flowBaseline(arg: FlowBaselineOptions): Promise<Target> {
+    const child = spawnRole('flow-baseline', arg, { execArgv: this.execArgv('flow-baseline') });
+    this.#children.push(child);
+    return { name: 'flow-baseline', servers: [child], urls: [await child.readyWithin(START_MS)] };
   }
 
   /** Takes the reply bodies for the baseline from what the sandbox accepted so far. */

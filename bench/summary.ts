@@ -17,6 +17,7 @@ export function printSummary(part: string, f: Figures, seconds: number): void {
 const TITLES: Record<string, string> = {
   transport: 'Transport (interactive sends to a local provider on 127.0.0.1)',
   e2e: 'End to end, closed loop (signed webhook → commit → turn → outbound accepted by the sandbox; all on 127.0.0.1)',
+  flows: 'Live flows (POST /flows answered from the conversation, beside a bare decrypt-and-answer endpoint)',
   open_loop: 'Open loop at fixed rates (new users, evenly spaced)',
   stores: 'Stores and processes, closed loop (random routing across processes)',
   million: 'Many stored conversations (turn latency, large store ÷ small store)',
@@ -47,6 +48,23 @@ const PRINTERS: Record<string, (f: Figures) => string[]> = {
     ...cloudApi((f['cloud_api'] ?? {}) as Figures),
     `  ${v(f['users'])} users × 2 turns per round, best of ${v(f['rounds'])} (alternated), ${v(f['concurrency'])} webhooks in flight`,
   ],
+  flows: (f) => {
+    const actions = (f['actions'] ?? {}) as Record<string, Figures>;
+    const out = ['  action   Colloquy p50 / p90 ms · baseline p50 / p90 ms · p50 ratio · Colloquy CPU ms · statements (framing) per request'];
+    for (const [name, a] of Object.entries(actions))
+      out.push(
+        `  ${name.padEnd(8)} ${v(a['colloquy_p50_ms'])} / ${v(a['colloquy_p90_ms'])} · ${v(a['baseline_p50_ms'])} / ${v(a['baseline_p90_ms'])} · ${v(a['p50_ratio'])} · ${v(a['cpu_ms_per_request'])} (baseline ${v(a['baseline_cpu_ms_per_request'])}) · ${v(a['statements_per_request'])} (${v(a['framing_statements_per_request'])})`,
+      );
+    const w = (f['webhooks'] ?? {}) as Record<string, Figures>;
+    out.push(
+      `  per Flow request  Colloquy CPU ${v(f['colloquy_cpu_ms_per_request'])} ms, baseline ${v(f['baseline_cpu_ms_per_request'])} ms (ratio ${v(f['cpu_ratio'])}) · ${v(f['statements_per_request'])} statements`,
+    );
+    out.push(
+      `  webhooks  write: CPU ${v(w['write']?.['cpu_ms_per_message'])} ms, ${v(w['write']?.['statements_per_message'])} statements · nfm_reply: CPU ${v(w['nfm_reply']?.['cpu_ms_per_message'])} ms, ${v(w['nfm_reply']?.['statements_per_message'])} statements`,
+    );
+    out.push(`  ${v(f['users'])} users per round, ${v(f['rounds'])} rounds alternated, ${v(f['concurrency'])} in flight · checks ${v(f['checks'])}`);
+    return out;
+  },
   open_loop: (f) => {
     const rates = (f['rates'] as number[] | undefined) ?? [];
     const out = [`  ${v(f['seconds_per_rate'])} s per rate; ms from each webhook's scheduled time; event-loop delay p99 inside the server`];

@@ -1,6 +1,7 @@
 /**
  * The bench harness works: `bench/run.ts --quick` starts every part (real child processes, the
- * sandbox, the relay, SQLite files, a throwaway PostgreSQL when the machine has one), ends with one
+ * sandbox, the relay, SQLite files, a throwaway PostgreSQL when the machine has one, the Flow
+ * endpoint walked by WhatsApp's side of live flows), ends with one
  * JSON line carrying every key the README documents, and leaves no process, server or temporary
  * folder behind. No timing, rate or ratio is asserted: speed belongs to `npm run bench`.
  */
@@ -94,6 +95,21 @@ describe('npm run bench -- --quick', () => {
       expect(isNum(j['e2e']![k]), `e2e.${k}`).toBe(true);
     }
     expect(j['e2e']!['outbound_hosts']).toEqual(['127.0.0.1']);
+
+    // Live flows: every action's latency on both sides and their ratio, Colloquy's CPU and statements per request.
+    const flows = j['flows']!;
+    expect(flows, JSON.stringify(flows)).not.toHaveProperty('error');
+    for (const action of ['init', 'read', 'submit', 'replay']) {
+      const a = (flows['actions'] as Record<string, Json>)[action]!;
+      for (const k of ['colloquy_p50_ms', 'colloquy_p90_ms', 'baseline_p50_ms', 'baseline_p90_ms', 'p50_ratio', 'cpu_ms_per_request', 'baseline_cpu_ms_per_request', 'statements_per_request']) {
+        expect(isNum(a[k]), `flows.actions.${action}.${k}`).toBe(true);
+      }
+      expect(a['requests']).toBe(40);
+    }
+    for (const k of ['colloquy_cpu_ms_per_request', 'baseline_cpu_ms_per_request', 'cpu_ratio', 'statements_per_request']) expect(isNum(flows[k]), `flows.${k}`).toBe(true);
+    for (const w of ['write', 'nfm_reply']) expect(isNum(((flows['webhooks'] as Json)[w] as Json)['statements_per_message']), `flows.webhooks.${w}`).toBe(true);
+    // 10 warm-up users and 40 measured: each opened, read, submitted and replayed once, and was booked once.
+    expect(flows['checks']).toEqual({ flows_walked: 50, flow_requests: { 'INIT:ok': 50, 'data_exchange:ok': 100, 'data_exchange:replayed': 50 }, bookings_once: 50, replays_identical: 50 });
 
     const open = j['open_loop']!;
     expect(open['rates']).toEqual([200, 500, 1000]);
