@@ -93,7 +93,8 @@ describe('the SQLite group commit', () => {
     const before = s.stats().commits;
     await Promise.all(Array.from({ length: 10 }, () => s.addInbound(inbound())));
     expect(count(other, 'inbox')).toBe(10);
-    expect(s.stats().commits - before).toBe(3);
+    // At least ceil(10 / 4) flushes; a loaded machine may split them further (a flush can start before the last write is queued).
+    expect(s.stats().commits - before).toBeGreaterThanOrEqual(3);
     expect(s.stats().maxOpsPerCommit).toBe(4);
   });
 
