@@ -284,13 +284,13 @@ const stillHeld = template({
 
 /** What {@link createAppointmentsBot} takes. */
 export interface AppointmentsOptions {
-  /** The date the flow counts its days from (default: the wall clock; tests fix it). */
+  /** The date the flow counts its days from (default: the runtime's clock, the simulated one in tests). */
   readonly today?: (() => Date) | undefined;
 }
 
-/** The appointments bot; the default export is this with the wall clock. */
+/** The appointments bot; the default export counts days from the runtime’s clock. */
 export function createAppointmentsBot(o: AppointmentsOptions = {}) {
-  const today = o.today ?? (() => new Date());
+  const today = (info: { readonly now: number }) => o.today?.() ?? new Date(info.now);
   return defineBot({
     id: 'appointments',
     machine,
@@ -302,10 +302,10 @@ export function createAppointmentsBot(o: AppointmentsOptions = {}) {
           flowId: BOOKING_FLOW_ID,
           firstScreen: 'DAYS',
           expired: 'These times are out of date. Send us a message to see the free times again.',
-          open: () => flowScreen('DAYS', { days: nextWeekdays(today()) }),
+          open: (info) => flowScreen('DAYS', { days: nextWeekdays(today(info)) }),
           screens: {
-            DAYS: (info) => slotsOf(info, today()),
-            SLOTS: (info) => confirmOf(info, today()),
+            DAYS: (info) => slotsOf(info, today(info)),
+            SLOTS: (info) => confirmOf(info, today(info)),
             // The booking itself: a durable turn (once, however often WhatsApp retries), then the flow closes.
             CONFIRM: {
               event: (info) => ({ type: 'book', day: field(info, 'day'), time: field(info, 'slot') }),

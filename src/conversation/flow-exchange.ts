@@ -94,7 +94,7 @@ export class FlowExchange {
     const found = flowScreensFor(bot.options.flows as Readonly<Record<string, FlowScreens>> | undefined, conv.state);
     if (!found) return { why: `state "${conv.state ?? ''}" answers no flow` };
     const context = (conv.snapshot as { context?: unknown } | null)?.context;
-    const info: FlowRequestInfo = { context, state: conv.state ?? '', botId: conv.botId, user: conv.user, screen: req.screen, data: req.data ?? {}, token: req.flow_token! };
+    const info: FlowRequestInfo = { context, state: conv.state ?? '', botId: conv.botId, user: conv.user, screen: req.screen, data: req.data ?? {}, token: req.flow_token!, now: this.d.clock.now() };
     return { conv, bot, screens: found.screens, info };
   }
 

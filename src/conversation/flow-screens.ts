@@ -59,6 +59,8 @@ export interface FlowRequestInfo<TContext = unknown> {
   readonly data: Readonly<Record<string, unknown>>;
   /** The flow token of this flow (one per flow message the conversation sent). */
   readonly token: string;
+  /** The runtime's clock (ms since the epoch): the simulated one in tests, so dates a screen offers are reproducible. */
+  readonly now: number;
 }
 
 /** A handler's answer, now or later (within the budget). */
