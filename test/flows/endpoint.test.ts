@@ -180,6 +180,9 @@ describe('POST /flows', () => {
   it('acknowledges an error notification without touching a conversation', async () => {
     const r = await client.send({ version: '3.0', action: 'data_exchange', screen: 'DAYS', flow_token: 'ft_whatever', data: { error: 'invalid-screen-transition', error_message: MARKER } });
     expect(r).toMatchObject({ status: 200, body: { data: { acknowledged: true } } });
+    // As Meta documents it: no screen.
+    const bare = await client.send({ version: '3.0', action: 'data_exchange', flow_token: 'ft_whatever', data: { error: 'INVALID_SCREEN_TRANSITION', error_message: MARKER } });
+    expect(bare).toMatchObject({ status: 200, body: { data: { acknowledged: true } } });
     expect(lines.join('\n')).not.toContain(MARKER);
   });
 
