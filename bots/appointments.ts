@@ -198,6 +198,8 @@ export const machine = setup({
       on: {
         book: { target: 'booked', guard: 'stillFree', actions: 'book' },
         flow: { target: 'booked', guard: 'stillFree', actions: 'book' },
+        // "Other times" again: a fresh form (the one sent before stops opening: 427).
+        'reply.more': { target: 'picking', reenter: true },
         // The quick slots still work while the form is open.
         'reply.slot1': { target: 'confirming', guard: { type: 'hasSlot', params: 0 }, actions: { type: 'pickSlot', params: 0 } },
         'reply.slot2': { target: 'confirming', guard: { type: 'hasSlot', params: 1 }, actions: { type: 'pickSlot', params: 1 } },

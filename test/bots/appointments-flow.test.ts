@@ -133,4 +133,17 @@ describe('appointments: the live booking flow through POST /flows', () => {
     await eventually(() => expect(sentTo(user).at(-1)).toContain('Shall I book it?'));
     expect((await client.init(token)).status).toBe(427);
   });
+
+  it('"Other times" tapped again sends a fresh form; the one before stops opening (427 with the bot’s text)', async () => {
+    const { user, token } = await openFlow();
+    await server.sandbox!.deliver.buttonReply(user, { id: 'more', title: 'Other times' }, to);
+    const fresh = await eventually(() => {
+      const tokens = sentTo(user).flatMap((r) => r.match(/"flow_token":"([^"]+)"/)?.[1] ?? []);
+      expect(tokens).toHaveLength(2);
+      return tokens[1]!;
+    });
+    expect(fresh).not.toBe(token);
+    expect(await client.init(token)).toMatchObject({ status: 427, body: { error_msg: expect.stringContaining('out of date') } });
+    expect(await client.init(fresh)).toMatchObject({ status: 200, body: { screen: 'DAYS' } });
+  });
 });
