@@ -70,6 +70,8 @@ export interface RunningServer {
   readonly config: Config;
   /** The helpdesk connector, when `COLLOQUY_HANDOFF_WEBHOOK_URL` is set. */
   readonly handoffConnector: HandoffConnector | undefined;
+  /** The app secrets `POST /flows` accepts (empty: not checked), for simulators that sign as WhatsApp does. */
+  readonly flowSecrets: readonly string[];
   /** With the sandbox: the public half (PEM) of the Flow endpoint's key (the configured one, else one made for this run), for simulators playing WhatsApp. */
   readonly flowPublicKey: (() => string) | undefined;
   /** Graceful stop: no new requests, turns in flight finished, sends flushed, database closed. */
@@ -176,6 +178,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       config: o.config,
       handoffConnector: connector,
       flowPublicKey: flows.publicKey,
+      flowSecrets: flows.secrets,
       async close() {
         if (stopping) return;
         stopping = true;
@@ -212,7 +215,12 @@ function learnsInbound(sandbox: Sandbox): (inbounds: readonly Inbound[]) => void
  * pair made on first use (the simulators play WhatsApp with its public half), and no signature check
  * unless a secret is set.
  */
-function flowEndpointFor(config: Config, runtime: Runtime, sandbox: boolean, o: { metrics: Metrics; logger: Logger }): { endpoint: FlowEndpoint; publicKey: (() => string) | undefined } {
+function flowEndpointFor(
+  config: Config,
+  runtime: Runtime,
+  sandbox: boolean,
+  o: { metrics: Metrics; logger: Logger },
+): { endpoint: FlowEndpoint; publicKey: (() => string) | undefined; secrets: readonly string[] } {
   const f = config.flows;
   const numbers = new Map((config.numbers?.numbers ?? []).map((n) => [n.phoneNumberId, { key: f?.numberKeys.get(n.phoneNumberId), secrets: n.appSecret === undefined ? undefined : [n.appSecret] }]));
   // POST /flows names no number: with no default secret, any number's app secret signs it (as the webhook accepts), never none.
@@ -222,13 +230,14 @@ function flowEndpointFor(config: Config, runtime: Runtime, sandbox: boolean, o: 
   if (f?.key !== undefined || !sandbox) {
     const noKey = 'no Flow endpoint key is configured: set COLLOQUY_FLOW_PRIVATE_KEY (see `colloquy flows keygen`)';
     const key = f?.key;
-    return { endpoint: new FlowEndpoint({ ...base, key, noKey }), publicKey: sandbox && key ? () => flowPublicKeyPem(key) : undefined };
+    return { endpoint: new FlowEndpoint({ ...base, key, noKey }), publicKey: sandbox && key ? () => flowPublicKeyPem(key) : undefined, secrets };
   }
   let pair: { privateKey: KeyObject } | undefined;
   const keys = () => (pair ??= generateKeyPairSync('rsa', { modulusLength: FLOW_KEY_BITS }));
   return {
     endpoint: new FlowEndpoint({ ...base, key: () => keys().privateKey }),
     publicKey: () => flowPublicKeyPem(keys().privateKey),
+    secrets,
   };
 }
 

@@ -4,9 +4,9 @@
  * conversation and its current flow; the state that sent it declares the answers (`options.flows`).
  * Opening and going back only read the conversation; a submit declared as a durable turn runs the
  * machine, and its answer is stored with the turn: a request equal to the token's latest submit is
- * WhatsApp retrying it, answered from the store. None of this waits in the conversation's lane: a
- * turn here commits against the conversation's version like any other, and loses to a concurrent
- * one only to run again; an invocation it starts is handed to the lane's live actors.
+ * WhatsApp retrying it, answered from the store. Nothing waits behind the conversation's queue: a
+ * durable submit runs in its lane ahead of the queued inbounds (after the one turn running now),
+ * and an invocation it enters stays with the lane's live actors.
  */
 import { createHash } from 'node:crypto';
 import { VersionConflictError } from '../errors.js';
@@ -30,6 +30,8 @@ export interface FlowExchangeDeps {
   readonly logger: Logger;
   /** After a durable submit's commit: what a lane does after its own (a live actor kept for its invocation, `onTurn`, waking sends and timers). */
   readonly committed: (bot: Bot, key: ConversationKey, live: LiveConversation, result: CommitResult & { handoff?: HandoffChange | undefined; firstTimerAt?: number | undefined }) => void;
+  /** Runs a durable submit in the conversation's lane, ahead of its queue; undefined when another process holds the lane. */
+  readonly exclusive: <T>(key: ConversationKey, fn: () => Promise<T>) => Promise<{ readonly value: T } | undefined>;
   /** The budget of a declaration that sets none (ms). */
   readonly budgetMs?: number | undefined;
 }
@@ -155,13 +157,29 @@ export class FlowExchange {
   }
 
   /**
-   * A submit that runs the machine: its event, then the answer from the new context, committed
-   * together with the submit's row. The event's actions and `answer` may run more than once (a
-   * commit that lost a race runs again); what the machine says, arms and invokes happens once.
+   * A submit that runs the machine, in the conversation's lane ahead of its queue (after the turn
+   * running now, before the next inbound; refused while another process holds the lane): its event,
+   * then the answer from the new context, committed together with the submit's row, and an
+   * invocation it enters handed to the lane. Its unique key chains the request to the token's
+   * latest submit when it arrived, so a copy of one retry that ran meanwhile is found and replayed.
    */
   private async submit(first: Target, req: FlowRequest, handler: ScreenSubmit, keys: SubmitKeys): Promise<FlowReply> {
+    const dedupeKey = chainKey(keys.requestKey, keys.latest);
+    const ran = await this.d.exclusive({ botId: first.conv.botId, user: first.conv.user }, async () => {
+      const copy = await this.d.store.flowSubmit(dedupeKey);
+      if (copy) return replayed(copy);
+      const conv = await this.d.store.conversationByFlowToken(first.info.token);
+      const now = conv && this.target(conv, first.bot, req);
+      if (!now || 'why' in now) throw new FlowRefused('the form is no longer current', now && 'why' in now ? now.why : 'unknown token', true);
+      return this.runSubmit(now, req, handler, keys.requestKey, dedupeKey);
+    });
+    if (!ran) throw new FlowRefused(BUSY, 'another process holds the conversation');
+    return ran.value;
+  }
+
+  /** The submit's turn; a commit that lost to another writer runs again on what that writer left (the event's actions and `answer` with it: they must only compute). */
+  private async runSubmit(first: Target, req: FlowRequest, handler: ScreenSubmit, requestKey: string, dedupeKey: string): Promise<FlowReply> {
     let t = first;
-    let latest = keys.latest;
     for (let attempt = 0; ; attempt++) {
       await this.refuseIfHeld(t);
       const key = { botId: t.conv.botId, user: t.conv.user };
@@ -180,17 +198,16 @@ export class FlowExchange {
         const after: FlowRequestInfo = { ...t.info, context: live.handle.snapshot.context, state: live.handle.state };
         const answer = await handler.answer(after);
         const reply = this.reply({ ...t, info: after }, req, answer);
-        const dedupeKey = chainKey(keys.requestKey, latest);
-        const flowSubmit = { dedupeKey, requestKey: keys.requestKey, flowToken: t.info.token, screen: req.screen!, answer: reply.body, completes: answer.kind === 'complete' };
+        const flowSubmit = { dedupeKey, requestKey, flowToken: t.info.token, screen: req.screen!, answer: reply.body, completes: answer.kind === 'complete' };
         const result = await commit(this.d.turn, { key, bot: t.bot, conv: t.conv, live, userActivity: true, flowSubmit });
         adopted = true;
         this.d.committed(t.bot, key, live, result);
         return reply;
       } catch (err) {
         if (!(err instanceof VersionConflictError) || attempt >= MAX_CONFLICT_RETRIES) throw err;
-        // Another writer was first: the same submit (a retry racing this one), or a turn of the lane.
-        latest = await this.d.store.latestFlowSubmit(t.info.token);
-        if (latest && latest.requestKey === keys.requestKey) return replayed(latest);
+        // Another writer was first: a copy of this submit in another process, or other work of the conversation.
+        const copy = await this.d.store.flowSubmit(dedupeKey);
+        if (copy) return replayed(copy);
         const conv = await this.d.store.conversationByFlowToken(t.info.token);
         const next = conv && this.target(conv, t.bot, req);
         if (!next || 'why' in next) throw new FlowRefused('the form is no longer current', next && 'why' in next ? next.why : 'unknown token', true);

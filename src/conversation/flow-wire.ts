@@ -33,14 +33,14 @@ const SCREEN = /^[A-Za-z_][A-Za-z0-9_]{0,99}$/;
 export function flowRequestProblem(r: unknown): string | undefined {
   if (typeof r !== 'object' || r === null || Array.isArray(r)) return 'the decrypted request must be a JSON object';
   const o = r as Record<string, unknown>;
-  if (typeof o['action'] !== 'string' || !ACTIONS.has(o['action'])) return `action must be one of ping, INIT, BACK, data_exchange (got ${JSON.stringify(o['action'])})`;
+  if (typeof o['action'] !== 'string' || !ACTIONS.has(o['action'])) return 'action must be one of ping, INIT, BACK, data_exchange';
   if (o['data'] !== undefined && (typeof o['data'] !== 'object' || o['data'] === null || Array.isArray(o['data']))) return 'data must be a JSON object';
+  if (o['screen'] !== undefined && (typeof o['screen'] !== 'string' || !SCREEN.test(o['screen']))) return 'screen must be a screen id (letters, digits and "_", at most 100)';
   // A ping, and an error notification (`data.error`, with or without a screen), need nothing more.
   if (o['action'] === 'ping' || (o['data'] !== undefined && 'error' in (o['data'] as object))) return undefined;
   if (typeof o['flow_token'] !== 'string' || o['flow_token'] === '') return `flow_token is required for ${o['action']}`;
   const needsScreen = o['action'] === 'data_exchange' || o['action'] === 'BACK';
   if (needsScreen && (typeof o['screen'] !== 'string' || !SCREEN.test(o['screen']))) return `screen is required for ${o['action']} (letters, digits and "_")`;
-  if (o['screen'] !== undefined && (typeof o['screen'] !== 'string' || !SCREEN.test(o['screen']))) return 'screen must be a screen id (letters, digits and "_", at most 100)';
   return undefined;
 }
 

@@ -56,6 +56,8 @@ interface Lane {
   held: { fence: number; epoch: number } | undefined;
   /** The lane's work counter as last read from the database: the work up to it is visible. */
   seq: number;
+  /** Settles when the piece of work running in the lane (a turn, a sync, an exclusive run) is done. */
+  busy: Promise<void>;
 }
 
 /** The key of a conversation's lane. */
@@ -207,6 +209,41 @@ export class Lanes {
     return { running: this.active, queued: this.queue.length };
   }
 
+  /**
+   * Runs `fn` in the conversation's lane ahead of its queue: after the piece of work running now (one
+   * turn), before the next inbound, with the lane held by this process (claimed for it when it was
+   * not). Undefined, `fn` not run, when another live process holds the lane or the lanes are stopping.
+   */
+  async exclusive<T>(key: ConversationKey, fn: () => Promise<T>): Promise<{ readonly value: T } | undefined> {
+    if (this.stopping) return undefined;
+    const lane = this.lane(key);
+    if (!lane.held && !(await this.claim(key, lane))) {
+      if (!lane.running && !lane.held && this.lanes.get(laneKey(key)) === lane) this.lanes.delete(laneKey(key));
+      return undefined;
+    }
+    try {
+      return { value: await this.locked(lane, fn) };
+    } finally {
+      // The lane settles as after any work: it runs what came meanwhile, or is released (kept while a live actor runs).
+      this.kick(key);
+    }
+  }
+
+  /** Runs `fn` when the lane's current piece of work is done; the next waits for it. */
+  private async locked<T>(lane: Lane, fn: () => Promise<T>): Promise<T> {
+    const before = lane.busy;
+    let done!: () => void;
+    lane.busy = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    await before;
+    try {
+      return await fn();
+    } finally {
+      done();
+    }
+  }
+
   /** Runs lanes the worker claimed (with work no live process held: a dead process's, or never taken). */
   adopt(claims: readonly LaneClaim[]): void {
     for (const c of claims) this.adoptOne(c);
@@ -238,7 +275,11 @@ export class Lanes {
   private lane(key: ConversationKey): Lane {
     const k = laneKey(key);
     let lane = this.lanes.get(k);
-    if (!lane) this.lanes.set(k, (lane = { running: false, queued: false, releasing: false, again: false, sync: false, resume: false, done: Promise.resolve(), held: undefined, seq: 0 }));
+    if (!lane)
+      this.lanes.set(
+        k,
+        (lane = { running: false, queued: false, releasing: false, again: false, sync: false, resume: false, done: Promise.resolve(), held: undefined, seq: 0, busy: Promise.resolve() }),
+      );
     return lane;
   }
 
@@ -302,7 +343,7 @@ export class Lanes {
     if (lane.resume) {
       lane.resume = false;
       try {
-        await this.work.resume(key);
+        await this.locked(lane, () => this.work.resume(key));
       } catch (err) {
         if (isStoreUnavailable(err)) lane.resume = true;
         throw err;
@@ -311,7 +352,7 @@ export class Lanes {
     if (lane.sync) {
       lane.sync = false;
       try {
-        await this.work.sync(key);
+        await this.locked(lane, () => this.work.sync(key));
       } catch (err) {
         if (isStoreUnavailable(err)) lane.sync = true;
         throw err;
@@ -324,7 +365,7 @@ export class Lanes {
 
   private async turn(row: InboxRecord, lane: Lane, count: { turns: number }): Promise<boolean> {
     if (!lane.held) return false; // taken over meanwhile: the new owner runs it
-    await this.work.process(row);
+    await this.locked(lane, () => this.work.process(row));
     if (++count.turns % 8 === 0) await new Promise((r) => setImmediate(r)); // let the webhook answer during a burst
     return true;
   }

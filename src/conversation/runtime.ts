@@ -202,6 +202,7 @@ export class Runtime {
       bots: this.bots,
       turn: this.deps,
       committed: (bot, key, live, result) => this.turns.adopt(bot, key, live, result),
+      exclusive: (key, fn) => this.lanes.exclusive(key, fn),
       budgetMs: o.flowBudgetMs,
     });
     this.sweeper = new IdleSweep({ ...base, bots: () => this.bots.newestEach(), track: (p) => this.track(p) }, o.sweepEveryMs ?? 60_000);

@@ -392,6 +392,8 @@ export interface Store extends HandoffStore {
   conversationByFlowToken(token: string): Promise<ConversationRecord | undefined>;
   /** The latest submit a turn stored for a flow token. */
   latestFlowSubmit(flowToken: string): Promise<FlowSubmitRecord | undefined>;
+  /** The submit stored under a dedupe key (a copy of that request already ran). */
+  flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined>;
   /** Whether a submit that closed the flow of this token ran a turn (its `nfm_reply` runs none). */
   flowCompleted(flowToken: string): Promise<boolean>;
   conversations(filter?: { botId?: string; user?: string; status?: ConversationStatus }): Promise<ConversationRecord[]>;

@@ -33,7 +33,7 @@ export const simulatorExtension: ServerExtension = (server, http) => {
   const defaultSender = server.config.sender ?? SANDBOX_SENDER;
   // The page's live flows go through the server's own Flow endpoint, as WhatsApp's requests would.
   const publicKey = server.flowPublicKey;
-  const appSecret = server.config.flows?.secrets[0];
+  const appSecret = server.flowSecrets[0];
   const flows = publicKey && (() => ({ url: `${server.url}/flows`, publicKey: publicKey(), appSecret }));
   http.mount('/simulator', createSimulatorRouter({ sandbox: server.sandbox, runtime: server.runtime, store: server.store, defaultSender, flows }));
   http.mount('/simulator/agent', createAgentConsoleRouter());

@@ -48,6 +48,7 @@ export const PG = {
   convByToken: 'SELECT * FROM conversations WHERE flow_token = $1',
   setFlowToken: 'UPDATE conversations SET flow_token = $1 WHERE id = $2',
   latestFlowSubmit: 'SELECT * FROM flow_submits WHERE flow_token = $1 ORDER BY id DESC LIMIT 1',
+  flowSubmit: 'SELECT * FROM flow_submits WHERE dedupe_key = $1',
   flowCompleted: 'SELECT 1 FROM flow_submits WHERE flow_token = $1 AND completes = 1 LIMIT 1',
   insertFlowSubmit: `INSERT INTO flow_submits (dedupe_key, request_key, conversation_id, flow_token, screen, answer, completes, created_at)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,

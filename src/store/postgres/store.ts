@@ -138,6 +138,10 @@ export class PgStore implements Store {
     return one(this.db.query(PG.latestFlowSubmit, [flowToken]), toFlowSubmit);
   }
 
+  async flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined> {
+    return one(this.db.query(PG.flowSubmit, [dedupeKey]), toFlowSubmit);
+  }
+
   async flowCompleted(flowToken: string): Promise<boolean> {
     return (await this.db.query(PG.flowCompleted, [flowToken])).rows.length > 0;
   }

@@ -16,6 +16,7 @@ const SQL = {
   convByToken: 'SELECT * FROM conversations WHERE flow_token = ?',
   setFlowToken: 'UPDATE conversations SET flow_token = ? WHERE id = ?',
   latestFlowSubmit: 'SELECT * FROM flow_submits WHERE flow_token = ? ORDER BY id DESC LIMIT 1',
+  flowSubmit: 'SELECT * FROM flow_submits WHERE dedupe_key = ?',
   flowCompleted: 'SELECT 1 FROM flow_submits WHERE flow_token = ? AND completes = 1 LIMIT 1',
   insertFlowSubmit: `INSERT INTO flow_submits (dedupe_key, request_key, conversation_id, flow_token, screen, answer, completes, created_at)
     VALUES (@dedupeKey, @requestKey, @conversationId, @flowToken, @screen, @answer, @completes, @now)`,

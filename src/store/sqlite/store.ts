@@ -243,6 +243,11 @@ export class SqliteStore implements Store {
     return r && toFlowSubmit(r);
   }
 
+  async flowSubmit(dedupeKey: string): Promise<FlowSubmitRecord | undefined> {
+    const r = this.q.flowSubmit.get(dedupeKey) as Row | undefined;
+    return r && toFlowSubmit(r);
+  }
+
   async flowCompleted(flowToken: string): Promise<boolean> {
     return this.q.flowCompleted.get(flowToken) !== undefined;
   }
