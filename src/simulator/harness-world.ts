@@ -2,6 +2,7 @@
  * What a test harness runs on: the real runtime with a store (`:memory:` SQLite unless `database` names another), a manual clock,
  * and a sandbox provider reached over real HTTP on 127.0.0.1 through the real send adapter.
  */
+import { randomBytes } from 'node:crypto';
 import { ManualClock } from '../conversation/clock.js';
 import type { Bot } from '../conversation/bot.js';
 import type { SendOptions } from '../conversation/sends.js';
@@ -62,6 +63,8 @@ export interface WorldView {
 export class HarnessWorld {
   readonly views = new Set<WorldView>();
   #inbound = 0;
+  /** Ids of inbounds on a database another run may have written to (a file, PostgreSQL) carry this run's tag, so they are never taken for its redeliveries. */
+  #tag = '';
   #closed: Promise<void> | undefined;
 
   private constructor(
@@ -125,7 +128,9 @@ export class HarnessWorld {
       await Promise.allSettled([runtime.stop(), adapter.close(), store.close(), server.close()]);
       throw err;
     }
-    return new HarnessWorld(bot, runtime, store, clock, adapter, server, cloud ? numberId : undefined);
+    const world = new HarnessWorld(bot, runtime, store, clock, adapter, server, cloud ? numberId : undefined);
+    if (o.database !== undefined) world.#tag = `.${randomBytes(4).toString('hex')}.`;
+    return world;
   }
 
   /**
@@ -150,7 +155,7 @@ export class HarnessWorld {
 
   /** A fresh provider message id for an inbound. */
   nextProviderId(): string {
-    return `wamid.harness${++this.#inbound}`;
+    return `wamid.harness${this.#tag}${++this.#inbound}`;
   }
 
   /**
