@@ -173,7 +173,7 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
   const opened = requestedHandoff(bot, requests);
   const state = handle.state;
   const all = [...said, ...(plan.extra ?? []).map((message) => ({ state, message }))];
-  const flowToken = nextFlowToken(live, all);
+  const flowToken = nextFlowToken(live, said, plan.extra ?? []);
   const ctx = { bot, user: key.user, sender: deps.senders.from(bot), flowToken, channel: live.channel, sms: deps.sms, provider: deps.senders.provider(bot.id) };
   const outbox: NewOutbound[] = all.map((m) => toOutbound(m.message, ctx, m.state));
   const now = deps.now();
@@ -218,14 +218,16 @@ export async function commit(deps: TurnDeps, plan: TurnPlan): Promise<CommitResu
 }
 
 /**
- * The flow token after this turn: a new one when the turn sends a flow, said or sent again as the
- * prompt (each flow message has its own, so the Flow endpoint knows which one the user opened, the
- * older ones stop being current, and a form sent again after a deploy opens on the new version);
- * else the one it has (a navigate flow's answer still comes back after a deploy).
+ * The flow token after this turn: a new one when the machine sent a flow (each flow message has its
+ * own, so the Flow endpoint knows which one the user opened and the older ones stop being current),
+ * or when a flow is sent again as the prompt with a token of another bot version (after a deploy,
+ * the form sent again opens on the new version); else the one it has (an earlier copy of the same
+ * prompt, and a navigate flow's answer after a deploy, still come back).
  */
-function nextFlowToken(live: LiveConversation, sent: readonly { message: Message }[]): string {
-  const sendsFlow = sent.some((s) => s.message.kind === 'flow' && s.message.flow.action.parameters.flow_token === FLOW_TOKEN_PLACEHOLDER);
-  return sendsFlow ? newFlowToken(live.handle.bot) : live.flowToken;
+function nextFlowToken(live: LiveConversation, said: readonly { message: Message }[], again: readonly Message[]): string {
+  const isFlow = (m: Message) => m.kind === 'flow' && m.flow.action.parameters.flow_token === FLOW_TOKEN_PLACEHOLDER;
+  const stale = flowTokenBot(live.flowToken)?.version !== live.botVersion;
+  return said.some((s) => isFlow(s.message)) || (stale && again.some(isFlow)) ? newFlowToken(live.handle.bot) : live.flowToken;
 }
 
 /** When the soonest timer a commit stores fires: a delay the machine armed, or an opened handoff's timeout. */
