@@ -168,10 +168,7 @@ export class FlowExchange {
     const ran = await this.d.exclusive({ botId: first.conv.botId, user: first.conv.user }, async () => {
       const copy = await this.d.store.flowSubmit(dedupeKey);
       if (copy) return replayed(copy);
-      const conv = await this.d.store.conversationByFlowToken(first.info.token);
-      const now = conv && this.target(conv, first.bot, req);
-      if (!now || 'why' in now) throw new FlowRefused('the form is no longer current', now && 'why' in now ? now.why : 'unknown token', true);
-      return this.runSubmit(now, req, handler, keys.requestKey, dedupeKey);
+      return this.runSubmit(await this.current(first, req), req, handler, keys.requestKey, dedupeKey);
     });
     if (!ran) throw new FlowRefused(BUSY, 'another process holds the conversation');
     return ran.value;
@@ -208,14 +205,19 @@ export class FlowExchange {
         // Another writer was first: a copy of this submit in another process, or other work of the conversation.
         const copy = await this.d.store.flowSubmit(dedupeKey);
         if (copy) return replayed(copy);
-        const conv = await this.d.store.conversationByFlowToken(t.info.token);
-        const next = conv && this.target(conv, t.bot, req);
-        if (!next || 'why' in next) throw new FlowRefused('the form is no longer current', next && 'why' in next ? next.why : 'unknown token', true);
-        t = next;
+        t = await this.current(t, req);
       } finally {
         if (!adopted) live.handle.stop();
       }
     }
+  }
+
+  /** The conversation and declaration as they are now (the lane's work may have moved them); a 427 when the form is no longer current. */
+  private async current(t: Target, req: FlowRequest): Promise<Target> {
+    const conv = await this.d.store.conversationByFlowToken(t.info.token);
+    const now = conv && this.target(conv, t.bot, req);
+    if (!now || 'why' in now) throw new FlowRefused('the form is no longer current', now && 'why' in now ? now.why : 'unknown token', true);
+    return now;
   }
 
   /** A durable submit waits while an invocation runs (its result commits later, against the version it started from) and while a person holds the conversation. */
