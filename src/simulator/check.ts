@@ -102,12 +102,23 @@ function checkSaying(bot: Bot, s: Saying, add: Add): void {
   }
 }
 
-/** A state that hands off waits for `handoff.ended` or `handoff.timeout`: handling neither, it would wait for ever. */
+/** Why a state that hands off must handle each of the handoff's two ends. */
+const HANDOFF_ENDS = {
+  'handoff.ended': 'when an agent hands the conversation back, the bot would not take it',
+  'handoff.timeout': 'when no agent claims it in time, the handoff closes quietly and the user is left waiting, answered as if someone were coming, until the conversation expires',
+} as const;
+
+/** A state that hands off waits for `handoff.ended` and `handoff.timeout`: each it does not handle leaves the user stuck. */
 function checkHandoff(h: HandingOff, add: Add): void {
   if (h.snapshot.status !== 'active') return; // a final state: the conversation ends, and the handoff with it
-  if (handles(h.snapshot, 'handoff.ended') || handles(h.snapshot, 'handoff.timeout')) return;
+  const missing = (Object.keys(HANDOFF_ENDS) as (keyof typeof HANDOFF_ENDS)[]).filter((e) => !handles(h.snapshot, e));
+  if (missing.length === 0) return;
   const where = h.state === activeName(h.snapshot) ? '' : ` (waiting in ${activeName(h.snapshot)})`;
-  add({ state: h.state, kind: 'handoff-unhandled', message: `hands the conversation to a person but handles neither handoff.ended nor handoff.timeout${where}: the bot would never take it back` });
+  const message =
+    missing.length === 2
+      ? `hands the conversation to a person but handles neither handoff.ended nor handoff.timeout${where}: the bot would never take it back`
+      : `hands the conversation to a person but does not handle ${missing[0]}${where}: ${HANDOFF_ENDS[missing[0]!]}`;
+  add({ state: h.state, kind: 'handoff-unhandled', message });
 }
 
 function errorLines(error: unknown): string[] {

@@ -21,7 +21,41 @@ describe('checkBot and handoff()', () => {
     ]);
   });
 
-  it('accepts a state that handles either event (on itself or an ancestor), a handoff from a transition, and one into a final state', () => {
+  it('reports a state that handles only one of the two ends, naming the other', () => {
+    const onlyEnded = m.createMachine({
+      initial: 'start',
+      states: {
+        start: { on: { text: 'human' } },
+        human: { entry: handoff(), on: { 'handoff.ended': 'start' } },
+      },
+    });
+    const onlyTimeout = m.createMachine({
+      initial: 'start',
+      states: {
+        start: { on: { text: 'human' } },
+        human: { entry: handoff(), on: { 'handoff.timeout': 'start' } },
+      },
+    });
+    expect(checkBot(defineBot({ id: 'half', machine: onlyEnded }))).toEqual([
+      {
+        bot: 'half',
+        state: 'human',
+        kind: 'handoff-unhandled',
+        message:
+          'hands the conversation to a person but does not handle handoff.timeout: when no agent claims it in time, the handoff closes quietly and the user is left waiting, answered as if someone were coming, until the conversation expires',
+      },
+    ]);
+    expect(checkBot(defineBot({ id: 'other-half', machine: onlyTimeout }))).toEqual([
+      {
+        bot: 'other-half',
+        state: 'human',
+        kind: 'handoff-unhandled',
+        message: 'hands the conversation to a person but does not handle handoff.ended: when an agent hands the conversation back, the bot would not take it',
+      },
+    ]);
+  });
+
+  it('accepts a state that handles both events (on itself or an ancestor), a handoff from a transition, and one into a final state', () => {
     const machine = m.createMachine({
       initial: 'start',
       on: { 'handoff.timeout': '.start' },
