@@ -13,6 +13,8 @@ import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 import { renderSent } from './render.js';
 import { CloudMarks } from './cloud-sandbox.js';
 import { ChatLiveFlows } from './chat-live.js';
+import { agentCommand, byWhom, handoffLine } from './chat-agent.js';
+import type { HandoffRecord } from '../store/handoff-types.js';
 import type { FlowBody } from '../messages/schema.js';
 
 /** What a chat needs. */
@@ -36,6 +38,7 @@ export const CHAT_HELP = `  1, 2, …         tap that choice of the last messag
   /flow {json}    submit a form that is not live with these answers
   /sms <text>     answer by SMS
   /type <text>    send text on WhatsApp as is (even a number or a title)
+  /agent claim    play the agent of a handoff: claim it, /agent reply <text>, /agent release [note]
   /wait 10m       let time pass (ms, s, m, h, d) and fire the timers that fall due
   /state          the conversation's state and context
   /restart        forget everything and start a new conversation
@@ -55,6 +58,8 @@ export class ChatSession {
   /** Waits for the running invocations, then prints what they sent; undefined when none runs. */
   #watching: Promise<void> | undefined;
   #closed = false;
+  /** The handoff as last shown. */
+  #handoff: HandoffRecord | undefined;
   /** The live flow open on the phone, if any, and the Flow endpoint it is walked through. */
   readonly #live: ChatLiveFlows;
 
@@ -165,6 +170,9 @@ export class ChatSession {
       case 'tap':
         await this.andPrint(this.conv.tap(required(rest, '/tap <id or title>')));
         return true;
+      case 'agent':
+        await this.andPrint(agentCommand(this.conv, rest), false);
+        return true;
       default:
         this.o.out(`! unknown command /${name}; /help lists the commands\n`);
         return true;
@@ -198,9 +206,9 @@ export class ChatSession {
     this.o.out(`state: ${c.state ?? '(none)'} (${c.status})\ncontext: ${JSON.stringify(this.conv.context, null, 2)}\n`);
   }
 
-  private async andPrint(action: Promise<void>): Promise<void> {
+  private async andPrint(action: Promise<void>, sayNothing = true): Promise<void> {
     await action;
-    this.print();
+    this.print(sayNothing);
   }
 
   /**
@@ -211,17 +219,21 @@ export class ChatSession {
     this.printReads();
     const printed = this.printNew();
     this.printWindow();
+    const handoff = handoffLine(this.#handoff, this.conv.handoff, this.conv.clock.now());
+    this.#handoff = this.conv.handoff;
+    if (handoff !== undefined) this.o.out(`${handoff}\n`);
+    const withPerson = this.#handoff?.state === 'waiting' || this.#handoff?.state === 'claimed';
     if (this.conv.invoking) {
       this.o.out(`(in ${this.conv.state ?? 'its state'}, the bot is working on it: the answer shows up here when it arrives)\n`);
       this.watch();
-    } else if (!printed && sayNothing) this.o.out('(no answer)\n');
+    } else if (!printed && sayNothing) this.o.out(withPerson ? '(your message went to the person who has this chat)\n' : '(no answer)\n');
   }
 
   private printNew(): boolean {
     const fresh = this.conv.sent.filter((s) => s.seq > this.#printed);
     if (fresh.length === 0) return false;
     this.#printed = fresh.at(-1)!.seq;
-    this.o.out(`${fresh.map((s) => renderSent(s, { flowNote })).join('\n\n')}\n`);
+    this.o.out(`${fresh.map((s) => byWhom(renderSent(s, { flowNote }), s.agent)).join('\n\n')}\n`);
     return true;
   }
 

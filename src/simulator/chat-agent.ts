@@ -1,0 +1,58 @@
+/**
+ * The terminal chat's side of a handoff: a line each time the conversation's handoff changes (a
+ * person takes over, an agent claims it, the bot has it back), agents' messages under their names,
+ * and `/agent claim | reply <text> | release [note]` to play the agent, as the harness's `agent()`.
+ */
+import type { HandoffRecord } from '../store/handoff-types.js';
+import { formatDuration } from './harness-duration.js';
+import type { TestConversation } from './harness.js';
+import { BOT_PREFIX, SMS_PREFIX } from './render.js';
+
+/** The agent the chat plays. */
+export const CHAT_AGENT = 'agent';
+
+/** What `/agent` takes. */
+export const AGENT_USAGE = '/agent claim | /agent reply <text> | /agent release [note]';
+
+/** A line for a handoff that changed since `shown` (undefined when it did not). */
+export function handoffLine(shown: HandoffRecord | undefined, now: HandoffRecord | undefined, at: number): string | undefined {
+  if (now === undefined) return shown?.state === 'waiting' || shown?.state === 'claimed' ? '(the bot has this chat back)' : undefined;
+  if (shown?.id === now.id && shown.state === now.state) return undefined;
+  const queue = now.queue ? ` (queue ${now.queue})` : '';
+  switch (now.state) {
+    case 'waiting': {
+      const left = now.timeoutAt === null ? '' : `; it times out in ${formatDuration(Math.max(0, now.timeoutAt - at))}`;
+      return `(a person takes over this chat${queue}: waiting for an agent${left}; /agent claim plays the agent)`;
+    }
+    case 'claimed':
+      return `(${now.agent ?? 'an agent'} has this chat: what you write goes to them)`;
+    case 'ended':
+      return `(${now.agent ?? 'the agent'} handed the chat back to the bot)`;
+    case 'timeout':
+      return '(no agent claimed the chat in time: the bot has it back)';
+    default:
+      return '(the handoff closed with the conversation)';
+  }
+}
+
+/** A message the chat prints: an agent's under the agent's name (and "by SMS" when it went so), the bot's as the bot's. */
+export function byWhom(rendered: string, agent: string | undefined): string {
+  if (agent === undefined) return rendered;
+  for (const [prefix, by] of [
+    [BOT_PREFIX, `${agent} (agent) › `],
+    [SMS_PREFIX, `${agent} (agent, by SMS) › `],
+  ] as const) {
+    if (rendered.startsWith(prefix)) return by + rendered.slice(prefix.length);
+  }
+  return `${agent} (agent):\n${rendered}`;
+}
+
+/** Runs `/agent …` on the conversation; throws a usage error for anything else. */
+export async function agentCommand(conv: TestConversation, rest: string): Promise<void> {
+  const [, verb = '', arg = ''] = /^(\S*)\s*(.*)$/s.exec(rest.trim()) ?? [];
+  const agent = conv.agent(CHAT_AGENT);
+  if (verb === 'claim') return agent.claim();
+  if (verb === 'reply' && arg.trim() !== '') return agent.reply(arg.trim());
+  if (verb === 'release') return agent.release(arg.trim() === '' ? undefined : arg.trim());
+  throw new Error(AGENT_USAGE);
+}
