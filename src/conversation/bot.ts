@@ -5,7 +5,7 @@
 import type { AnyStateMachine, ContextFrom, SnapshotFrom } from 'xstate';
 import { BotError } from '../errors.js';
 import type { Message, TemplateMessage } from '../messages/message.js';
-import { INCOMPATIBLE_POLICIES, validateMigrations, validateMigrationTargets, type BotMigration, type IncompatiblePolicy } from './versions.js';
+import { INCOMPATIBLE_POLICIES, pathExists, validateMigrations, validateMigrationTargets, type BotMigration, type IncompatiblePolicy } from './versions.js';
 
 export type { BotMigration, IncompatiblePolicy } from './versions.js';
 import type { FallbackInfo } from './fallback-info.js';
@@ -232,18 +232,7 @@ function validateFlows(bot: string, machine: AnyStateMachine, flows: Readonly<Re
   if (flows === undefined) return;
   const problems = flowScreensProblems(flows);
   for (const state of typeof flows === 'object' && flows !== null ? Object.keys(flows) : []) {
-    if (!hasStatePath(machine, state)) problems.push(`flows["${state}"]: the machine has no state "${state}"`);
+    if (!pathExists(machine, state.split('.'))) problems.push(`flows["${state}"]: the machine has no state "${state}"`);
   }
   if (problems.length) throw new BotError(`Bot "${bot}": ${problems.join('; ')}`, { bot });
-}
-
-/** Whether `path` (`a.b`) names a state node of the machine. */
-function hasStatePath(machine: AnyStateMachine, path: string): boolean {
-  let node: { states?: Record<string, unknown> } = machine.root as never;
-  for (const part of path.split('.')) {
-    const next = node.states?.[part] as { states?: Record<string, unknown> } | undefined;
-    if (!next) return false;
-    node = next;
-  }
-  return true;
 }

@@ -11,13 +11,14 @@
 import { createHash } from 'node:crypto';
 import { VersionConflictError } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
+import { canonicalJson } from './fingerprint.js';
 import type { CommitResult, ConversationKey, ConversationRecord, FlowSubmitRecord, HandoffChange, Store } from '../store/types.js';
 import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { DEFAULT_FLOW_BUDGET_MS, DEFAULT_FLOW_EXPIRED, flowScreensFor, isSubmit, type FlowAnswer, type FlowRequestInfo, type FlowScreens, type ScreenSubmit } from './flow-screens.js';
 import { flowBody, flowRequestProblem, type FlowReply, type FlowRequest } from './flow-wire.js';
 import type { ServedBots } from './served.js';
-import { commit, flowTokenBot, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
+import { commit, flowTokenBot, hasChildren, isExpired, openActor, throwIfFailed, type LiveConversation, type TurnDeps } from './turn.js';
 
 export type { FlowReply, FlowRequest } from './flow-wire.js';
 
@@ -222,7 +223,7 @@ export class FlowExchange {
 
   /** A durable submit waits while an invocation runs (its result commits later, against the version it started from) and while a person holds the conversation. */
   private async refuseIfHeld(t: Target): Promise<void> {
-    if (invoking(t.conv.snapshot)) throw new FlowRefused(BUSY, 'an invocation is running');
+    if (hasChildren(t.conv.snapshot)) throw new FlowRefused(BUSY, 'an invocation is running');
     if (await this.d.store.openHandoff(t.conv.id)) throw new FlowRefused(WITH_AGENT, 'a person holds the conversation');
   }
 }
@@ -244,12 +245,6 @@ class FlowRefused extends Error {
   }
 }
 
-/** Whether a stored snapshot has an invocation running (its actor's children). */
-function invoking(snapshot: unknown): boolean {
-  const children = (snapshot as { children?: unknown } | null)?.children;
-  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
-}
-
 function replayed(s: FlowSubmitRecord): FlowReply {
   return { status: 200, outcome: 'replayed', body: s.answer as Record<string, unknown> };
 }
@@ -257,7 +252,7 @@ function replayed(s: FlowSubmitRecord): FlowReply {
 /** A request's key: its token, screen and data (key order aside), hashed. */
 export function submitKey(token: string, screen: string, data: Readonly<Record<string, unknown>>): string {
   return createHash('sha256')
-    .update(JSON.stringify([token, screen, canonical(data)]))
+    .update(canonicalJson([token, screen, data]))
     .digest('base64url');
 }
 
@@ -266,17 +261,6 @@ function chainKey(requestKey: string, latest: FlowSubmitRecord | undefined): str
   return createHash('sha256')
     .update(`${latest?.dedupeKey ?? ''}\n${requestKey}`)
     .digest('base64url');
-}
-
-/** A value with every object's keys sorted, so `{a, b}` and `{b, a}` hash the same. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-  );
 }
 
 /** The text a 427 shows: the declaration's, else the first one the bot declares, else the default. */

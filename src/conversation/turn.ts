@@ -91,6 +91,12 @@ export function flowTokenBot(token: string): { readonly id: string; readonly ver
   return m ? { id: m[1]!, version: Number(m[2]) } : undefined;
 }
 
+/** Whether a persisted snapshot has children (an invocation was running): cheap, before opening an actor. */
+export function hasChildren(snapshot: unknown): boolean {
+  const children = (snapshot as { children?: unknown } | null)?.children;
+  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
+}
+
 /** Whether the conversation has been idle past the bot's expiry. */
 export function isExpired(bot: Bot, conv: ConversationRecord, now: number): boolean {
   return now - conv.lastActivityAt >= (bot.options.expireAfterMs ?? DEFAULT_EXPIRE_AFTER_MS);

@@ -16,7 +16,7 @@ import type { HandoffDesk } from './handoff-desk.js';
 import { closeIncompatible, reportIncompatible, reportMigrated } from './incompatible.js';
 import { laneKey } from './lanes.js';
 import type { ServedBots } from './served.js';
-import { commit, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
+import { commit, hasChildren, openActor, throwIfFailed, type LiveConversation, type Opened, type TurnDeps } from './turn.js';
 import {
   completedFlowToken,
   decideTurn,
@@ -281,10 +281,4 @@ export class Turns {
 /** A stored conversation's state value (undefined before its first turn). */
 function storedValue(conv: ConversationRecord): unknown {
   return (conv.snapshot as { value?: unknown } | null)?.value;
-}
-
-/** Whether a persisted snapshot has children (an invocation was running): cheap, before opening an actor. */
-function hasChildren(snapshot: unknown): boolean {
-  const children = (snapshot as { children?: unknown } | null)?.children;
-  return typeof children === 'object' && children !== null && Object.keys(children).length > 0;
 }
