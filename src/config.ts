@@ -8,6 +8,7 @@ import { loadNumbersFile } from './numbers/parse.js';
 import type { NumbersConfig } from './numbers/types.js';
 import type { KeyObject } from 'node:crypto';
 import { loadFlowPrivateKey } from './flows/keys.js';
+import { loadRepliesFile, type CannedReplies } from './agent/replies.js';
 
 /** The seed provider's relay and its OAuth credentials (also the SMS channel of a Cloud API deployment). */
 export interface SeedProviderConfig {
@@ -85,6 +86,8 @@ export interface Config {
   readonly numbers?: NumbersConfig | undefined;
   /** The Flow endpoint (`POST /flows`): its keys, app secrets and answer budget. */
   readonly flows?: FlowsConfig | undefined;
+  /** The inbox's canned replies by queue (COLLOQUY_AGENT_REPLIES_FILE), read and checked at start. */
+  readonly agentReplies?: CannedReplies | undefined;
 }
 
 /** The Flow endpoint's configuration, its keys loaded. */
@@ -140,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...numbers,
     cloudApi: { url: url(get, 'COLLOQUY_CLOUD_API_URL') ?? defaultOf('COLLOQUY_CLOUD_API_URL', ''), token: get('COLLOQUY_CLOUD_API_TOKEN'), phoneNumberId: cloudNumberId(get) },
     flows: flowsConfig(get, numbers.numbers),
+    ...agentReplies(get),
   };
 }
 
@@ -217,6 +221,12 @@ function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'a
     ...(agentToken !== undefined && { agentToken }),
     ...(hookUrl !== undefined && secret !== undefined && { handoffWebhook: { url: hookUrl, secret } }),
   };
+}
+
+/** The inbox's canned replies, when COLLOQUY_AGENT_REPLIES_FILE names a file (a bad one stops the start). */
+function agentReplies(get: (n: EnvName) => string | undefined): Pick<Config, 'agentReplies'> {
+  const file = get('COLLOQUY_AGENT_REPLIES_FILE');
+  return file === undefined ? {} : { agentReplies: loadRepliesFile(file) };
 }
 
 /**

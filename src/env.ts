@@ -243,6 +243,14 @@ const VARS = [
     meaning: "The bearer token of the agents' API (`/agent/*`).",
   },
   {
+    name: 'COLLOQUY_AGENT_REPLIES_FILE',
+    type: { kind: 'text', rule: 'a path to a JSON file' },
+    default: undefined,
+    unset: 'no canned replies',
+    group: 'handoff',
+    meaning: 'Canned replies for the agents\u2019 inbox, per queue: `{ "queues": { "<queue>": [{ "title", "text" }], "*": [ … ] } }` (`*`: every queue\u2019s); checked at start.',
+  },
+  {
     name: 'COLLOQUY_HANDOFF_WEBHOOK_URL',
     type: { kind: 'url' },
     default: undefined,

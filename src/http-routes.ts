@@ -71,6 +71,39 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   { method: 'GET', path: '/metrics', mounted: 'always', owner: 'server', meaning: 'Prometheus metrics in the text exposition format (see the metrics reference).' },
   {
     method: 'GET',
+    path: '/agent',
+    mounted: 'always',
+    owner: 'agent',
+    meaning: 'The agents\u2019 inbox (a page): with a live session the live queue and conversations; without one, 401 and the sign-in form.',
+  },
+  {
+    method: 'POST',
+    path: '/agent/session',
+    mounted: 'always',
+    owner: 'agent',
+    meaning:
+      'Signs an agent in with its token (form `token=`, answered 303 to the inbox, or JSON `{ token }`): a session cookie `colloquy_agent` (HttpOnly, SameSite=Strict, Path=/agent, Secure over HTTPS); a cross-site request is refused.',
+  },
+  { method: 'POST', path: '/agent/session/end', mounted: 'always', owner: 'agent', meaning: 'Signs out: ends the session (the page\u2019s CSRF value in `X-CSRF-Token` or the form\u2019s `csrf`).' },
+  { method: 'GET', path: '/agent/assets/:name', mounted: 'always', owner: 'agent', meaning: 'The inbox page\u2019s script and styles.' },
+  { method: 'GET', path: '/agent/me', mounted: 'always', owner: 'agent', meaning: 'Who the request is: `{ agent, via }` (`token`, `session`, `service` or `open`).' },
+  {
+    method: 'GET',
+    path: '/agent/stream',
+    mounted: 'always',
+    owner: 'agent',
+    meaning:
+      'Server-sent events: a `queue` event (`{ now, handoffs }`) at once and whenever a handoff changes, in this process or another on the same database (checked every 2 s while streams are open); a comment line every 15 s.',
+  },
+  {
+    method: 'GET',
+    path: '/agent/replies',
+    mounted: 'always',
+    owner: 'agent',
+    meaning: 'The canned replies for a queue (`?queue=`): its own, then those for every queue (COLLOQUY_AGENT_REPLIES_FILE).',
+  },
+  {
+    method: 'GET',
     path: '/agent/handoffs',
     mounted: 'always',
     owner: 'agent',
@@ -85,7 +118,13 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     meaning: 'An agent writes to the user (`{ agent?, text }` or `{ agent?, message }`; an `Idempotency-Key` header makes a retry safe).',
   },
   { method: 'POST', path: '/agent/handoffs/:id/release', mounted: 'always', owner: 'agent', meaning: 'An agent hands the conversation back to the bot (`{ agent?, note? }`).' },
-  { method: 'GET', path: '/agent/conversations/:id', mounted: 'always', owner: 'agent', meaning: 'A conversation\u2019s state and transcript, for the agent holding it.' },
+  {
+    method: 'GET',
+    path: '/agent/conversations/:id',
+    mounted: 'always',
+    owner: 'agent',
+    meaning: 'A conversation\u2019s state, transcript, open handoff, what the user was last offered and tapped (`offered`), and the server\u2019s clock (`now`), for the agent holding it.',
+  },
   {
     method: 'GET',
     path: '/sandbox/flows/public-key',

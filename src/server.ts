@@ -162,7 +162,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       const pem = flows.publicKey;
       http.mount('/sandbox/flows/public-key', (req, res, next) => (req.method === 'GET' && req.path === '/' ? res.type('text/plain').send(pem()) : next()));
     }
-    http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger }));
+    http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger, replies: o.config.agentReplies }));
     sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
     await runtime.start();
     const rt = runtime;

@@ -32,6 +32,9 @@ export const QueueQuery = z.strictObject({
   status: z.enum(['waiting', 'claimed'], 'must be "waiting" or "claimed"').optional(),
 });
 
+/** `GET /agent/replies?queue=`. */
+export const RepliesQuery = z.strictObject({ queue: filterName.optional() });
+
 /** `POST …/claim`. */
 export const ClaimBody = z.strictObject({ agent: agentName.optional() });
 

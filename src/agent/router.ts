@@ -1,6 +1,8 @@
 /**
  * The agents' HTTP API (JSON) over a runtime's {@link HandoffDesk}: the queue, claim, messages,
- * release and transcripts. Mount it at the server's root; its routes are under `/agent`.
+ * release and transcripts, the live queue (`/agent/stream`), canned replies, and the inbox's pages
+ * (`/agent`, sign-in and sign-out; see inbox/pages.ts). Mount it at the server's root; its routes
+ * are under `/agent`.
  *
  * The calling agent's name travels as `agent` in the JSON body or as the `X-Agent` header.
  */
@@ -9,7 +11,10 @@ import { HandoffError, type HandoffDesk } from '../conversation/handoff-desk.js'
 import { isUnstorable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
 import { agentAuth, type AgentAuth } from './auth.js';
-import { agentMessage, ClaimBody, MessageBody, parseBody, QueueQuery, ReleaseBody } from './input.js';
+import { agentMessage, ClaimBody, MessageBody, parseBody, QueueQuery, ReleaseBody, RepliesQuery } from './input.js';
+import { HandoffFeed } from './feed.js';
+import { addInboxPages, type InboxSessions } from './inbox/pages.js';
+import { repliesFor, type CannedReplies } from './replies.js';
 
 /** What {@link createAgentRouter} takes. */
 export interface AgentRouterOptions extends AgentAuth {
@@ -17,7 +22,16 @@ export interface AgentRouterOptions extends AgentAuth {
   readonly logger?: Logger | undefined;
   /** The largest request body, in bytes (default 64 kB). */
   readonly maxBodyBytes?: number | undefined;
+  /** The inbox's canned replies by queue (COLLOQUY_AGENT_REPLIES_FILE). */
+  readonly replies?: CannedReplies | undefined;
+  /** How the inbox signs agents in (undefined: nobody can sign in). */
+  readonly sessions?: InboxSessions | undefined;
+  /** How often `/agent/stream` checks the store for other processes' changes (default 2 s). */
+  readonly streamCheckMs?: number | undefined;
 }
+
+/** No sign-in at all (a router made without sessions). */
+const NO_SESSIONS: InboxSessions = { start: async () => undefined, of: async () => undefined, end: async () => undefined, now: () => Date.now() };
 
 const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422 } as const;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -26,7 +40,18 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 export function createAgentRouter(o: AgentRouterOptions): Router {
   const router = express.Router();
   const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
+  const feed = new HandoffFeed({ desk: o.desk, logger: o.logger, checkMs: o.streamCheckMs });
+  addInboxPages(router, o.sessions ?? NO_SESSIONS);
   router.use('/agent', agentAuth(o));
+  router.get(
+    '/agent/me',
+    wrap(async (req, res) => void res.json({ agent: actorOf(req, res)?.name ?? null, via: actorOf(req, res)?.via ?? null })),
+  );
+  router.get(
+    '/agent/replies',
+    wrap(async (req, res) => void res.json({ replies: repliesFor(o.replies, parseBody(RepliesQuery, { ...req.query }).queue) })),
+  );
+  router.get('/agent/stream', (req, res) => feed.stream(req, res));
   router.get(
     '/agent/handoffs',
     wrap(async (req, res) => void res.json({ handoffs: await o.desk.queue(parseBody(QueueQuery, { ...req.query })) })),
@@ -97,6 +122,14 @@ function idOf(req: Request): number {
   const raw = String(req.params['id']);
   if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new HandoffError('not_found', `no conversation ${JSON.stringify(raw)}`);
   return Number(raw);
+}
+
+/** Who the request is, as far as it says (before identities: the name it gives, if any). */
+function actorOf(req: Request, res: Response): { name: string; via: string } | undefined {
+  const known = res.locals['actor'] as { name: string; via: string } | undefined;
+  if (known) return known;
+  const name = req.get('x-agent')?.trim();
+  return name ? { name, via: 'open' } : undefined;
 }
 
 /** The calling agent: `agent` in the body, else the `X-Agent` header. */

@@ -15,6 +15,8 @@ import { requestFingerprint } from './fingerprint.js';
 import { toOutbound, type SmsSettings } from './outbound.js';
 import type { Senders } from './senders.js';
 import { summarize, type TranscriptLine } from './handoff-lines.js';
+import { lastOffered, type Offered } from './handoff-offered.js';
+import { handoffFingerprint } from './handoff-watch.js';
 
 /**
  * Why an agent's request was refused: `not_found` (404), `conflict` (409), `invalid` (400), or
@@ -60,6 +62,10 @@ export interface AgentConversation {
   /** The open handoff, if any. */
   readonly handoff: HandoffRecord | null;
   readonly transcript: readonly TranscriptLine[];
+  /** The last list or buttons the user was sent and the choice they tapped after it (null: none). */
+  readonly offered: Offered | null;
+  /** The server's clock when this was read: countdowns to `handoff.timeoutAt` count from it. */
+  readonly now: number;
 }
 
 interface Deps {
@@ -186,7 +192,22 @@ export class HandoffDesk {
       channel: conv.channel,
       handoff: handoff ?? null,
       transcript: transcript.map((e: TranscriptEntry) => summarize(e)),
+      offered: lastOffered(transcript),
+      now: this.d.clock.now(),
     };
+  }
+
+  /**
+   * A digest of the open handoffs as the store has them (see handoff-watch.ts): it changes when any
+   * process on the database changes one, where {@link onChange} hears only this process.
+   */
+  fingerprint(): Promise<string> {
+    return handoffFingerprint(this.d.store);
+  }
+
+  /** The runtime's clock (countdowns to a handoff's `timeoutAt` count from it). */
+  now(): number {
+    return this.d.clock.now();
   }
 
   /** Called after every handoff change (the connector and the console listen); returns an unsubscribe. */
