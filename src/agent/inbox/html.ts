@@ -15,7 +15,6 @@ function head(base: string, title: string, extra = ''): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${escapeHtml(base)}/assets/inbox.css">
 ${extra}</head>`;
@@ -54,7 +53,7 @@ export function inboxHtml(base: string, agent: string, csrf: string): string {
 <header class="bar">
   <div class="brand">Colloquy <span class="subtitle">inbox</span></div>
   <span class="presence" id="presence" role="status">connecting&hellip;</span>
-  <span class="me">Signed in as <strong id="me">${escapeHtml(agent)}</strong></span>
+  <span class="me"><span class="label">Signed in as </span><strong id="me">${escapeHtml(agent)}</strong></span>
   <form method="post" action="${b}/session/end" id="sign-out-form">
     <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
     <button type="submit" id="sign-out" class="quiet">Sign out</button>

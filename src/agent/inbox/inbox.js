@@ -20,6 +20,7 @@ const state = {
   pending: new Map(),
   loading: false,
   reload: false,
+  stick: true,
 };
 
 function el(tag, cls, text) {
@@ -138,9 +139,10 @@ function queueItem(h) {
   if (h.reason) li.append(el('div', 'reason', h.reason));
   const last = h.lastMessages.at(-1);
   if (last) li.append(el('div', 'last', `${author(last)}: ${last.text}`));
-  if (h.status === 'waiting' && h.timeoutAt) {
+  const [label, at] = h.status === 'waiting' ? ['times out in', h.timeoutAt] : ['back to the queue if idle in', h.claimIdleUntil];
+  if (at) {
     const c = el('div', 'clock');
-    deadline(c, 'times out in', h.timeoutAt);
+    deadline(c, label, at);
     li.append(c);
   }
   li.addEventListener('click', () => select(h.conversationId));
@@ -173,7 +175,7 @@ function renderConversation(c) {
     ? `${where} · ${h.state === 'claimed' ? (h.agent === ME ? 'you have it' : `${h.agent} has it`) : 'waiting for an agent'}${h.reason ? ` · ${h.reason}` : ''}`
     : `${where} · not with a person (${c.status})`;
   deadline($('timeout-left'), 'times out in', h && h.state === 'waiting' ? h.timeoutAt : null);
-  deadline($('idle-left'), 'claim ends if idle in', h && h.state === 'claimed' ? (h.claimIdleUntil ?? null) : null);
+  deadline($('idle-left'), 'back to the queue if idle in', h && h.state === 'claimed' ? (h.claimIdleUntil ?? null) : null);
   const mine = h?.state === 'claimed' && h.agent === ME;
   $('claim').hidden = !h || mine;
   $('claim').disabled = !h || h.state === 'claimed';
@@ -209,12 +211,12 @@ function renderOffered(o) {
 
 function renderTranscript(c) {
   const log = $('transcript');
-  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
   log.replaceChildren();
   const notes = (c.log ?? []).filter((e) => e.action === 'note' || e.action === 'claim' || e.action === 'claim_expired');
   const items = [...c.transcript.map((line) => ({ at: line.at, line })), ...notes.map((entry) => ({ at: entry.at, entry }))].sort((a, b) => a.at - b.at);
   for (const item of items) log.append(item.line ? lineOf(item.line) : entryOf(item.entry));
-  if (atBottom) log.scrollTop = log.scrollHeight;
+  // Follows the newest line unless the agent scrolled up to read.
+  if (state.stick) log.scrollTop = log.scrollHeight;
 }
 
 function lineOf(line) {
@@ -299,6 +301,7 @@ async function refreshConversation() {
 function select(id) {
   if (state.selected !== id) {
     $('transcript').replaceChildren();
+    state.stick = true;
     status('');
   }
   state.selected = id;
@@ -370,6 +373,10 @@ function showTab(name) {
 }
 
 function wire() {
+  $('transcript').addEventListener('scroll', () => {
+    const log = $('transcript');
+    state.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  });
   $('queue-filter').addEventListener('change', () => {
     state.filter = $('queue-filter').value;
     renderQueue();

@@ -111,8 +111,9 @@ async function signOut(sessions: InboxSessions, req: Request, res: Response): Pr
  * `Sec-Fetch-Site` saying so. A request with neither (a script, curl) is not a browser's and passes.
  */
 export function sameOrigin(req: Request): boolean {
+  // A browser that sends Sec-Fetch-Site says it best (its Origin may be "null" under some referrer policies).
   const site = req.get('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  if (site !== undefined) return site === 'same-origin' || site === 'none';
   const origin = req.get('origin');
   if (origin === undefined) return true;
   return origin === `${req.protocol}://${req.get('host') ?? ''}`;
@@ -123,7 +124,7 @@ function page(res: Response, html: string): void {
     .set('Cache-Control', 'no-store')
     .set('X-Content-Type-Options', 'nosniff')
     .set('X-Frame-Options', 'DENY')
-    .set('Referrer-Policy', 'no-referrer')
+    .set('Referrer-Policy', 'same-origin')
     .set(
       'Content-Security-Policy',
       ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "img-src 'self' data:", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"].join('; '),
