@@ -28,6 +28,8 @@ export interface AgentRouterOptions extends AgentAuth {
   readonly sessions?: InboxSessions | undefined;
   /** How often `/agent/stream` checks the store for other processes' changes (default 2 s). */
   readonly streamCheckMs?: number | undefined;
+  /** How often an idle `/agent/stream` gets a comment line, for proxies (default 15 s). */
+  readonly streamHeartbeatMs?: number | undefined;
 }
 
 /** No sign-in at all (a router made without sessions). */
@@ -40,7 +42,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 export function createAgentRouter(o: AgentRouterOptions): Router {
   const router = express.Router();
   const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
-  const feed = new HandoffFeed({ desk: o.desk, logger: o.logger, checkMs: o.streamCheckMs });
+  const feed = new HandoffFeed({ desk: o.desk, logger: o.logger, checkMs: o.streamCheckMs, heartbeatMs: o.streamHeartbeatMs });
   addInboxPages(router, o.sessions ?? NO_SESSIONS);
   router.use('/agent', agentAuth(o));
   router.get(

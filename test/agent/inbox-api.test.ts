@@ -5,8 +5,12 @@
  * page's refusals without a session.
  */
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createAgentRouter } from '../../src/agent/router.js';
 import type { RunningServer } from '../../src/server.js';
 import { eventually } from '../support/eventually.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
@@ -54,6 +58,18 @@ describe('the live queue (GET /agent/stream)', () => {
     expect((s.runtime.handoffs as unknown as { listeners: Set<unknown> }).listeners.size).toBe(before + 1);
     stream.close();
     await eventually(() => expect((s.runtime.handoffs as unknown as { listeners: Set<unknown> }).listeners.size).toBe(before));
+  });
+
+  it('sends a comment line while idle, so proxies keep it open', async () => {
+    const s = await start();
+    const app = express().use(createAgentRouter({ desk: s.runtime.handoffs, token: TOKEN, streamHeartbeatMs: 250 }));
+    const http = createServer(app);
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    cleanup.push(() => new Promise<void>((r) => http.close(() => r())));
+    const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const stream = await openStream({ url }, bearer);
+    cleanup.push(() => stream.close());
+    await eventually(() => expect(stream.comments).toContain('keep-alive'));
   });
 
   it('is refused without credentials', async () => {

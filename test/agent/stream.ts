@@ -1,5 +1,4 @@
 /** Reads `GET /agent/stream` (Server-Sent Events) in a test: every event as it arrives. */
-import type { RunningServer } from '../../src/server.js';
 
 /** One server-sent event. */
 export interface StreamEvent {
@@ -17,7 +16,7 @@ export interface OpenStream {
 }
 
 /** Opens the stream with `headers` (a bearer token or a session cookie). */
-export async function openStream(server: RunningServer, headers: Record<string, string>): Promise<OpenStream> {
+export async function openStream(server: { readonly url: string }, headers: Record<string, string>): Promise<OpenStream> {
   const stop = new AbortController();
   const res = await fetch(`${server.url}/agent/stream`, { headers, signal: stop.signal });
   const events: StreamEvent[] = [];
