@@ -114,10 +114,9 @@ export class HandoffFeed {
       .catch((err: unknown) => this.#o.logger?.warn({ err: errorInfo(err) }, "the agents' inbox could not read the queue"))
       .finally(() => {
         this.#building = false;
-        if (this.#again && this.#subs.size > 0) {
-          this.#again = false;
-          this.#refresh();
-        }
+        const again = this.#again;
+        this.#again = false;
+        if (again && this.#subs.size > 0) this.#refresh();
       });
   }
 
