@@ -47,7 +47,7 @@ export type HandoffChange =
   | { readonly timeout: { readonly id: number } };
 
 /** The events the helpdesk connector receives. */
-export type HandoffEventType = 'handoff.started' | 'handoff.claimed' | 'handoff.message' | 'handoff.ended' | 'handoff.timeout';
+export type HandoffEventType = 'handoff.started' | 'handoff.claimed' | 'handoff.message' | 'handoff.ended' | 'handoff.timeout' | 'handoff.claim_expired';
 
 /** A connector event waiting to be POSTed. */
 export interface HandoffEventRecord {
@@ -84,14 +84,29 @@ export interface AgentMessage {
   readonly idempotencyKey?: string | undefined;
   /** The request's fingerprint (see `requestFingerprint`), kept with the key. */
   readonly fingerprint?: string | undefined;
+  /** How the agent was known (recorded in the handoff log; absent: NULL there). */
+  readonly via?: AgentVia | undefined;
   readonly now: number;
 }
+
+/** How an agent's request was authenticated. */
+export type AgentVia =
+  /** The agent's own token (`colloquy agents add`). */
+  | 'token'
+  /** An inbox session (a cookie made from the agent's token at sign-in). */
+  | 'session'
+  /** `COLLOQUY_AGENT_TOKEN`, the service account, acting for the agent it names. */
+  | 'service'
+  /** The sandbox without a token, from loopback (the simulator, the terminal chat, the harness). */
+  | 'open';
 
 /** Options of the handoff methods that may notify the connector. */
 export interface HandoffWrite {
   readonly now: number;
   /** Queue connector events (only when a connector is configured). */
   readonly notify: boolean;
+  /** How the acting agent was known, for the handoff log (absent: the log records NULL). */
+  readonly via?: AgentVia | undefined;
 }
 
 /** The handoff methods of a store. Each is one transaction. */

@@ -4,7 +4,9 @@
  */
 
 import type { HandoffChange, HandoffEventOutcome, HandoffEventRecord, HandoffStore } from './handoff-types.js';
+import type { AgentStore } from './agent-types.js';
 export type * from './handoff-types.js';
+export type * from './agent-types.js';
 export type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 import type { InboundFacts } from './inbound-facts.js';
@@ -373,7 +375,7 @@ export interface StoreHealth {
  * The conversation store. A failure that a later attempt can get past (a locked database, a
  * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
  */
-export interface Store extends HandoffStore {
+export interface Store extends HandoffStore, AgentStore {
   /**
    * Commits an inbound; a known `providerId` is a no-op reported as a duplicate. With `claim`, it
    * also claims the inbound's lane for `claim.owner` in the same write, as {@link Store.claim} of

@@ -225,10 +225,25 @@ describe('openSqliteStore', () => {
       '0013_work_kernel.sql',
       '0014_user_window.sql',
       '0015_flow_submits.sql',
+      '0016_agents.sql',
     ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));
-    expect(tables(store.db)).toEqual(['_migrations', 'conversations', 'flow_submits', 'handoff_events', 'handoffs', 'inbox', 'lanes', 'outbox', 'statuses', 'timers']);
+    expect(tables(store.db)).toEqual([
+      '_migrations',
+      'agent_sessions',
+      'agents',
+      'conversations',
+      'flow_submits',
+      'handoff_events',
+      'handoff_log',
+      'handoffs',
+      'inbox',
+      'lanes',
+      'outbox',
+      'statuses',
+      'timers',
+    ]);
   });
 
   it('uses WAL mode on a file database, creating its folder', () => {

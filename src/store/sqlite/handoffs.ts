@@ -7,11 +7,16 @@ import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
 import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
+import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
+import type { HandoffLogEntry } from '../agent-types.js';
 import { keyAnswer, toHandoff, toInbox } from '../rows.js';
 import { OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
+
+/** A handoff's timeout when the row predates `timeout_ms` and nothing says otherwise (the framework's default). */
+const DEFAULT_TIMEOUT_MS = 600_000;
 
 const SQL = {
   open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN_HANDOFF}`,
@@ -23,10 +28,13 @@ const SQL = {
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
     WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
   orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active'`,
-  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
-    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, timeout_ms, started_at)
+    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @timeoutMs, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  /** A claim back to the queue: waiting again (the agent column keeps who held it), with the whole timeout from now. */
+  unclaim: `UPDATE handoffs SET state = 'waiting', timeout_at = ? WHERE id = ? AND state = 'claimed'`,
+  timeoutMs: 'SELECT timeout_ms FROM handoffs WHERE id = ?',
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
   end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
@@ -45,6 +53,8 @@ const SQL = {
   outboxByKey: 'SELECT id, agent, idempotency_fingerprint FROM outbox WHERE conversation_id = ? AND idempotency_key = ?',
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
     SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key, @fingerprint FROM conversations c WHERE c.id = @conversationId`,
+  insertLog: `INSERT INTO handoff_log (${LOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  logById: 'SELECT * FROM handoff_log WHERE id = ?',
   insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at)
     VALUES (@eventId, @handoffId, @type, @payload, @now, @now)`,
 } as const;
@@ -71,6 +81,7 @@ export class SqliteHandoffs {
       if (this.q.timeout.run(c.now, change.timeout.id).changes !== 1) {
         throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
       }
+      this.log({ handoffId: change.timeout.id, conversationId, action: 'timeout', agent: null, at: c.now });
       this.event('handoff.timeout', change.timeout.id, w);
     }
     if (c.status !== 'active') {
@@ -80,7 +91,7 @@ export class SqliteHandoffs {
     if (change === undefined || !('open' in change)) return;
     const o = change.open;
     const timeoutAt = handoffTimeoutAt(c.now, o);
-    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
+    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, timeoutMs: o.timeoutMs, now: c.now });
     if (r.changes !== 1) return; // one is open already: it goes on as it was
     const id = Number(r.lastInsertRowid);
     this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(handoffTimeoutEvent(o)), fireAt: timeoutAt });
@@ -106,6 +117,7 @@ export class SqliteHandoffs {
     if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
     this.q.claim.run(agent, w.now, h.id);
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.log({ handoffId: h.id, conversationId, action: 'claim', agent, via: w.via, at: w.now });
     this.event('handoff.claimed', h.id, w);
     return { ok: true, handoff: this.byId(h.id), fresh: true };
   }
@@ -116,6 +128,7 @@ export class SqliteHandoffs {
     if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
     this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.log({ handoffId: h.id, conversationId, action: 'release', agent, via: w.via, text: note, at: w.now });
     const event = handoffEndedEvent(agent, note);
     const r = this.q.insertInbox.run({
       providerId: `handoff:${h.id}:ended`,
@@ -159,7 +172,38 @@ export class SqliteHandoffs {
       key: m.idempotencyKey ?? null,
       fingerprint: m.idempotencyKey === undefined ? null : (m.fingerprint ?? null),
     });
-    return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
+    const outboxId = Number(r.lastInsertRowid);
+    this.log({ handoffId: h.id, conversationId: m.conversationId, action: 'message', agent: m.agent, via: m.via, outboxId, at: m.now });
+    return { ok: true, outboxId, duplicate: false };
+  }
+
+  /**
+   * Puts a claimed handoff back in the queue (its agent removed, or its claim idle): waiting again,
+   * its `handoff.timeout` timer armed for the handoff's whole timeout from now, a `claim_expired`
+   * log row (the agent who held it, the reason) and, notifying, `handoff.claim_expired`. False when
+   * it was no longer claimed.
+   */
+  returnClaimToQueue(h: HandoffRecord, reason: 'idle' | 'agent_removed', w: HandoffWrite): boolean {
+    const timeoutMs = Number((this.q.timeoutMs.get(h.id) as Row | undefined)?.['timeout_ms'] ?? DEFAULT_TIMEOUT_MS);
+    const timeoutAt = w.now + timeoutMs;
+    if (this.q.unclaim.run(timeoutAt, h.id).changes !== 1) return false;
+    const timer = handoffTimeoutEvent({ reason: h.reason ?? undefined, queue: h.queue ?? undefined, timeoutMs });
+    this.q.upsertTimer.run({ conversationId: h.conversationId, botId: h.botId, user: h.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(timer), fireAt: timeoutAt });
+    this.log({ handoffId: h.id, conversationId: h.conversationId, action: 'claim_expired', agent: h.agent, text: reason, at: w.now });
+    this.event('handoff.claim_expired', h.id, w, undefined, reason);
+    return true;
+  }
+
+  /** Writes one handoff log row (inside the caller's transaction); returns it. */
+  log(e: NewLogEntry): HandoffLogEntry {
+    const r = this.q.insertLog.run(...logValues(e));
+    return toLogEntry(this.q.logById.get(r.lastInsertRowid) as Row);
+  }
+
+  /** The conversation's open handoff (waiting or claimed), if any. */
+  openRow(conversationId: number): HandoffRecord | undefined {
+    const r = this.q.open.get(conversationId) as Row | undefined;
+    return r && toHandoff(r);
   }
 
   /** Whether a handoff is open on an ended conversation: the common answer, no, needs no write. */
@@ -173,11 +217,6 @@ export class SqliteHandoffs {
     return rows.length;
   }
 
-  private openRow(conversationId: number): HandoffRecord | undefined {
-    const r = this.q.open.get(conversationId) as Row | undefined;
-    return r && toHandoff(r);
-  }
-
   private byId(id: number): HandoffRecord {
     return toHandoff(this.q.byId.get(id) as Row);
   }
@@ -188,12 +227,13 @@ export class SqliteHandoffs {
     if (!h) return;
     this.q.end.run({ id: h.id, state: 'closed', by, note: null, now: w.now });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.log({ handoffId: h.id, conversationId, action: 'closed', agent: null, at: w.now });
     this.event('handoff.ended', h.id, w);
   }
 
-  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message']): void {
+  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message'], reason?: string): void {
     if (!w.notify) return;
-    const body = handoffEventBody(type, this.byId(handoffId), w.now, message);
+    const body = handoffEventBody(type, this.byId(handoffId), w.now, message, reason);
     this.q.insertEvent.run({ eventId: body.id, handoffId, type, payload: JSON.stringify(body), now: w.now });
   }
 }
