@@ -6,9 +6,19 @@
 import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
-import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
-import { keyAnswer, toHandoff, toInbox } from '../rows.js';
-import { OPEN_HANDOFF } from '../sql.js';
+import {
+  HANDOFF_TIMER_KEY,
+  handoffTimeoutAt,
+  type AgentMessage,
+  type ClaimExpiryReason,
+  type HandoffEventType,
+  type HandoffRecord,
+  type HandoffRefusal,
+  type HandoffStore,
+  type HandoffWrite,
+} from '../handoff-types.js';
+import { claimIdle, keyAnswer, toHandoff, toInbox } from '../rows.js';
+import { EXPIRING_CLAIM, OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -23,12 +33,20 @@ const SQL = {
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
     WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
   orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active'`,
-  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
-    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, timeout_ms, started_at)
+    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @timeoutMs, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
-  claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  claim: `UPDATE handoffs SET state = 'claimed', agent = @agent, claimed_at = @now, timeout_at = NULL, claim_idle_ms = @idleMs, claim_idle_until = @idleUntil
+    WHERE id = @id AND state = 'waiting'`,
+  /** The holder acted: its claim's idle deadline moves on (never back). */
+  touchClaim: `UPDATE handoffs SET claim_idle_until = MAX(claim_idle_until, @now + claim_idle_ms) WHERE id = @id AND agent = @agent AND ${EXPIRING_CLAIM}`,
+  idleClaims: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? ORDER BY claim_idle_until, id LIMIT ?`,
+  /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
+  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = @now + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = @id AND state = 'claimed' AND agent = @agent`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN_HANDOFF}`,
+  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = excluded.event, fire_at = excluded.fire_at`,
@@ -80,7 +98,7 @@ export class SqliteHandoffs {
     if (change === undefined || !('open' in change)) return;
     const o = change.open;
     const timeoutAt = handoffTimeoutAt(c.now, o);
-    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
+    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, timeoutMs: o.timeoutMs, now: c.now });
     if (r.changes !== 1) return; // one is open already: it goes on as it was
     const id = Number(r.lastInsertRowid);
     this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(handoffTimeoutEvent(o)), fireAt: timeoutAt });
@@ -104,7 +122,7 @@ export class SqliteHandoffs {
     const h = this.openRow(conversationId);
     if (!h) return { ok: false, reason: 'none' };
     if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-    this.q.claim.run(agent, w.now, h.id);
+    this.q.claim.run({ agent, now: w.now, id: h.id, ...claimIdle(w) });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
     this.event('handoff.claimed', h.id, w);
     return { ok: true, handoff: this.byId(h.id), fresh: true };
@@ -159,7 +177,38 @@ export class SqliteHandoffs {
       key: m.idempotencyKey ?? null,
       fingerprint: m.idempotencyKey === undefined ? null : (m.fingerprint ?? null),
     });
+    this.touchClaim(h.id, m.agent, m.now);
     return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
+  }
+
+  /**
+   * Agent activity on a handoff (a message, a note): when `agent` holds its claim, the claim's idle
+   * deadline moves to `now` plus the idle time it was claimed under. Inside the caller's transaction.
+   */
+  touchClaim(handoffId: number, agent: string, now: number): void {
+    this.q.touchClaim.run({ id: handoffId, agent, now });
+  }
+
+  /**
+   * Returns a claimed handoff to the queue, inside the caller's transaction: waiting again (the
+   * agent column keeps who held it), its `handoff.timeout` timer armed for its own timeout from
+   * now, and `handoff.claim_expired` queued with `reason`. Undefined (nothing changed) when `h` is
+   * no longer claimed by the same agent: a release, a timeout or another claim came first.
+   */
+  returnClaimToQueue(h: HandoffRecord, reason: ClaimExpiryReason, w: HandoffWrite): HandoffRecord | undefined {
+    if (this.q.requeue.run({ id: h.id, agent: h.agent, now: w.now }).changes !== 1) return undefined;
+    const back = this.byId(h.id);
+    const timeoutMs = back.timeoutAt! - w.now;
+    const event = handoffTimeoutEvent({ timeoutMs, reason: back.reason ?? undefined, queue: back.queue ?? undefined });
+    this.q.upsertTimer.run({ conversationId: h.conversationId, botId: h.botId, user: h.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: back.timeoutAt });
+    this.event('handoff.claim_expired', h.id, w, undefined, reason);
+    return back;
+  }
+
+  /** Returns up to `limit` claims idle past their deadline at `w.now` to the queue (the worker's `idle` work); those returned. */
+  expireIdleClaims(limit: number, w: HandoffWrite): HandoffRecord[] {
+    const due = (this.q.idleClaims.all(w.now, limit) as Row[]).map(toHandoff);
+    return due.flatMap((h) => this.returnClaimToQueue(h, 'idle', w) ?? []);
   }
 
   /** Whether a handoff is open on an ended conversation: the common answer, no, needs no write. */
@@ -191,9 +240,9 @@ export class SqliteHandoffs {
     this.event('handoff.ended', h.id, w);
   }
 
-  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message']): void {
+  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message'], reason?: string): void {
     if (!w.notify) return;
-    const body = handoffEventBody(type, this.byId(handoffId), w.now, message);
+    const body = handoffEventBody(type, this.byId(handoffId), w.now, message, reason);
     this.q.insertEvent.run({ eventId: body.id, handoffId, type, payload: JSON.stringify(body), now: w.now });
   }
 }

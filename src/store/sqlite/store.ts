@@ -149,7 +149,7 @@ export class SqliteStore implements Store {
     const now = o.now ?? Date.now;
     const lanes = new SqliteLanes(db, now);
     this.w = new SqliteWrites(this.q, this.h, lanes);
-    this.work = new SqliteWork(db, lanes, this.w, now);
+    this.work = new SqliteWork(db, lanes, this.w, this.h, now);
     this.busy = new BusyRetry(o);
     db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
     this.batch = new GroupCommit(db, this.busy, o.groupCommit);
