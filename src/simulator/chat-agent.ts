@@ -22,6 +22,8 @@ export function handoffLine(shown: HandoffRecord | undefined, now: HandoffRecord
   switch (now.state) {
     case 'waiting': {
       const left = now.timeoutAt === null ? '' : `; it times out in ${formatDuration(Math.max(0, now.timeoutAt - at))}`;
+      // The same handoff waiting again after a claim: its agent did nothing for too long.
+      if (shown?.id === now.id && shown.state === 'claimed') return `(${now.agent ?? 'the agent'} did not answer in time: the chat is back in the queue, waiting for an agent${left})`;
       return `(a person takes over this chat${queue}: waiting for an agent${left}; /agent claim plays the agent)`;
     }
     case 'claimed':
