@@ -45,6 +45,8 @@ export interface QueuedHandoff {
   readonly since: number;
   readonly claimedAt: number | null;
   readonly timeoutAt: number | null;
+  /** When the claim goes back to the queue unless its agent acts (null: waiting, or claims never expire). */
+  readonly claimIdleUntil: number | null;
   /** The conversation's last lines, oldest first. */
   readonly lastMessages: readonly TranscriptLine[];
 }
@@ -109,6 +111,7 @@ export class HandoffDesk {
         since: h.startedAt,
         claimedAt: h.claimedAt,
         timeoutAt: h.timeoutAt,
+        claimIdleUntil: h.claimIdleUntil,
         lastMessages: lines.slice(-LAST_MESSAGES),
       });
     }

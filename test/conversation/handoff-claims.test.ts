@@ -67,6 +67,7 @@ describe.each(ENGINES)('claims that end in the runtime, on %s', (engine) => {
     await chat.agent('ana').claim();
     const claimedAt = chat.clock.now();
     expect(chat.expectHandoff({ status: 'claimed' }).claimIdleUntil).toBe(claimedAt + IDLE);
+    expect(await chat.runtime.handoffs.queue()).toMatchObject([{ status: 'claimed', agent: 'ana', claimIdleUntil: claimedAt + IDLE }]);
     const version = chat.conversation!.version;
     await chat.advance(IDLE - 1);
     chat.expectHandoff({ status: 'claimed', agent: 'ana' });
@@ -81,7 +82,7 @@ describe.each(ENGINES)('claims that end in the runtime, on %s', (engine) => {
     expect(logger.lines.filter((l) => l.msg?.startsWith('a claim went back to the queue'))).toEqual([
       { obj: expect.objectContaining({ bot: 'desk', conversation: chat.conversation!.id, agent: 'ana', timeoutAt: h.timeoutAt }), msg: expect.any(String) },
     ]);
-    expect(await chat.runtime.handoffs.queue()).toMatchObject([{ status: 'waiting', agent: null, timeoutAt: h.timeoutAt }]);
+    expect(await chat.runtime.handoffs.queue()).toMatchObject([{ status: 'waiting', agent: null, timeoutAt: h.timeoutAt, claimIdleUntil: null }]);
     // Its agent writing now is told the claim went back; claiming again works.
     await expect(chat.agent('ana').reply('Sorry, I was away.')).rejects.toThrow(`nobody holds it now (agent "ana"'s claim went back to the queue)`);
     await chat.agent('ana').claim();
