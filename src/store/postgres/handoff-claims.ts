@@ -11,7 +11,7 @@ import { HANDOFF_TIMER_KEY } from '../handoff-types.js';
 import { handoffTimeoutEvent } from '../handoff-payload.js';
 import { toHandoff } from '../rows.js';
 import { EXPIRING_CLAIM } from '../sql.js';
-import type { Queryable } from './db.js';
+import { prepared, type PgDb, type Queryable } from './db.js';
 import { event, PGH } from './handoffs.js';
 
 const SQL = {
@@ -21,6 +21,7 @@ const SQL = {
    * row alone, so PostgreSQL rechecks them on the version it locks: a deadline an agent's message
    * moved meanwhile is not taken.
    */
+  anyIdle: prepared('handoff_any_idle', `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= $1 LIMIT 1`),
   idle: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= $1 ORDER BY claim_idle_until, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
   /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
   requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = $3 + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
@@ -41,6 +42,16 @@ export async function returnClaimToQueueIn(q: Queryable, h: HandoffRecord, reaso
   await q.query(PGH.upsertTimer, [h.conversationId, h.botId, h.user, HANDOFF_TIMER_KEY, JSON.stringify(timeout), back.timeoutAt]);
   await event(q, 'handoff.claim_expired', h.id, w, undefined, reason);
   return back;
+}
+
+/**
+ * The worker's `idle` work: up to `limit` claims idle past their deadline at `w.now` returned to the
+ * queue, in one transaction; those returned. Looked for on every wake, so the common answer (none
+ * due) costs one read and no transaction.
+ */
+export async function expireIdleClaims(db: PgDb, limit: number, w: HandoffWrite): Promise<HandoffRecord[]> {
+  if ((await db.query(SQL.anyIdle, [w.now])).rows.length === 0) return [];
+  return db.tx((q) => expireIdleClaimsIn(q, limit, w));
 }
 
 /** Returns up to `limit` claims idle past their deadline at `w.now` to the queue (the worker's `idle` work), in one transaction; those returned. */

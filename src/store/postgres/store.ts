@@ -10,7 +10,7 @@ import { isStoreUnavailable } from '../../errors.js';
 import { migratePg, readPgMigrations } from './migrate.js';
 import { openFailure } from './failure.js';
 import { PgDb, type PgPoolOptions } from './db.js';
-import { expireIdleClaimsIn } from './handoff-claims.js';
+import { expireIdleClaims } from './handoff-claims.js';
 import { fireDueTimersIn, followFailureIn, settleFailedIn, transcriptIn } from './outbox.js';
 import { claimLanesIn, listenForWork } from './lanes.js';
 import { claimantOf, claimArgs, counted, leaseMsOf, PGW, run } from './work.js';
@@ -261,7 +261,7 @@ export class PgStore implements Store {
       case 'timer':
         return this.db.tx((q) => fireDueTimersIn(q, r.now, limit));
       case 'idle':
-        return this.db.tx((q) => expireIdleClaimsIn(q, limit, { now: r.now, notify: r.notify === true }));
+        return expireIdleClaims(this.db, limit, { now: r.now, notify: r.notify === true });
     }
   }
 

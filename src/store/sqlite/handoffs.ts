@@ -41,6 +41,7 @@ const SQL = {
   /** The holder acted: its claim's idle deadline moves on (never back). */
   touchClaim: `UPDATE handoffs SET claim_idle_until = MAX(claim_idle_until, @now + claim_idle_ms) WHERE id = @id AND agent = @agent AND ${EXPIRING_CLAIM}`,
   idleClaims: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? ORDER BY claim_idle_until, id LIMIT ?`,
+  anyIdleClaim: `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? LIMIT 1`,
   /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
   requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = @now + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE id = @id AND state = 'claimed' AND agent = @agent`,
@@ -203,6 +204,11 @@ export class SqliteHandoffs {
     this.q.upsertTimer.run({ conversationId: h.conversationId, botId: h.botId, user: h.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: back.timeoutAt });
     this.event('handoff.claim_expired', h.id, w, undefined, reason);
     return back;
+  }
+
+  /** Whether a claim is idle past its deadline at `now` (read without a write). */
+  hasIdleClaims(now: number): boolean {
+    return this.q.anyIdleClaim.get(now) !== undefined;
   }
 
   /** Returns up to `limit` claims idle past their deadline at `w.now` to the queue (the worker's `idle` work); those returned. */

@@ -314,7 +314,9 @@ export class SqliteStore implements Store {
     return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
-  claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+  async claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+    // Idle claims are looked for on every wake: the common answer, none due, needs no write.
+    if (request.kind === 'idle' && !(await this.busy.run(() => this.h.hasIdleClaims(request.now)))) return [];
     return this.write(`claim:${request.kind}`, () => this.work.claim(who, request));
   }
 
