@@ -15,13 +15,14 @@ import { prepared, type PgDb, type Queryable } from './db.js';
 import { event, PGH } from './handoffs.js';
 
 const SQL = {
+  /** Whether any claim is idle past `$1`: asked on every wake of the worker, prepared. */
+  anyIdle: prepared('handoff_any_idle', `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= $1 LIMIT 1`),
   /**
    * Claims idle past `$1` that no other transaction holds (SKIP LOCKED: an agent writing to one
    * right now keeps it; a later look finds it again if it is still due). The conditions are on the
    * row alone, so PostgreSQL rechecks them on the version it locks: a deadline an agent's message
    * moved meanwhile is not taken.
    */
-  anyIdle: prepared('handoff_any_idle', `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= $1 LIMIT 1`),
   idle: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= $1 ORDER BY claim_idle_until, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
   /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
   requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = $3 + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
