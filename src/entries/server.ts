@@ -41,7 +41,6 @@ export { findStranded, type StrandReport, type StrandedGroup } from '../conversa
 
 // Handing a conversation to a person: the agents' desk and HTTP API, and the helpdesk connector.
 export { HandoffDesk, HandoffError, type QueuedHandoff, type AgentConversation } from '../conversation/handoff-desk.js';
-export { DEFAULT_HANDOFF_CLAIM_IDLE_MS } from '../conversation/handoff-claims.js';
 export type { HandoffEventBody, HandoffPayload } from '../store/handoff-payload.js';
 export { createAgentRouter, type AgentRouterOptions } from '../agent/router.js';
 export { HandoffConnector, type HandoffConnectorOptions } from '../agent/connector.js';
