@@ -5,7 +5,7 @@
  */
 import type { HandoffRecord } from '../store/handoff-types.js';
 import type { TestConversation } from './harness.js';
-import { agentByline, BOT_BACK, handoffNow } from './handoff-words.js';
+import { agentByline, BOT_BACK, handoffNow, timeLeft } from './handoff-words.js';
 import { BOT_PREFIX, SMS_PREFIX } from './render.js';
 
 /** The agent the chat plays. */
@@ -18,6 +18,11 @@ export const AGENT_USAGE = '/agent claim | /agent reply <text> | /agent release 
 export function handoffLine(shown: HandoffRecord | undefined, now: HandoffRecord | undefined, at: number): string | undefined {
   if (now === undefined) return shown?.state === 'waiting' || shown?.state === 'claimed' ? `(${BOT_BACK})` : undefined;
   if (shown?.id === now.id && shown.state === now.state) return undefined;
+  // The same handoff waiting again after a claim: its agent did nothing for the claim's idle time.
+  if (now.state === 'waiting' && shown?.id === now.id && shown.state === 'claimed') {
+    const left = now.timeoutAt === null ? '' : `; it times out in ${timeLeft(now.timeoutAt - at)}`;
+    return `(${now.agent ?? 'the agent'} did not answer in time: the chat is back in the queue, waiting for an agent${left})`;
+  }
   const how = now.state === 'waiting' ? '; /agent claim plays the agent' : now.state === 'claimed' ? ': what you write goes to them' : '';
   return `(${handoffNow(now, at)}${how})`;
 }

@@ -31,6 +31,8 @@ export interface HandoffPayload {
   readonly claimedAt: number | null;
   readonly endedAt: number | null;
   readonly timeoutAt: number | null;
+  /** When a claimed handoff goes back to the queue unless its agent acts (null: not claimed, or never). */
+  readonly claimIdleUntil: number | null;
 }
 
 /** A fresh event id. */
@@ -55,6 +57,7 @@ export function handoffEventBody(type: HandoffEventType, h: HandoffRecord, now: 
     claimedAt: h.claimedAt,
     endedAt: h.endedAt,
     timeoutAt: h.timeoutAt,
+    claimIdleUntil: h.claimIdleUntil,
   };
   return { id: newEventId(), type, createdAt: now, handoff, ...(message !== undefined && { message }), ...(reason !== undefined && { reason }) };
 }

@@ -19,6 +19,7 @@ const base: HandoffRecord = {
   startedAt: T,
   claimedAt: null,
   endedAt: null,
+  claimIdleUntil: null,
 };
 
 describe('handoff words', () => {

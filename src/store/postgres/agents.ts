@@ -6,8 +6,10 @@
 import { toAgent, toAgentSession, toLogEntry } from '../agent-rows.js';
 import type { AgentActor, AgentRecord, AgentSessionRecord, AgentStore, HandoffLogEntry } from '../agent-types.js';
 import type { HandoffRefusal, HandoffWrite } from '../handoff-types.js';
+import { toHandoff } from '../rows.js';
 import type { PgDb } from './db.js';
-import { lockOpen, logIn, returnClaimToQueueIn } from './handoffs.js';
+import { returnClaimToQueueIn } from './handoff-claims.js';
+import { lockOpen, logIn, touchClaimIn } from './handoffs.js';
 
 /** The agent statements, in PostgreSQL's dialect. */
 const PGA = {
@@ -17,7 +19,7 @@ const PGA = {
   byTokenHash: 'SELECT name, created_at FROM agents WHERE token_hash = $1',
   lock: 'SELECT name FROM agents WHERE name = $1 FOR UPDATE',
   remove: 'DELETE FROM agents WHERE name = $1',
-  claimsOf: `SELECT id FROM handoffs WHERE state = 'claimed' AND agent = $1 ORDER BY id FOR UPDATE`,
+  claimsOf: `SELECT * FROM handoffs WHERE state = 'claimed' AND agent = $1 ORDER BY id FOR UPDATE`,
   endSessionsOf: 'DELETE FROM agent_sessions WHERE agent = $1',
   dropExpired: 'DELETE FROM agent_sessions WHERE expires_at <= $1',
   createSession: `INSERT INTO agent_sessions (id_hash, agent, csrf, created_at, expires_at)
@@ -60,7 +62,7 @@ export class PgAgents implements AgentStore {
       if ((await q.query(PGA.lock, [name])).rows.length === 0) return { removed: false, sessions: 0, claims: 0 };
       const sessions = (await q.query(PGA.endSessionsOf, [name])).rowCount ?? 0;
       let claims = 0;
-      for (const r of (await q.query<{ id: number }>(PGA.claimsOf, [name])).rows) if (await returnClaimToQueueIn(q, Number(r.id), 'agent_removed', w)) claims++;
+      for (const h of (await q.query(PGA.claimsOf, [name])).rows.map(toHandoff)) if (await returnClaimToQueueIn(q, h, 'agent_removed', w)) claims++;
       await q.query(PGA.remove, [name]);
       return { removed: true, sessions, claims };
     });
@@ -86,6 +88,7 @@ export class PgAgents implements AgentStore {
     return this.db.tx(async (q): Promise<Noted> => {
       const h = await lockOpen(q, conversationId);
       if (!h) return { ok: false, reason: 'none' };
+      await touchClaimIn(q, h.id, actor.name, now); // a note is activity: the holder's claim stays theirs
       return { ok: true, entry: await logIn(q, { handoffId: h.id, conversationId, action: 'note', agent: actor.name, via: actor.via, text, at: now }) };
     });
   }

@@ -10,15 +10,12 @@ import { prepared, type PgDb, type Queryable } from './db.js';
 import { bumpLaneIn, lockLaneIn, WORK_CHANNEL } from './lanes.js';
 import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
 import type { HandoffLogEntry } from '../agent-types.js';
-import { keyAnswer, toHandoff, toInbox } from '../rows.js';
-import { OPEN_HANDOFF } from '../sql.js';
+import { claimIdle, keyAnswer, toHandoff, toInbox } from '../rows.js';
+import { EXPIRING_CLAIM, OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
 /** Tells the peers (on commit) of a row the statement's CTE `i` inserted: any process may send it. */
 const NOTIFY_INSERTED = `SELECT id, (SELECT COUNT(*) FROM (SELECT pg_notify('${WORK_CHANNEL}', '') FROM i) n) AS notified FROM i`;
-
-/** A handoff's timeout when the row predates `timeout_ms` and nothing says otherwise (the framework's default). */
-const DEFAULT_TIMEOUT_MS = 600_000;
 
 /** The handoff statements, in PostgreSQL's dialect. */
 export const PGH = {
@@ -38,18 +35,20 @@ export const PGH = {
     WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
   anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active' LIMIT 1`,
   /** Closes every orphan in one statement: a second process waits on the row locks, then finds them closed. */
-  closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL
+  closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
     FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN_HANDOFF} AND c.status <> 'active' RETURNING h.*`,
-  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at, timeout_ms)
-    VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $7, $8)
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, timeout_ms, started_at)
+    VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $8, $7)
     ON CONFLICT (conversation_id) WHERE ${OPEN_HANDOFF} DO NOTHING RETURNING id`,
-  claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL WHERE id = $3 AND state = 'waiting' RETURNING *`,
-  /** A claim back to the queue: waiting again (the agent column keeps who held it), with the whole timeout from now. */
-  unclaim: `UPDATE handoffs SET state = 'waiting', timeout_at = $1 + COALESCE(timeout_ms, ${DEFAULT_TIMEOUT_MS}) WHERE id = $2 AND state = 'claimed' RETURNING *`,
+  claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL, claim_idle_ms = $4, claim_idle_until = $5
+    WHERE id = $3 AND state = 'waiting' RETURNING *`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
-  closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL
+  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
+  closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE conversation_id = $1 AND ${OPEN_HANDOFF} RETURNING id`,
+  /** The holder acted: its claim's idle deadline moves on (never back). */
+  touchClaim: `UPDATE handoffs SET claim_idle_until = GREATEST(claim_idle_until, $3 + claim_idle_ms) WHERE id = $1 AND agent = $2 AND ${EXPIRING_CLAIM}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES ($1, $2, $3, $4, NULL, $5, $6)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = EXCLUDED.event, fire_at = EXCLUDED.fire_at`,
@@ -122,29 +121,20 @@ export async function logIn(q: Queryable, e: NewLogEntry): Promise<HandoffLogEnt
   return toLogEntry((await q.query(PGH.insertLog, logValues(e))).rows[0]!);
 }
 
-/**
- * Puts a claimed handoff back in the queue (its agent removed, or its claim idle), in the caller's
- * transaction: waiting again, its `handoff.timeout` timer armed for the handoff's whole timeout
- * from now, a `claim_expired` log row (the agent who held it, the reason) and, notifying,
- * `handoff.claim_expired`. False when it was no longer claimed.
- */
-export async function returnClaimToQueueIn(q: Queryable, handoffId: number, reason: 'idle' | 'agent_removed', w: HandoffWrite): Promise<boolean> {
-  const row = (await q.query(PGH.unclaim, [w.now, handoffId])).rows[0];
-  if (!row) return false;
-  const h = toHandoff(row);
-  const timer = handoffTimeoutEvent({ reason: h.reason ?? undefined, queue: h.queue ?? undefined, timeoutMs: h.timeoutAt! - w.now });
-  await q.query(PGH.upsertTimer, [h.conversationId, h.botId, h.user, HANDOFF_TIMER_KEY, JSON.stringify(timer), h.timeoutAt]);
-  await q.query(PGH.notifyWork);
-  await logIn(q, { handoffId: h.id, conversationId: h.conversationId, action: 'claim_expired', agent: h.agent, text: reason, at: w.now });
-  await event(q, 'handoff.claim_expired', h.id, w, undefined, reason);
-  return true;
-}
-
 /** Queues a connector event built from the handoff as it is now (in this transaction). */
-async function event(q: Queryable, type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message'], reason?: string): Promise<void> {
+export async function event(q: Queryable, type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message'], reason?: string): Promise<void> {
   if (!w.notify) return;
   const body = handoffEventBody(type, await byId(q, handoffId), w.now, message, reason);
   await q.query(PGH.insertEvent, [body.id, handoffId, type, JSON.stringify(body), w.now]);
+}
+
+/**
+ * Agent activity on a handoff (a message, a note): when `agent` holds its claim, the claim's idle
+ * deadline moves to `now` plus the idle time it was claimed under. Inside the caller's transaction,
+ * after it locked the handoff.
+ */
+export async function touchClaimIn(q: Queryable, handoffId: number, agent: string, now: number): Promise<void> {
+  await q.query(PGH.touchClaim, [handoffId, agent, now]);
 }
 
 async function byId(q: Queryable, id: number): Promise<HandoffRecord> {
@@ -179,7 +169,8 @@ export class PgHandoffs implements HandoffStore {
       const h = await lockOpen(q, conversationId);
       if (!h) return { ok: false, reason: 'none' };
       if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-      const claimed = toHandoff((await q.query(PGH.claim, [agent, w.now, h.id])).rows[0]!);
+      const idle = claimIdle(w);
+      const claimed = toHandoff((await q.query(PGH.claim, [agent, w.now, h.id, idle.idleMs, idle.idleUntil])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
       await logIn(q, { handoffId: h.id, conversationId, action: 'claim', agent, via: w.via, at: w.now });
       await event(q, 'handoff.claimed', h.id, w);
@@ -245,6 +236,7 @@ export class PgHandoffs implements HandoffStore {
       const queued = r.rows[0];
       if (queued) {
         await logIn(q, { handoffId: h.id, conversationId: m.conversationId, action: 'message', agent: m.agent, via: m.via, outboxId: Number(queued.id), at: m.now });
+        await touchClaimIn(q, h.id, m.agent, m.now);
         return { ok: true, outboxId: queued.id, duplicate: false };
       }
       // The same key was queued by a request that committed while this one waited: that row decides.

@@ -10,6 +10,7 @@ import { isStoreUnavailable } from '../../errors.js';
 import { migratePg, readPgMigrations } from './migrate.js';
 import { openFailure } from './failure.js';
 import { PgDb, type PgPoolOptions } from './db.js';
+import { expireIdleClaims } from './handoff-claims.js';
 import { fireDueTimersIn, followFailureIn, settleFailedIn, transcriptIn } from './outbox.js';
 import { claimLanesIn, listenForWork } from './lanes.js';
 import { claimantOf, claimArgs, counted, leaseMsOf, PGW, run } from './work.js';
@@ -274,6 +275,8 @@ export class PgStore implements Store {
         return (await run(this.db, PGW.claimEvents, claimArgs(who, limit, r.now))).rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
       case 'timer':
         return this.db.tx((q) => fireDueTimersIn(q, r.now, limit));
+      case 'idle':
+        return expireIdleClaims(this.db, limit, { now: r.now, notify: r.notify === true });
     }
   }
 

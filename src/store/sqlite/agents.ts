@@ -90,6 +90,7 @@ export class SqliteAgents {
   addHandoffNote(conversationId: number, actor: AgentActor, text: string, now: number): Noted {
     const h = this.h.openRow(conversationId);
     if (!h) return { ok: false, reason: 'none' };
+    this.h.touchClaim(h.id, actor.name, now); // a note is activity: the holder's claim stays theirs
     return { ok: true, entry: this.h.log({ handoffId: h.id, conversationId, action: 'note', agent: actor.name, via: actor.via, text, at: now }) };
   }
 

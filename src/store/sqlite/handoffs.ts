@@ -6,17 +6,24 @@
 import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
-import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
+import {
+  HANDOFF_TIMER_KEY,
+  handoffTimeoutAt,
+  type AgentMessage,
+  type ClaimExpiryReason,
+  type HandoffEventType,
+  type HandoffRecord,
+  type HandoffRefusal,
+  type HandoffStore,
+  type HandoffWrite,
+} from '../handoff-types.js';
 import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
 import type { HandoffLogEntry } from '../agent-types.js';
-import { keyAnswer, toHandoff, toInbox } from '../rows.js';
-import { OPEN_HANDOFF } from '../sql.js';
+import { claimIdle, keyAnswer, toHandoff, toInbox } from '../rows.js';
+import { EXPIRING_CLAIM, OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
-
-/** A handoff's timeout when the row predates `timeout_ms` and nothing says otherwise (the framework's default). */
-const DEFAULT_TIMEOUT_MS = 600_000;
 
 const SQL = {
   open: `SELECT * FROM handoffs WHERE conversation_id = ? AND ${OPEN_HANDOFF}`,
@@ -31,12 +38,18 @@ const SQL = {
   insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, timeout_ms, started_at)
     VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @timeoutMs, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
-  claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
-  /** A claim back to the queue: waiting again (the agent column keeps who held it), with the whole timeout from now. */
-  unclaim: `UPDATE handoffs SET state = 'waiting', timeout_at = ? WHERE id = ? AND state = 'claimed'`,
-  timeoutMs: 'SELECT timeout_ms FROM handoffs WHERE id = ?',
+  claim: `UPDATE handoffs SET state = 'claimed', agent = @agent, claimed_at = @now, timeout_at = NULL, claim_idle_ms = @idleMs, claim_idle_until = @idleUntil
+    WHERE id = @id AND state = 'waiting'`,
+  /** The holder acted: its claim's idle deadline moves on (never back). */
+  touchClaim: `UPDATE handoffs SET claim_idle_until = MAX(claim_idle_until, @now + claim_idle_ms) WHERE id = @id AND agent = @agent AND ${EXPIRING_CLAIM}`,
+  idleClaims: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? ORDER BY claim_idle_until, id LIMIT ?`,
+  anyIdleClaim: `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? LIMIT 1`,
+  /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
+  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = @now + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = @id AND state = 'claimed' AND agent = @agent`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN_HANDOFF}`,
+  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = excluded.event, fire_at = excluded.fire_at`,
@@ -115,7 +128,7 @@ export class SqliteHandoffs {
     const h = this.openRow(conversationId);
     if (!h) return { ok: false, reason: 'none' };
     if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-    this.q.claim.run(agent, w.now, h.id);
+    this.q.claim.run({ agent, now: w.now, id: h.id, ...claimIdle(w) });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
     this.log({ handoffId: h.id, conversationId, action: 'claim', agent, via: w.via, at: w.now });
     this.event('handoff.claimed', h.id, w);
@@ -174,24 +187,8 @@ export class SqliteHandoffs {
     });
     const outboxId = Number(r.lastInsertRowid);
     this.log({ handoffId: h.id, conversationId: m.conversationId, action: 'message', agent: m.agent, via: m.via, outboxId, at: m.now });
+    this.touchClaim(h.id, m.agent, m.now);
     return { ok: true, outboxId, duplicate: false };
-  }
-
-  /**
-   * Puts a claimed handoff back in the queue (its agent removed, or its claim idle): waiting again,
-   * its `handoff.timeout` timer armed for the handoff's whole timeout from now, a `claim_expired`
-   * log row (the agent who held it, the reason) and, notifying, `handoff.claim_expired`. False when
-   * it was no longer claimed.
-   */
-  returnClaimToQueue(h: HandoffRecord, reason: 'idle' | 'agent_removed', w: HandoffWrite): boolean {
-    const timeoutMs = Number((this.q.timeoutMs.get(h.id) as Row | undefined)?.['timeout_ms'] ?? DEFAULT_TIMEOUT_MS);
-    const timeoutAt = w.now + timeoutMs;
-    if (this.q.unclaim.run(timeoutAt, h.id).changes !== 1) return false;
-    const timer = handoffTimeoutEvent({ reason: h.reason ?? undefined, queue: h.queue ?? undefined, timeoutMs });
-    this.q.upsertTimer.run({ conversationId: h.conversationId, botId: h.botId, user: h.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(timer), fireAt: timeoutAt });
-    this.log({ handoffId: h.id, conversationId: h.conversationId, action: 'claim_expired', agent: h.agent, text: reason, at: w.now });
-    this.event('handoff.claim_expired', h.id, w, undefined, reason);
-    return true;
   }
 
   /** Writes one handoff log row (inside the caller's transaction); returns it. */
@@ -204,6 +201,42 @@ export class SqliteHandoffs {
   openRow(conversationId: number): HandoffRecord | undefined {
     const r = this.q.open.get(conversationId) as Row | undefined;
     return r && toHandoff(r);
+  }
+
+  /**
+   * Agent activity on a handoff (a message, a note): when `agent` holds its claim, the claim's idle
+   * deadline moves to `now` plus the idle time it was claimed under. Inside the caller's transaction.
+   */
+  touchClaim(handoffId: number, agent: string, now: number): void {
+    this.q.touchClaim.run({ id: handoffId, agent, now });
+  }
+
+  /**
+   * Returns a claimed handoff to the queue, inside the caller's transaction: waiting again (the
+   * agent column keeps who held it), its `handoff.timeout` timer armed for its own timeout from
+   * now, and `handoff.claim_expired` queued with `reason`. Undefined (nothing changed) when `h` is
+   * no longer claimed by the same agent: a release, a timeout or another claim came first.
+   */
+  returnClaimToQueue(h: HandoffRecord, reason: ClaimExpiryReason, w: HandoffWrite): HandoffRecord | undefined {
+    if (this.q.requeue.run({ id: h.id, agent: h.agent, now: w.now }).changes !== 1) return undefined;
+    const back = this.byId(h.id);
+    const timeoutMs = back.timeoutAt! - w.now;
+    const event = handoffTimeoutEvent({ timeoutMs, reason: back.reason ?? undefined, queue: back.queue ?? undefined });
+    this.q.upsertTimer.run({ conversationId: h.conversationId, botId: h.botId, user: h.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: back.timeoutAt });
+    this.log({ handoffId: h.id, conversationId: h.conversationId, action: 'claim_expired', agent: h.agent, text: reason, at: w.now });
+    this.event('handoff.claim_expired', h.id, w, undefined, reason);
+    return back;
+  }
+
+  /** Whether a claim is idle past its deadline at `now` (read without a write). */
+  hasIdleClaims(now: number): boolean {
+    return this.q.anyIdleClaim.get(now) !== undefined;
+  }
+
+  /** Returns up to `limit` claims idle past their deadline at `w.now` to the queue (the worker's `idle` work); those returned. */
+  expireIdleClaims(limit: number, w: HandoffWrite): HandoffRecord[] {
+    const due = (this.q.idleClaims.all(w.now, limit) as Row[]).map(toHandoff);
+    return due.flatMap((h) => this.returnClaimToQueue(h, 'idle', w) ?? []);
   }
 
   /** Whether a handoff is open on an ended conversation: the common answer, no, needs no write. */

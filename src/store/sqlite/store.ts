@@ -156,7 +156,7 @@ export class SqliteStore implements Store {
     const now = o.now ?? Date.now;
     const lanes = new SqliteLanes(db, now);
     this.w = new SqliteWrites(this.q, this.h, lanes);
-    this.work = new SqliteWork(db, lanes, this.w, now);
+    this.work = new SqliteWork(db, lanes, this.w, this.h, now);
     this.busy = new BusyRetry(o);
     db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
     this.batch = new GroupCommit(db, this.busy, o.groupCommit);
@@ -321,7 +321,9 @@ export class SqliteStore implements Store {
     return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
-  claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+  async claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+    // Idle claims are looked for on every wake: the common answer, none due, needs no write.
+    if (request.kind === 'idle' && !(await this.busy.run(() => this.h.hasIdleClaims(request.now)))) return [];
     return this.write(`claim:${request.kind}`, () => this.work.claim(who, request));
   }
 
