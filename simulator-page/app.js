@@ -78,6 +78,7 @@ function render() {
     s.stick = false;
   }
   renderWindow($('window-state'), view.window);
+  renderHandoff($('handoff-state'), view.handoff);
   renderState($('state'), view.conversation);
   renderRequests($('requests'), $('request-count'), view.requests, s.open);
 }
@@ -89,6 +90,15 @@ function renderWindow(el, w) {
   el.className = 'window-state ' + (w.open ? 'open' : 'closed');
   el.dataset.open = String(w.open);
   el.textContent = '24-hour window ' + w.text;
+}
+
+/** While a person takes over or has the chat: who has it, or that it waits for an agent and when that times out. */
+function renderHandoff(el, handoff) {
+  el.hidden = !handoff;
+  if (!handoff) return;
+  el.className = 'handoff-state ' + handoff.state;
+  el.dataset.state = handoff.state;
+  el.textContent = handoff.text;
 }
 
 async function send(path, body, bubble) {

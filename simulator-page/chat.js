@@ -1,7 +1,8 @@
 /**
  * The chat's bubbles: the bot's lists, reply buttons with their
  * image, video or document header, flows, SMS, and on the Cloud API text and template cards,
- * and the user's messages with their ticks (on the Cloud API: read receipts).
+ * agents' messages under the agent's name, the user's messages with their ticks (on the Cloud
+ * API: read receipts), and system lines (a timer, a handoff, the end of a conversation).
  */
 import { h, icon, safeUrl, clock, extensionOf } from './dom.js';
 
@@ -40,11 +41,14 @@ function dayOf(timeline) {
   return d.toDateString() === new Date().toDateString() ? 'Today' : d.toLocaleDateString();
 }
 
+/** Who a bubble is from: a new sender starts a new group (the bubble with a tail). */
 function sideOf(item) {
-  return item.kind === 'user' ? 'out' : item.kind === 'bot' ? 'in' : 'note';
+  if (item.kind === 'bot') return item.agent ? 'agent ' + item.agent : 'in';
+  return item.kind === 'user' ? 'out' : 'note';
 }
 
 function renderItem(item, tail, before, ctx) {
+  if (item.kind === 'note' && item.handoff) return h('div', { class: 'note handoff ' + item.handoff, dataset: { handoff: item.handoff } }, item.text);
   if (item.kind === 'note') return h('div', { class: 'note' }, item.text);
   if (item.kind === 'user') return userBubble(item, tail, before);
   return botBubble(item, tail, ctx);
@@ -111,8 +115,10 @@ function botMeta(item) {
 
 function shell(item, tail, kind, content, below) {
   const cls = 'bubble in' + (tail ? ' tail' : '') + (kind === 'sms' ? ' sms' : '') + (item.state === 'sent' ? '' : ' ' + item.state);
-  const data = { kind, outboxId: String(item.id), providerId: item.providerId || '' };
-  return h('div', { class: 'msg in' }, h('div', { class: cls, dataset: data }, content, botMeta(item)), below || null);
+  const data = { kind, outboxId: String(item.id), providerId: item.providerId || '', ...(item.agent && { agent: item.agent }) };
+  // As WhatsApp names the sender in a group: an agent's messages carry the agent's name.
+  const byline = item.byline ? h('div', { class: 'byline' }, item.byline) : null;
+  return h('div', { class: 'msg in' }, h('div', { class: cls + (item.agent ? ' agent' : ''), dataset: data }, byline, content, botMeta(item)), below || null);
 }
 
 /** The seed-shaped bodies of a bot item: its request on the seed provider, the message it delivered on the Cloud API. */

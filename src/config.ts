@@ -77,6 +77,8 @@ export interface Config {
   readonly agentToken?: string | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
   readonly handoffWebhook?: { readonly url: string; readonly secret: string } | undefined;
+  /** How long a claim lasts without its agent's activity before it goes back to the queue (ms; 0: never; undefined: 30 minutes). */
+  readonly handoffClaimIdleMs?: number | undefined;
   /**
    * Meta's Cloud API URL and default token, read whatever COLLOQUY_PROVIDER says: numbers of the
    * numbers file on the Cloud API use them in a seed-provider deployment too.
@@ -209,7 +211,7 @@ function cloudNumberId(get: (n: EnvName) => string | undefined): string | undefi
 }
 
 /** The agents' token and the helpdesk connector. */
-function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'agentToken' | 'handoffWebhook'> {
+function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'agentToken' | 'handoffWebhook' | 'handoffClaimIdleMs'> {
   const agentToken = get('COLLOQUY_AGENT_TOKEN');
   if (agentToken !== undefined && agentToken.length < 16) throw new ConfigError('COLLOQUY_AGENT_TOKEN', 'must be at least 16 characters (a bearer token agents send)');
   const hookUrl = url(get, 'COLLOQUY_HANDOFF_WEBHOOK_URL');
@@ -220,6 +222,7 @@ function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'a
   return {
     ...(agentToken !== undefined && { agentToken }),
     ...(hookUrl !== undefined && secret !== undefined && { handoffWebhook: { url: hookUrl, secret } }),
+    handoffClaimIdleMs: int(get, 'COLLOQUY_HANDOFF_CLAIM_IDLE_MS') ?? defaultOf('COLLOQUY_HANDOFF_CLAIM_IDLE_MS', 0),
   };
 }
 

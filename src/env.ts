@@ -268,6 +268,14 @@ const VARS = [
     meaning: 'The key that signs handoff events (`X-Colloquy-Signature`).',
   },
   {
+    name: 'COLLOQUY_HANDOFF_CLAIM_IDLE_MS',
+    type: int(0, 30 * 24 * 3_600_000, MS),
+    default: 1_800_000,
+    group: 'handoff',
+    meaning:
+      'How long an agent\u2019s claim on a handoff lasts without the agent\u2019s activity (a claim, a message, a note); then the handoff goes back to the queue and the connector gets `handoff.claim_expired`. 0: claims never expire.',
+  },
+  {
     name: 'COLLOQUY_LEASE_MS',
     type: int(1_000, 3_600_000, MS),
     default: 10_000,

@@ -51,6 +51,7 @@ export const METRICS = {
   colloquy_handoffs_claimed_total: counter('handoff', 'Handoffs claimed by an agent, by bot', ['bot']),
   colloquy_handoffs_ended_total: counter('handoff', 'Handoffs released by an agent, by bot', ['bot']),
   colloquy_handoffs_timed_out_total: counter('handoff', 'Handoffs no agent claimed in time, by bot', ['bot']),
+  colloquy_handoff_claims_expired_total: counter('handoff', 'Claims that went back to the queue, by bot and reason (idle: no agent activity for the claim idle time)', ['bot', 'reason']),
   colloquy_handoff_messages_total: counter('handoff', 'Messages during handoffs, by bot and who wrote them', ['bot', 'from']),
   colloquy_handoff_wait_seconds: histogram('handoff', 'Time a handoff waited for an agent (until claimed, released or timed out)', ['bot']),
   colloquy_handoff_events_total: counter('handoff', 'Handoff events POSTed to the helpdesk connector, by type and outcome', ['type', 'outcome']),

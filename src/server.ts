@@ -141,6 +141,7 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       lanes,
       pollMs: o.config.pollMs,
       helpdesk: connector,
+      handoffClaimIdleMs: o.config.handoffClaimIdleMs,
       flowBudgetMs: o.config.flows?.budgetMs,
     });
     // The webhook first: it is the hot path, and no other router's routes need to be tried before it.

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       laneLeaseMs: undefined,
       laneHeartbeatMs: undefined,
       pollMs: undefined,
+      handoffClaimIdleMs: 1_800_000,
       cloudApi: { url: 'https://graph.facebook.com/v23.0', token: undefined, phoneNumberId: undefined },
       flows: { key: undefined, numberKeys: new Map(), secrets: [], budgetMs: 3000 },
     });

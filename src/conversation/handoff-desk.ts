@@ -47,6 +47,8 @@ export interface QueuedHandoff {
   readonly since: number;
   readonly claimedAt: number | null;
   readonly timeoutAt: number | null;
+  /** When the claim goes back to the queue unless its agent acts (null: waiting, or claims never expire). */
+  readonly claimIdleUntil: number | null;
   /** The conversation's last lines, oldest first. */
   readonly lastMessages: readonly TranscriptLine[];
 }
@@ -81,6 +83,10 @@ interface Deps {
   /** The conversation has a new inbound (`handoff.ended`). */
   readonly kick: (key: ConversationKey) => void;
   readonly wakeDispatcher: () => void;
+  /** How long a claim lasts without its agent's activity (0: forever). */
+  readonly claimIdleMs?: number | undefined;
+  /** A claim made here goes back to the queue at `at` unless its agent acts: the worker wakes for it. */
+  readonly due?: ((at: number) => void) | undefined;
 }
 
 const LAST_MESSAGES = 5;
@@ -111,6 +117,7 @@ export class HandoffDesk {
         since: h.startedAt,
         claimedAt: h.claimedAt,
         timeoutAt: h.timeoutAt,
+        claimIdleUntil: h.claimIdleUntil,
         lastMessages: lines.slice(-LAST_MESSAGES),
       });
     }
@@ -125,6 +132,7 @@ export class HandoffDesk {
     if (r.fresh) {
       this.waited(r.handoff, r.handoff.claimedAt ?? this.d.clock.now());
       this.d.metrics.inc('colloquy_handoffs_claimed_total', { bot: conv.botId });
+      if (r.handoff.claimIdleUntil !== null) this.d.due?.(r.handoff.claimIdleUntil);
       this.changed();
     }
     return r.handoff;
@@ -233,7 +241,7 @@ export class HandoffDesk {
   }
 
   private write() {
-    return { now: this.d.clock.now(), notify: this.d.notify };
+    return { now: this.d.clock.now(), notify: this.d.notify, claimIdleMs: this.d.claimIdleMs };
   }
 
   private async conversationOrThrow(id: number): Promise<ConversationRecord> {
@@ -269,6 +277,8 @@ function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'm
     );
   }
   if (r.reason === 'none') return new HandoffError('conflict', `conversation ${conv.id} is not handed over to a person (no open handoff)${keyed}`);
-  const holder = r.handoff?.state === 'claimed' ? `agent "${r.handoff.agent}" holds it` : 'nobody has claimed it';
+  const h = r.handoff;
+  // Waiting with an agent: the claim went back to the queue (its agent was idle too long).
+  const holder = h?.state === 'claimed' ? `agent "${h.agent}" holds it` : h?.agent ? `nobody holds it now (agent "${h.agent}"'s claim went back to the queue)` : 'nobody has claimed it';
   return new HandoffError('conflict', `conversation ${conv.id}: cannot ${what}: ${holder}${what === 'message' ? ' (claim it first)' : ''}${keyed}`);
 }

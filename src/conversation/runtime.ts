@@ -25,6 +25,7 @@ import { IdleSweep } from './sweep.js';
 import { Turns } from './turns.js';
 import { FlowExchange } from './flow-exchange.js';
 import { HandoffDesk } from './handoff-desk.js';
+import { claimIdleOption, claimsReturned } from './handoff-claims.js';
 import { Sender, type SendOptions } from './sends.js';
 import { untilStored, type StoreWaits } from './backoff.js';
 import { DEFAULT_POLL_MS, Worker, type Held, type WorkOptions } from './worker.js';
@@ -69,6 +70,12 @@ export interface RuntimeOptions {
   readonly handoffEvents?: boolean | undefined;
   /** Delivers queued handoff events (a {@link HandoffConnector} from `colloquy/server`). */
   readonly helpdesk?: { deliver(e: HandoffEventRecord): Promise<HandoffEventOutcome> } | undefined;
+  /**
+   * How long a claim lasts without activity of its agent (a claim, a message, a note) before it
+   * goes back to the queue, with `handoff.claim_expired` for the connector (ms; default 30
+   * minutes; 0: claims never expire).
+   */
+  readonly handoffClaimIdleMs?: number | undefined;
 }
 
 export { DEFAULT_POLL_MS };
@@ -123,6 +130,7 @@ export class Runtime {
     this.receipts = new ReadReceipts({ senders: this.senders, metrics: this.metrics, logger: this.logger, bot: newest, track: (p) => this.track(p) });
     const kick = (key: ConversationKey, mode?: 'sync' | 'resume') => this.lanes.kick(key, mode);
     const notify = o.handoffEvents === true || o.helpdesk !== undefined;
+    const claimIdleMs = claimIdleOption(o.handoffClaimIdleMs);
     this.deps = { store: o.store, senders: this.senders, sms: o.sms ?? {}, now: () => this.clock.now(), onLiveChange: (key) => kick(key, 'sync'), notifyHandoffs: notify };
     const base = { store: o.store, clock: this.clock, metrics: this.metrics };
     const wakeSends = () => this.worker.wake('send');
@@ -159,6 +167,7 @@ export class Runtime {
             for (const key of keys) kick(key);
             this.metrics.inc('colloquy_timers_fired_total', {}, keys.length);
           },
+          idle: { notify, returned: claimsReturned({ logger: this.logger, metrics: this.metrics, changed: () => this.handoffs.changed() }) },
         },
       },
       { ...o.work, pollMs: o.pollMs },
@@ -188,6 +197,8 @@ export class Runtime {
       bot: (id) => this.bots.newest(id),
       kick: (key) => kick(key),
       wakeDispatcher: wakeSends,
+      claimIdleMs,
+      due: (at) => this.worker.noteDue(at),
     });
     if (helpdesk) this.handoffs.onChange(() => this.worker.wake('event'));
     const committed = (sends: boolean, dueAt: number | undefined) => {

@@ -1,7 +1,7 @@
 /**
- * The worker: the one loop that claims, renews and settles the work kept in the database. Four
- * kinds: conversations' lanes (their turns), outbox rows (sends), helpdesk connector events and due
- * timers. It wakes on local work (a commit of this process), on `NOTIFY` (another process added
+ * The worker: the one loop that claims, renews and settles the work kept in the database. Five
+ * kinds: conversations' lanes (their turns), outbox rows (sends), helpdesk connector events, due
+ * timers and handoff claims idle past their deadline. It wakes on local work (a commit of this process), on `NOTIFY` (another process added
  * work), on the poll (what makes takeover certain) and on the earliest due time; it claims each
  * kind up to its free slots and hands each item to its handler, a plain function that settles it.
  * One heartbeat renews everything this process holds, one statement per table; one backoff covers
@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, isStoreUnavailable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import type { Claimant, ConversationKey, HandoffEventRecord, HeldLane, HeldWork, LaneClaim, OutboxRecord, Store, WorkKind } from '../store/types.js';
+import type { Claimant, ConversationKey, HandoffEventRecord, HandoffRecord, HeldLane, HeldWork, LaneClaim, OutboxRecord, Store, WorkKind } from '../store/types.js';
 import { storeRetryDelay } from './backoff.js';
 import type { RuntimeClock } from './clock.js';
 
@@ -64,6 +64,11 @@ export interface WorkHandlers {
   readonly event?: ((e: HandoffEventRecord, held: Held) => Promise<void>) | undefined;
   /** Timers fired into these conversations' inboxes. */
   fired(keys: readonly ConversationKey[]): void;
+  /**
+   * Handoff claims idle past their deadline: returned to the queue by the store (no machine turn),
+   * with `handoff.claim_expired` queued when `notify`; absent, this process leaves them to others.
+   */
+  readonly idle?: { readonly notify: boolean; returned(handoffs: readonly HandoffRecord[]): void } | undefined;
 }
 
 interface Deps {
@@ -72,7 +77,7 @@ interface Deps {
   readonly logger: Logger;
   readonly handlers: WorkHandlers;
   /** How many sends and events may be in flight at once. */
-  readonly slots: { readonly send: number; readonly event: number; readonly timer: number };
+  readonly slots: { readonly send: number; readonly event: number; readonly timer: number; readonly idle?: number | undefined };
   /** Background work failed on an unavailable store; it is tried again after `delayMs`. */
   readonly storeUnavailable: (work: string, err: Error, delayMs: number) => void;
   /** For metrics: what the heartbeat renewed. */
@@ -80,8 +85,10 @@ interface Deps {
 }
 
 /** The kinds whose due time the worker arms a clock for. */
-const TIMED: readonly WorkKind[] = ['send', 'event', 'timer'];
-const ALL: readonly WorkKind[] = ['lane', 'send', 'event', 'timer'];
+const TIMED: readonly WorkKind[] = ['send', 'event', 'timer', 'idle'];
+const ALL: readonly WorkKind[] = ['lane', 'send', 'event', 'timer', 'idle'];
+/** How many idle claims one look returns to the queue, by default. */
+const IDLE_SLOTS = 100;
 /** How soon to look again when work is due but the last claim got none (no busy loop). */
 const DUE_RECHECK_MS = 50;
 
@@ -189,7 +196,7 @@ export class Worker {
     if (this.lanesLeft) this.wake('lane');
   }
 
-  /** A commit of this process stored work due at `at` (a timer, a send put back): wakes for it without reading the database. */
+  /** A commit of this process stored work due at `at` (a timer, a send put back, a claim's idle deadline): wakes for it without reading the database. */
   noteDue(at: number): void {
     if (!this.on) return;
     this.notedSeq = ++this.seq;
@@ -315,12 +322,21 @@ export class Worker {
         if (events.length === limit) this.wanted.add('event');
         return events.length;
       }
+      case 'idle': {
+        const idle = handlers.idle;
+        if (!idle) return 0;
+        const back = await store.claim(this.claimant, { kind, ...request, notify: idle.notify });
+        if (back.length) idle.returned(back);
+        if (back.length === limit) this.wanted.add('idle');
+        return back.length;
+      }
     }
   }
 
   private free(kind: WorkKind): number {
     if (kind === 'lane') return this.d.handlers.lanes.free();
     if (kind === 'timer') return this.d.slots.timer;
+    if (kind === 'idle') return this.d.handlers.idle ? (this.d.slots.idle ?? IDLE_SLOTS) : 0;
     if (kind === 'event' && !this.d.handlers.event) return 0;
     return this.d.slots[kind] - this.inflight[kind].size;
   }
@@ -404,8 +420,8 @@ export class Worker {
     if (!this.on) return;
     this.poll = this.d.clock.setTimeout(() => {
       this.poll = undefined;
-      // Timers are not claimed on every poll: the look for due times that ends the claims finds
-      // any that fell due (another process stored them), and wakes their claim.
+      // Timers and idle claims are not claimed on every poll: the look for due times that ends the
+      // claims finds any that fell due (another process stored them), and wakes their claim.
       this.wake('lane', 'send', 'event');
       this.schedulePoll();
     }, this.pollMs);

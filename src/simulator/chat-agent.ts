@@ -4,8 +4,8 @@
  * and `/agent claim | reply <text> | release [note]` to play the agent, as the harness's `agent()`.
  */
 import type { HandoffRecord } from '../store/handoff-types.js';
-import { formatDuration } from './harness-duration.js';
 import type { TestConversation } from './harness.js';
+import { agentByline, BOT_BACK, handoffNow, timeLeft } from './handoff-words.js';
 import { BOT_PREFIX, SMS_PREFIX } from './render.js';
 
 /** The agent the chat plays. */
@@ -16,35 +16,27 @@ export const AGENT_USAGE = '/agent claim | /agent reply <text> | /agent release 
 
 /** A line for a handoff that changed since `shown` (undefined when it did not). */
 export function handoffLine(shown: HandoffRecord | undefined, now: HandoffRecord | undefined, at: number): string | undefined {
-  if (now === undefined) return shown?.state === 'waiting' || shown?.state === 'claimed' ? '(the bot has this chat back)' : undefined;
+  if (now === undefined) return shown?.state === 'waiting' || shown?.state === 'claimed' ? `(${BOT_BACK})` : undefined;
   if (shown?.id === now.id && shown.state === now.state) return undefined;
-  const queue = now.queue ? ` (queue ${now.queue})` : '';
-  switch (now.state) {
-    case 'waiting': {
-      const left = now.timeoutAt === null ? '' : `; it times out in ${formatDuration(Math.max(0, now.timeoutAt - at))}`;
-      return `(a person takes over this chat${queue}: waiting for an agent${left}; /agent claim plays the agent)`;
-    }
-    case 'claimed':
-      return `(${now.agent ?? 'an agent'} has this chat: what you write goes to them)`;
-    case 'ended':
-      return `(${now.agent ?? 'the agent'} handed the chat back to the bot)`;
-    case 'timeout':
-      return '(no agent claimed the chat in time: the bot has it back)';
-    default:
-      return '(the handoff closed with the conversation)';
+  // The same handoff waiting again after a claim: its agent did nothing for the claim's idle time.
+  if (now.state === 'waiting' && shown?.id === now.id && shown.state === 'claimed') {
+    const left = now.timeoutAt === null ? '' : `; it times out in ${timeLeft(now.timeoutAt - at)}`;
+    return `(${now.agent ?? 'the agent'} did not answer in time: the chat is back in the queue, waiting for an agent${left})`;
   }
+  const how = now.state === 'waiting' ? '; /agent claim plays the agent' : now.state === 'claimed' ? ': what you write goes to them' : '';
+  return `(${handoffNow(now, at)}${how})`;
 }
 
 /** A message the chat prints: an agent's under the agent's name (and "by SMS" when it went so), the bot's as the bot's. */
 export function byWhom(rendered: string, agent: string | undefined): string {
   if (agent === undefined) return rendered;
-  for (const [prefix, by] of [
-    [BOT_PREFIX, `${agent} (agent) › `],
-    [SMS_PREFIX, `${agent} (agent, by SMS) › `],
+  for (const [prefix, bySms] of [
+    [BOT_PREFIX, false],
+    [SMS_PREFIX, true],
   ] as const) {
-    if (rendered.startsWith(prefix)) return by + rendered.slice(prefix.length);
+    if (rendered.startsWith(prefix)) return `${agentByline(agent, bySms)} › ${rendered.slice(prefix.length)}`;
   }
-  return `${agent} (agent):\n${rendered}`;
+  return `${agentByline(agent, false)}:\n${rendered}`;
 }
 
 /** Runs `/agent …` on the conversation; throws a usage error for anything else. */

@@ -49,6 +49,12 @@ export interface TestBotOptions {
    * read, and the 24-hour window is kept on the harness's clock (`advance()` past it to close it).
    */
   readonly provider?: 'seed' | 'cloud-api' | undefined;
+  /**
+   * How long an agent's claim lasts without the agent's activity before the handoff goes back to
+   * the queue (ms; default 30 minutes, as `COLLOQUY_HANDOFF_CLAIM_IDLE_MS`; 0: never), on the
+   * harness's clock: `advance()` past it to see the claim expire.
+   */
+  readonly handoffClaimIdleMs?: number | undefined;
 }
 
 /** The default user number of a harness. */
@@ -121,6 +127,7 @@ export class HarnessWorld {
       clock,
       logger: o.logger ?? silentLogger,
       sends: { baseDelayMs: 1000, ...o.dispatcher, ...o.sends },
+      handoffClaimIdleMs: o.handoffClaimIdleMs,
     });
     try {
       await runtime.start();

@@ -3,7 +3,7 @@
  * inbox's sign-in sessions, and the handoff log (who claimed, wrote, noted, released; what the
  * system did). Kept apart from `types.ts` so a second store ports them as one block.
  */
-import type { HandoffRefusal, HandoffWrite } from './handoff-types.js';
+import type { AgentVia, HandoffRefusal, HandoffWrite } from './handoff-types.js';
 
 /** An agent as the store keeps it (never its token: only the token's SHA-256, in hex). */
 export interface AgentRecord {
@@ -11,16 +11,8 @@ export interface AgentRecord {
   readonly createdAt: number;
 }
 
-/** How an agent's request was authenticated. */
-export type AgentVia =
-  /** The agent's own token (`colloquy agents add`). */
-  | 'token'
-  /** An inbox session (a cookie made from the agent's token at sign-in). */
-  | 'session'
-  /** `COLLOQUY_AGENT_TOKEN`, the service account, acting for the agent it names. */
-  | 'service'
-  /** The sandbox without a token, from loopback (the simulator, the terminal chat, the harness). */
-  | 'open';
+/** How an agent's request was authenticated (defined beside `HandoffWrite`, which carries it). */
+export type { AgentVia };
 
 /** Who did something to a handoff: an agent, and how it was known. */
 export interface AgentActor {

@@ -11,6 +11,8 @@ export interface HandoffEventBody {
   readonly handoff: HandoffPayload;
   /** `handoff.message`: what the user wrote (the event the machine would have received). */
   readonly message?: { readonly event: unknown; readonly source: string; readonly receivedAt: number } | undefined;
+  /** `handoff.claim_expired`: why the claim went back to the queue (`idle`, `agent_removed`). */
+  readonly reason?: string | undefined;
 }
 
 /** A handoff as the connector sees it. */
@@ -29,6 +31,8 @@ export interface HandoffPayload {
   readonly claimedAt: number | null;
   readonly endedAt: number | null;
   readonly timeoutAt: number | null;
+  /** When a claimed handoff goes back to the queue unless its agent acts (null: not claimed, or never). */
+  readonly claimIdleUntil: number | null;
 }
 
 /** A fresh event id. */
@@ -37,7 +41,7 @@ export function newEventId(): string {
 }
 
 /** The body of one connector event. */
-export function handoffEventBody(type: HandoffEventType, h: HandoffRecord, now: number, message?: HandoffEventBody['message']): HandoffEventBody {
+export function handoffEventBody(type: HandoffEventType, h: HandoffRecord, now: number, message?: HandoffEventBody['message'], reason?: string): HandoffEventBody {
   const handoff: HandoffPayload = {
     id: h.id,
     conversationId: h.conversationId,
@@ -53,8 +57,9 @@ export function handoffEventBody(type: HandoffEventType, h: HandoffRecord, now: 
     claimedAt: h.claimedAt,
     endedAt: h.endedAt,
     timeoutAt: h.timeoutAt,
+    claimIdleUntil: h.claimIdleUntil,
   };
-  return { id: newEventId(), type, createdAt: now, handoff, ...(message !== undefined && { message }) };
+  return { id: newEventId(), type, createdAt: now, handoff, ...(message !== undefined && { message }), ...(reason !== undefined && { reason }) };
 }
 
 /** The event the handoff's timeout timer delivers to the machine when nobody claimed it in time. */

@@ -23,6 +23,11 @@ export interface HandoffRecord extends ConversationKey {
   /** Who ended it: an agent's name, `timeout`, or `system` (the conversation ended). */
   readonly endedBy: string | null;
   readonly timeoutAt: number | null;
+  /**
+   * When the claim goes back to the queue unless its agent acts (claims, writes, notes) before:
+   * null when the handoff is not claimed, or its claim never expires.
+   */
+  readonly claimIdleUntil: number | null;
   readonly startedAt: number;
   readonly claimedAt: number | null;
   readonly endedAt: number | null;
@@ -47,7 +52,10 @@ export type HandoffChange =
   | { readonly timeout: { readonly id: number } };
 
 /** The events the helpdesk connector receives. */
-export type HandoffEventType = 'handoff.started' | 'handoff.claimed' | 'handoff.message' | 'handoff.ended' | 'handoff.timeout';
+export type HandoffEventType = 'handoff.started' | 'handoff.claimed' | 'handoff.message' | 'handoff.ended' | 'handoff.timeout' | 'handoff.claim_expired';
+
+/** Why a claim went back to the queue: no agent activity for the claim's idle time, or its agent was removed. */
+export type ClaimExpiryReason = 'idle' | 'agent_removed';
 
 /** A connector event waiting to be POSTed. */
 export interface HandoffEventRecord {
@@ -84,14 +92,34 @@ export interface AgentMessage {
   readonly idempotencyKey?: string | undefined;
   /** The request's fingerprint (see `requestFingerprint`), kept with the key. */
   readonly fingerprint?: string | undefined;
+  /** How the agent was known (recorded in the handoff log; absent: NULL there). */
+  readonly via?: AgentVia | undefined;
   readonly now: number;
 }
+
+/** How an agent's request was authenticated. */
+export type AgentVia =
+  /** The agent's own token (`colloquy agents add`). */
+  | 'token'
+  /** An inbox session (a cookie made from the agent's token at sign-in). */
+  | 'session'
+  /** `COLLOQUY_AGENT_TOKEN`, the service account, acting for the agent it names. */
+  | 'service'
+  /** The sandbox without a token, from loopback (the simulator, the terminal chat, the harness). */
+  | 'open';
 
 /** Options of the handoff methods that may notify the connector. */
 export interface HandoffWrite {
   readonly now: number;
   /** Queue connector events (only when a connector is configured). */
   readonly notify: boolean;
+  /** How the acting agent was known, for the handoff log (absent: the log records NULL). */
+  readonly via?: AgentVia | undefined;
+  /**
+   * A fresh claim made by this write goes back to the queue after this long without agent activity
+   * (absent or 0: it never does).
+   */
+  readonly claimIdleMs?: number | undefined;
 }
 
 /** The handoff methods of a store. Each is one transaction. */
@@ -105,7 +133,10 @@ export interface HandoffStore {
   openHandoff(conversationId: number, inboxId?: number): Promise<HandoffRecord | undefined>;
   /** The conversation's handoffs, oldest first. */
   handoffs(conversationId: number): Promise<HandoffRecord[]>;
-  /** Claims a waiting handoff and removes its timeout (`fresh`); claimed again by the same agent: a no-op. */
+  /**
+   * Claims a waiting handoff and removes its timeout (`fresh`), with an idle deadline when
+   * `w.claimIdleMs` is set; claimed again by the same agent: a no-op.
+   */
   claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<{ ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal>;
   /**
    * Ends a handoff held by `agent` (or waiting) and queues `handoff.ended` for the machine in the
@@ -119,7 +150,8 @@ export interface HandoffStore {
    */
   holdInbound(inboxId: number, handoff: HandoffRecord, channel: ChannelName | undefined, w: HandoffWrite): Promise<boolean>;
   /**
-   * Queues an agent's message, if the handoff is claimed by that agent. A key already used on the
+   * Queues an agent's message, if the handoff is claimed by that agent (its claim's idle deadline
+   * moves on, as with any activity of the holder). A key already used on the
    * conversation is looked up first: the same agent and body return its row whatever the handoff
    * is now; another body is `key_reused`, another agent `key_taken`.
    */

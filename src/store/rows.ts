@@ -117,10 +117,17 @@ export function toHandoff(r: Row): HandoffRecord {
     note: str(r['note']),
     endedBy: str(r['ended_by']),
     timeoutAt: num(r['timeout_at']),
+    claimIdleUntil: num(r['claim_idle_until']),
     startedAt: Number(r['started_at']),
     claimedAt: num(r['claimed_at']),
     endedAt: num(r['ended_at']),
   };
+}
+
+/** A fresh claim's idle columns: the idle time it is made under and its first deadline (both null: it never expires). */
+export function claimIdle(w: { readonly now: number; readonly claimIdleMs?: number | undefined }): { idleMs: number | null; idleUntil: number | null } {
+  const ms = w.claimIdleMs !== undefined && w.claimIdleMs > 0 ? w.claimIdleMs : null;
+  return { idleMs: ms, idleUntil: ms === null ? null : w.now + ms };
 }
 
 /** The conversation a row (with `bot_id` and `user_number`) belongs to. */

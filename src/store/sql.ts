@@ -5,6 +5,9 @@ import type { ConversationStatus } from './types.js';
 /** A handoff that is still open (waiting for an agent, or claimed by one); at most one per conversation. */
 export const OPEN_HANDOFF = `state IN ('waiting', 'claimed')`;
 
+/** A handoff whose claim goes back to the queue at `claim_idle_until` unless its agent acts (see the partial index `handoffs_claim_idle`). */
+export const EXPIRING_CLAIM = `state = 'claimed' AND claim_idle_until IS NOT NULL`;
+
 /** An outbox row's place in its conversation: id order, except that an SMS fallback goes right after the row it stands in for. */
 export const outboxRank = (t: string): string => `(COALESCE(${t}.fallback_of, ${t}.id) * 2 + CASE WHEN ${t}.fallback_of IS NULL THEN 0 ELSE 1 END)`;
 
@@ -113,11 +116,12 @@ export const WORK_SQL = {
   renewLanes: `UPDATE lanes SET lease_until = ${DB_NOW} + @leaseMs WHERE owner = @owner RETURNING bot_id, user_number, fence, work_seq`,
   renewSends: `UPDATE outbox SET lease_until = ${DB_NOW} + @leaseMs WHERE owner = @owner AND state = 'sending'`,
   renewEvents: `UPDATE handoff_events SET lease_until = ${DB_NOW} + @leaseMs WHERE owner = @owner AND state = 'sending'`,
-  /** The earliest due time of a pending send or connector event at the head of its line, or of a timer (leases are not in it). */
+  /** The earliest due time of a pending send or connector event at the head of its line, of a timer, or of an idle claim (leases are not in it). */
   nextDue: `SELECT MIN(d.t) AS t FROM (
     SELECT MIN(o.next_attempt_at) AS t FROM outbox o WHERE ${sendHead()} AND o.state = 'pending'
     UNION ALL SELECT MIN(e.next_attempt_at) AS t FROM handoff_events e WHERE ${EVENT_HEAD} AND e.state = 'pending'
-    UNION ALL SELECT MIN(fire_at) AS t FROM timers) d`,
+    UNION ALL SELECT MIN(fire_at) AS t FROM timers
+    UNION ALL SELECT MIN(claim_idle_until) AS t FROM handoffs WHERE ${EXPIRING_CLAIM}) d`,
   /** Releases a drained lane, only while `@owner` holds it with `@fence` and no work was added since `@seen`. */
   releaseLane: `UPDATE lanes SET owner = NULL, lease_until = NULL, done_seq = @seen
     WHERE bot_id = @botId AND user_number = @user AND owner = @owner AND fence = @fence AND work_seq = @seen`,

@@ -3,8 +3,10 @@
  * implementation, and another database is one new file implementing it.
  */
 
-import type { HandoffChange, HandoffEventOutcome, HandoffEventRecord, HandoffStore } from './handoff-types.js';
+import type { HandoffChange, HandoffEventOutcome, HandoffEventRecord, HandoffRecord, HandoffStore } from './handoff-types.js';
+import type { AgentStore } from './agent-types.js';
 export type * from './handoff-types.js';
+export type * from './agent-types.js';
 export type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 import type { ChannelName, ConversationKey, NewOutbound } from './keys.js';
 import type { InboundFacts } from './inbound-facts.js';
@@ -246,9 +248,10 @@ export type TranscriptEntry =
 
 /**
  * The kinds of claimable work: a conversation's lane (its turns, one at a time), an outbox row (a
- * send), a helpdesk connector event, a due timer (moved into its conversation's inbox).
+ * send), a helpdesk connector event, a due timer (moved into its conversation's inbox), an idle
+ * handoff claim (returned to the queue).
  */
-export type WorkKind = 'lane' | 'send' | 'event' | 'timer';
+export type WorkKind = 'lane' | 'send' | 'event' | 'timer' | 'idle';
 
 /**
  * Who claims, for how long. A claim holds while its owner renews it ({@link Store.renew}); leases
@@ -275,6 +278,8 @@ export interface ClaimedWork {
   readonly event: HandoffEventRecord;
   /** A timer fired into its conversation's inbox (claimed and settled in one transaction): that conversation. */
   readonly timer: ConversationKey;
+  /** A handoff whose claim was idle past its deadline, back in the queue (claimed and settled in one transaction): as it is now. */
+  readonly idle: HandoffRecord;
 }
 
 /** What {@link Store.claim} looks at. */
@@ -286,6 +291,8 @@ export interface ClaimRequest<K extends WorkKind = WorkKind> {
   readonly now: number;
   /** Lanes only: this conversation's lane (whether or not it has work), unless another owner's claim on it is live. */
   readonly key?: ConversationKey | undefined;
+  /** Idle claims only: queue `handoff.claim_expired` for the helpdesk connector (one is configured). */
+  readonly notify?: boolean | undefined;
 }
 
 /** A conversation's lane as a process claimed it. A lane with work (its `work_seq` ahead of its `done_seq`) and no live claim is taken by any process. */
@@ -373,7 +380,7 @@ export interface StoreHealth {
  * The conversation store. A failure that a later attempt can get past (a locked database, a
  * dropped connection) is thrown as StoreUnavailableError; the runtime retries it with backoff.
  */
-export interface Store extends HandoffStore {
+export interface Store extends HandoffStore, AgentStore {
   /**
    * Commits an inbound; a known `providerId` is a no-op reported as a duplicate. With `claim`, it
    * also claims the inbound's lane for `claim.owner` in the same write, as {@link Store.claim} of
@@ -443,6 +450,8 @@ export interface Store extends HandoffStore {
    *   taken from a lapsed claim counts one more `resends`.
    * - `event`: each handoff's next unsent connector event, due at `now`.
    * - `timer`: due timers, moved into their conversations' inboxes in the same transaction.
+   * - `idle`: claimed handoffs whose idle deadline is at or before `now`, returned to the queue in
+   *   the same transaction (see `returnClaimToQueue` in each engine's handoffs).
    * Two claimants never both get an item. Adding work to a lane (an inbound, a fired timer, a
    * delivery failure's inbound) bumps its `work_seq` in the same transaction as the work.
    */
@@ -455,7 +464,7 @@ export interface Store extends HandoffStore {
    */
   renew(owner: string, leaseMs: number): Promise<HeldWork>;
   /**
-   * The earliest time a send, a connector event or a timer falls due, already due ones included
+   * The earliest time a send, a connector event, a timer or a claim's idle deadline falls due, already due ones included
    * (the worker's wake-up); undefined when nothing waits. Lapsed claims are not in it: the poll
    * finds them.
    */

@@ -294,7 +294,7 @@ describe("agents' API", () => {
     cleanup.push(() => s.close());
     const id = await walkToHandoff(s);
     await api(s, 'POST', `/agent/handoffs/${id}/claim`, { agent: 'ana' });
-    clock.advance(60 * 60_000);
+    clock.advance(29 * 60_000); // well past the handoff's timeout (10 minutes), before the claim's idle time (30)
     await s.runtime.poke();
     await s.runtime.idle();
     expect(await s.store.openHandoff(id)).toMatchObject({ state: 'claimed', agent: 'ana' });

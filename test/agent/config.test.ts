@@ -11,8 +11,16 @@ describe('handoff configuration', () => {
     expect(loadConfig({})).not.toHaveProperty('handoffWebhook');
   });
 
+  it('reads how long a claim lasts idle: 30 minutes by default, 0 for never', () => {
+    expect(loadConfig({}).handoffClaimIdleMs).toBe(1_800_000);
+    expect(loadConfig({ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: '60000' }).handoffClaimIdleMs).toBe(60_000);
+    expect(loadConfig({ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: '0' }).handoffClaimIdleMs).toBe(0);
+  });
+
   it.each([
     [{ COLLOQUY_AGENT_TOKEN: 'short' }, /COLLOQUY_AGENT_TOKEN: must be at least 16 characters/],
+    [{ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: 'soon' }, /COLLOQUY_HANDOFF_CLAIM_IDLE_MS: must be a whole number from 0 to 2592000000/],
+    [{ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: '-5' }, /COLLOQUY_HANDOFF_CLAIM_IDLE_MS: must be a whole number/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'ftp://desk', COLLOQUY_HANDOFF_WEBHOOK_SECRET: 's'.repeat(16) }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an http or https URL/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'not a url' }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an absolute http\(s\) URL/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'https://desk.example.com' }, /COLLOQUY_HANDOFF_WEBHOOK_SECRET: is required when COLLOQUY_HANDOFF_WEBHOOK_URL is set/],

@@ -46,6 +46,7 @@ function handoff(over: Partial<HandoffRecord> = {}): HandoffRecord {
     note: null,
     endedBy: null,
     timeoutAt: T0 + 500,
+    claimIdleUntil: null,
     startedAt: T0,
     claimedAt: null,
     endedAt: null,

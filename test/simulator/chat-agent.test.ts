@@ -40,3 +40,18 @@ it('shows the handoff and plays the agent: claim, reply under the agent’s name
     await s.close();
   }
 });
+
+it('says when a claim went back to the queue because the agent did nothing for the claim idle time', async () => {
+  let all = '';
+  const s = await ChatSession.start({ bot: support, out: (t) => (all += t), harness: { handoffClaimIdleMs: 5 * 60_000 } });
+  try {
+    for (const line of ['hi', '1', 'No, talk to a person', 'The router blinks red', '/agent claim']) await s.handle(line);
+    const mark = all.length;
+    await s.handle('/wait 4m');
+    expect(all.slice(mark)).not.toContain('back in the queue');
+    await s.handle('/wait 2m');
+    expect(all.slice(mark)).toContain('(agent did not answer in time: the chat is back in the queue, waiting for an agent; it times out in 10m)');
+  } finally {
+    await s.close();
+  }
+});

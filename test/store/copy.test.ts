@@ -27,7 +27,10 @@ async function filled(): Promise<string> {
   await s.failInbound(bad.id, 'the bot threw', T0 + 5);
   await s.addInbound(inbound({ providerId: 'w-pending', receivedAt: T0 + 6 }));
   await s.commitTurn(turn({ conversationId: 1, expectedVersion: 1, handoff: { open: { reason: 'human', timeoutMs: 60_000 } }, notifyHandoffs: true, now: T0 + 7 }));
-  await s.claimHandoff(1, 'ana', { now: T0 + 8, notify: true });
+  await s.addAgent('ana', 'hash-of-anas-token', T0);
+  await s.createAgentSession('hash-of-a-session', 'ana', 'csrf', T0, T0 + 3_600_000);
+  await s.claimHandoff(1, 'ana', { now: T0 + 8, notify: true, via: 'token' });
+  await s.addHandoffNote(1, { name: 'ana', via: 'session' }, 'VIP', T0 + 8);
   await s.addAgentMessage({ conversationId: 1, agent: 'ana', outbound: text('ana here'), idempotencyKey: 'k1', now: T0 + 9 });
   await claimLanes(s, WORKER.owner, { key: ALICE }); // held by a process of the source's
   await s.close();
@@ -46,6 +49,10 @@ async function contents(store: Store) {
     nextDue: await store.nextDue(),
     handoffs: await Promise.all(conversations.map((c) => store.handoffs(c.id))),
     openHandoffs: await store.openHandoffs(),
+    agents: await store.agents(),
+    agent: await store.agentByTokenHash('hash-of-anas-token'),
+    session: await store.agentSession('hash-of-a-session', T0),
+    log: await store.handoffLog(1),
     // Last, as they claim (the claim tokens differ by nature): the lanes and the sending row held by the source's owner.
     held: await store.renew(WORKER.owner, 60_000),
     events: (await store.claim({ ...WORKER, owner: 'copy-test' }, { kind: 'event', limit: 10, now: T0 + 10 })).map(({ claim: _, ...e }) => e),
@@ -59,10 +66,13 @@ describe('copySqliteToPostgres', () => {
     const url = await freshDatabaseUrl();
     const report = await copySqliteToPostgres(file, url, { batchSize: 2 });
     expect(report.tables).toEqual([
+      { name: 'agents', rows: 1 },
+      { name: 'agent_sessions', rows: 1 },
       { name: 'conversations', rows: 2 },
       { name: 'flow_submits', rows: 0 },
       { name: 'handoffs', rows: 1 },
       { name: 'handoff_events', rows: 2 },
+      { name: 'handoff_log', rows: 3 },
       { name: 'inbox', rows: 3 },
       { name: 'lanes', rows: 2 },
       { name: 'outbox', rows: 5 },

@@ -43,7 +43,21 @@ describe('migratePg', () => {
     const recorded = (await db.query('SELECT name, checksum, applied_at FROM _migrations ORDER BY name')).rows;
     expect(recorded.map((r) => [r['name'], r['checksum']])).toEqual(files.map((f) => [f.name, f.checksum]));
     expect(typeof recorded[0]!['applied_at']).toBe('number');
-    expect(await tables(db)).toEqual(['_migrations', 'conversations', 'flow_submits', 'handoff_events', 'handoffs', 'inbox', 'lanes', 'outbox', 'statuses', 'timers']);
+    expect(await tables(db)).toEqual([
+      '_migrations',
+      'agent_sessions',
+      'agents',
+      'conversations',
+      'flow_submits',
+      'handoff_events',
+      'handoff_log',
+      'handoffs',
+      'inbox',
+      'lanes',
+      'outbox',
+      'statuses',
+      'timers',
+    ]);
     expect(await migratePg(db)).toEqual({ applied: [], alreadyApplied: files.map((f) => f.name) });
   });
 
@@ -155,6 +169,37 @@ describe('0013_work_kernel on a database in use (postgres)', () => {
       const taker = { ...cautious, lapsed: true };
       expect(await store.claim(taker, { kind: 'send', limit: 10, now: 0 })).toMatchObject([{ id: 1, resends: 1, attempts: 2, state: 'sending' }]);
       expect(await store.claim(taker, { kind: 'event', limit: 10, now: 0 })).toMatchObject([{ id: 1, attempts: 2 }]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('0016_agents on a database in use (postgres)', () => {
+  it("handoffs opened before it keep their timeout: a waiting one its timer's, a claimed one the default, given again when its claim goes back to the queue", async () => {
+    const url = await emptyDatabaseUrl();
+    const db = pool(url);
+    const files = readPgMigrations();
+    await migratePg(
+      db,
+      files.filter((f) => f.name < '0016'),
+    );
+    await db.query(`INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, created_at, updated_at, last_activity_at)
+      VALUES ('pizza', '+4915100000001', 'active', NULL, 'menu', 1, 'ft1', 0, 0, 0), ('pizza', '+4915100000002', 'active', NULL, 'menu', 1, 'ft2', 0, 0, 0)`);
+    await db.query(`INSERT INTO handoffs (conversation_id, bot_id, user_number, state, timeout_at, started_at) VALUES (1, 'pizza', '+4915100000001', 'waiting', 90000, 1000)`);
+    await db.query(`INSERT INTO handoffs (conversation_id, bot_id, user_number, state, agent, claimed_at, started_at) VALUES (2, 'pizza', '+4915100000002', 'claimed', 'ana', 5, 0)`);
+    await migratePg(db, files);
+    expect((await db.query('SELECT id, timeout_ms FROM handoffs ORDER BY id')).rows).toEqual([
+      { id: 1, timeout_ms: 89_000 },
+      { id: 2, timeout_ms: 600_000 },
+    ]);
+
+    const store = await openPgStore({ url, migrate: false });
+    try {
+      await store.addAgent('ana', 'h', 0);
+      expect(await store.removeAgent('ana', { now: 10_000, notify: false })).toEqual({ removed: true, sessions: 0, claims: 1 });
+      expect(await store.openHandoff(2)).toMatchObject({ state: 'waiting', agent: 'ana', timeoutAt: 610_000 });
+      expect((await store.timers(2))[0]).toMatchObject({ event: { type: 'handoff.timeout', waitedMs: 600_000 }, fireAt: 610_000 });
     } finally {
       await store.close();
     }

@@ -225,10 +225,26 @@ describe('openSqliteStore', () => {
       '0013_work_kernel.sql',
       '0014_user_window.sql',
       '0015_flow_submits.sql',
+      '0016_agents.sql',
+      '0017_handoff_claims.sql',
     ];
     const sums = names.map((n) => sha256(readFileSync(join(MIGRATIONS_DIR, n), 'utf8')));
     expect(rows(store, '_migrations').map((r) => [r['name'], r['checksum']])).toEqual(names.map((n, i) => [n, sums[i]]));
-    expect(tables(store.db)).toEqual(['_migrations', 'conversations', 'flow_submits', 'handoff_events', 'handoffs', 'inbox', 'lanes', 'outbox', 'statuses', 'timers']);
+    expect(tables(store.db)).toEqual([
+      '_migrations',
+      'agent_sessions',
+      'agents',
+      'conversations',
+      'flow_submits',
+      'handoff_events',
+      'handoff_log',
+      'handoffs',
+      'inbox',
+      'lanes',
+      'outbox',
+      'statuses',
+      'timers',
+    ]);
   });
 
   it('uses WAL mode on a file database, creating its folder', () => {
@@ -316,6 +332,37 @@ describe('0013_work_kernel', () => {
         (after.db.prepare(`EXPLAIN QUERY PLAN UPDATE ${table} SET lease_until = 1 WHERE owner = ? AND state = 'sending'`).all('w') as { detail: string }[]).map((r) => r.detail).join('; ');
       expect(plan('outbox')).toContain('USING INDEX outbox_sending_owner (owner=?)');
       expect(plan('handoff_events')).toContain('USING INDEX handoff_events_sending_owner (owner=?)');
+    } finally {
+      await after.close();
+    }
+  });
+});
+
+describe('0016_agents and 0017_handoff_claims', () => {
+  it('gives handoffs opened before them their own timeout (what their timer had, else 10 minutes) and claims that never expire', async () => {
+    const older = join(tempDir(), 'older');
+    mkdirSync(older);
+    for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0016')) copyFileSync(join(MIGRATIONS_DIR, f), join(older, f));
+    const path = join(tempDir(), 'upgraded.db');
+    const db = new Database(path);
+    migrate(db, readMigrations(older));
+    const conv = db.prepare(`INSERT INTO conversations (bot_id, user_number, status, version, flow_token, channel, created_at, updated_at, last_activity_at)
+      VALUES ('pizza', ?, 'active', 1, ?, 'interactive', ?, ?, ?)`);
+    const handoff = db.prepare(`INSERT INTO handoffs (conversation_id, bot_id, user_number, state, agent, timeout_at, started_at, claimed_at) VALUES (?, 'pizza', ?, ?, ?, ?, ?, ?)`);
+    for (const [i, user] of ['+4915100000001', '+4915100000002'].entries()) conv.run(user, `ft${i}`, T0, T0, T0);
+    handoff.run(1, '+4915100000001', 'waiting', null, T0 + 120_000, T0, null);
+    handoff.run(2, '+4915100000002', 'claimed', 'ana', null, T0, T0 + 5);
+    db.close();
+
+    const after = openSqliteStore({ path, checkpoint: false });
+    try {
+      expect(rows(after, 'handoffs').map((r) => [r['id'], r['timeout_ms'], r['claim_idle_until']])).toEqual([
+        [1, 120_000, null],
+        [2, 600_000, null],
+      ]);
+      expect(await after.claim(WORKER, { kind: 'idle', limit: 10, now: T0 + 365 * 86_400_000 })).toEqual([]); // claimed before: never expires
+      await after.claimHandoff(1, 'bob', { now: T0 + 10, notify: false, claimIdleMs: 1_000 });
+      expect(await after.claim(WORKER, { kind: 'idle', limit: 10, now: T0 + 1_010 })).toMatchObject([{ id: 1, state: 'waiting', timeoutAt: T0 + 1_010 + 120_000 }]);
     } finally {
       await after.close();
     }

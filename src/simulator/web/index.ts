@@ -12,6 +12,7 @@ import { createAgentConsoleRouter } from './agent/router.js';
 export { createSimulatorRouter, type SimulatorOptions } from './router.js';
 export { createAgentConsoleRouter } from './agent/router.js';
 export type { View, ConversationView, RequestView, WindowView } from './view.js';
+export type { HandoffView } from './handoff-view.js';
 export type { ChatItem, UserItem, BotItem, NoteItem, TemplateView } from './timeline.js';
 export type { BotInfo } from './bots.js';
 

@@ -49,8 +49,10 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
   checkPageDir();
   const bots = botInfos(o.runtime.botList, o.defaultSender);
   const botOf = (id: string): BotInfo => bots.find((b) => b.id === id) ?? fail(404, 'unknown_bot', `no bot "${id}" is served (served: ${bots.map((b) => b.id).join(', ')})`);
-  const hub = new ViewHub((bot, user) => buildView(o.store, o.sandbox, botOf(bot), user), o.tickMs);
+  const hub = new ViewHub((bot, user) => buildView(o.store, o.sandbox, botOf(bot), user, Date.now(), o.runtime.clock.now()), o.tickMs);
   o.sandbox.onMessage((m) => hub.poke(m.to));
+  // An agent claimed, wrote or released (through the agents' API or the console), or a handoff opened or timed out.
+  o.runtime.handoffs.onChange(() => hub.poke());
   // A token, or a Cloud API read receipt (which names a message, not a user), may concern anybody.
   o.sandbox.onRequest((r) => {
     const users = usersOf(r);
@@ -78,7 +80,7 @@ export function createSimulatorRouter(o: SimulatorOptions): Router {
     '/api/state',
     handle(async (req, res) => {
       const q = parse(KeyQuery, req.query);
-      api(res).json(await buildView(o.store, o.sandbox, botOf(q.bot), q.user));
+      api(res).json(await buildView(o.store, o.sandbox, botOf(q.bot), q.user, Date.now(), o.runtime.clock.now()));
     }),
   );
   router.get(

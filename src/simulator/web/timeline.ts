@@ -1,11 +1,14 @@
 /**
  * The chat as a phone shows it, from the store's transcripts: the user's messages (inbox rows)
- * and the bot's (outbox rows), in commit order, across every conversation of one user with one bot.
+ * and the bot's and agents' (outbox rows), in commit order, with system lines where a handoff
+ * moved, across every conversation of one user with one bot.
  */
 import { choicesOf, type Choice, type Message } from '../../messages/message.js';
 import type { ConversationRecord, OutboxRecord, Store, TranscriptEntry } from '../../store/types.js';
 import type { RenderedTemplate } from '../cloud-sandbox.js';
 import { deliveredMessage, isCloudBody, templateParameters } from '../harness-cloud.js';
+import { agentByline, type HandoffMoment } from '../handoff-words.js';
+import { withHandoffs } from './handoff-view.js';
 
 /** Something the user sent. */
 export interface UserItem {
@@ -46,7 +49,7 @@ export interface TemplateView {
 /** Fills a template row's message from the template the sandbox knows; undefined when it knows none. */
 export type RowRenderer = (row: OutboxRecord) => RenderedTemplate | undefined;
 
-/** Something the bot sent (or tried to). */
+/** Something the bot or an agent sent (or tried to). */
 export interface BotItem {
   readonly kind: 'bot';
   /** The outbox row id. */
@@ -68,13 +71,19 @@ export interface BotItem {
   readonly deliveryStatus: string | null;
   readonly error: string | null;
   readonly fallbackOf: number | null;
+  /** An agent's message: the agent's name. */
+  readonly agent?: string | undefined;
+  /** An agent's message: whose it is, as the bubble shows it (`ana (agent)`, `ana (agent, by SMS)`). */
+  readonly byline?: string | undefined;
 }
 
-/** A line between bubbles: a timer fired, a conversation ended. */
+/** A line between bubbles: a timer fired, a conversation ended, a handoff moved. */
 export interface NoteItem {
   readonly kind: 'note';
   readonly at: number;
   readonly text: string;
+  /** On a handoff's line: which moment it marks (a person takes over, an agent claims it, how it ended). */
+  readonly handoff?: HandoffMoment | undefined;
 }
 
 /** One line of the chat. */
@@ -90,10 +99,9 @@ const MAX_CONVERSATIONS = 20;
 export async function timelineOf(store: Store, conversations: readonly ConversationRecord[], read?: ReadonlySet<string>, render?: RowRenderer): Promise<ChatItem[]> {
   const items: ChatItem[] = [];
   for (const conv of conversations.slice(-MAX_CONVERSATIONS)) {
-    for (const entry of await store.transcript(conv.id)) {
-      const item = itemOf(entry, read, render);
-      if (item) items.push(item);
-    }
+    const entries = await store.transcript(conv.id);
+    const own = entries.map((entry) => itemOf(entry, read, render));
+    items.push(...withHandoffs(entries, own, await store.handoffs(conv.id)));
     if (conv.status !== 'active') items.push({ kind: 'note', at: conv.endedAt ?? conv.updatedAt, text: `conversation ${conv.status}` });
   }
   return items;
@@ -103,6 +111,8 @@ function itemOf(entry: TranscriptEntry, read: ReadonlySet<string> | undefined, r
   if (entry.direction === 'out') return botItem(entry.record, render);
   const event = (entry.event ?? {}) as { readonly type?: unknown; readonly [k: string]: unknown };
   const type = typeof event.type === 'string' ? event.type : 'unknown';
+  // The handoff's own line says it timed out.
+  if (entry.source === 'timer' && type === 'handoff.timeout') return undefined;
   if (entry.source === 'timer') return { kind: 'note', at: entry.at, text: `timer fired (${type})` };
   if (entry.source === 'delivery' || type === 'delivery.failed') {
     return { kind: 'note', at: entry.at, text: `delivery failed: ${String(event['reason'] ?? 'unknown reason')}` };
@@ -158,5 +168,6 @@ function botBase(r: OutboxRecord): Omit<BotItem, 'provider' | 'message' | 'templ
     deliveryStatus: r.deliveryStatus,
     error: r.error,
     fallbackOf: r.fallbackOf,
+    ...(typeof r.agent === 'string' && { agent: r.agent, byline: agentByline(r.agent, r.channel === 'sms') }),
   };
 }

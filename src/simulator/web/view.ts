@@ -1,6 +1,7 @@
 /**
  * What the page shows for one user and one bot: the chat, the conversation's state and context,
- * and the provider requests about this user. Rebuilt from the store and the sandbox each time.
+ * whether a person holds it, and the provider requests about this user. Rebuilt from the store and
+ * the sandbox each time.
  */
 import type { Sandbox } from '../../sandbox/api.js';
 import type { AcceptedCloud, RecordedRequest } from '../../sandbox/types.js';
@@ -8,6 +9,7 @@ import type { ConversationRecord, Store } from '../../store/types.js';
 import { readsOf, renderedTemplate, usesCloudApi, windowOf, windowText } from '../cloud-sandbox.js';
 import { cloudTypeOf } from '../harness-cloud.js';
 import type { BotInfo } from './bots.js';
+import { handoffView, type HandoffView } from './handoff-view.js';
 import { timelineOf, type ChatItem, type RowRenderer } from './timeline.js';
 
 /** The conversation panel. */
@@ -58,6 +60,8 @@ export interface View {
   readonly window: WindowView | null;
   /** The active conversation, or else the latest one; null before the first. */
   readonly conversation: ConversationView | null;
+  /** The active conversation's open handoff (a person takes over, or has it), as the banner over the chat shows it; null when the bot has the chat. */
+  readonly handoff: HandoffView | null;
   readonly timeline: readonly ChatItem[];
   readonly requests: readonly RequestView[];
 }
@@ -65,19 +69,24 @@ export interface View {
 /** How many requests the panel keeps, newest last. */
 const MAX_REQUESTS = 100;
 
-/** Builds the view of `user` talking to `bot`; `now` dates the window's countdown (the sandbox's clock). */
-export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, user: string, now = Date.now()): Promise<View> {
+/**
+ * Builds the view of `user` talking to `bot`; `now` dates the window's countdown (the sandbox's
+ * clock), `runtimeNow` the handoff's (the runtime's clock, which fires its timeout).
+ */
+export async function buildView(store: Store, sandbox: Sandbox, bot: BotInfo, user: string, now = Date.now(), runtimeNow = now): Promise<View> {
   const conversations = (await store.conversations({ botId: bot.id, user })).sort((a, b) => a.id - b.id);
   const current = (await store.activeConversation({ botId: bot.id, user })) ?? conversations.at(-1);
   const cloud = usesCloudApi(sandbox);
   const read = cloud ? new Set(readsOf(sandbox, user).map((r) => r.messageId)) : undefined;
   const w = cloud ? windowOf(sandbox, user, bot.phoneNumberId ?? bot.number) : undefined;
+  const open = current?.status === 'active' ? await store.openHandoff(current.id) : undefined;
   return {
     bot: bot.id,
     user,
     provider: cloud ? 'cloud-api' : 'seed',
     window: w === undefined ? null : { open: w.open, lastUserMessageAt: w.lastUserMessageAt ?? null, closesAt: w.closesAt ?? null, text: windowText(w, now) },
     conversation: current ? conversationView(current) : null,
+    handoff: handoffView(open, runtimeNow),
     timeline: await timelineOf(store, conversations, read, cloud ? rowRenderer(sandbox) : undefined),
     requests: requestsAbout(sandbox.requests, bot, user, read).slice(-MAX_REQUESTS).map(requestView),
   };

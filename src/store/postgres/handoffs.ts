@@ -8,8 +8,10 @@ import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffE
 import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
 import { prepared, type PgDb, type Queryable } from './db.js';
 import { bumpLaneIn, lockLaneIn, WORK_CHANNEL } from './lanes.js';
-import { keyAnswer, toHandoff, toInbox } from '../rows.js';
-import { OPEN_HANDOFF } from '../sql.js';
+import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
+import type { HandoffLogEntry } from '../agent-types.js';
+import { claimIdle, keyAnswer, toHandoff, toInbox } from '../rows.js';
+import { EXPIRING_CLAIM, OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
 /** Tells the peers (on commit) of a row the statement's CTE `i` inserted: any process may send it. */
@@ -33,16 +35,20 @@ export const PGH = {
     WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
   anyOrphan: `SELECT 1 FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active' LIMIT 1`,
   /** Closes every orphan in one statement: a second process waits on the row locks, then finds them closed. */
-  closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL
+  closeOrphans: `UPDATE handoffs h SET state = 'closed', ended_by = 'system', note = NULL, ended_at = $1, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
     FROM conversations c WHERE c.id = h.conversation_id AND h.${OPEN_HANDOFF} AND c.status <> 'active' RETURNING h.*`,
-  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
-    VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $7)
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, timeout_ms, started_at)
+    VALUES ($1, $2, $3, 'waiting', $4, $5, $6, $8, $7)
     ON CONFLICT (conversation_id) WHERE ${OPEN_HANDOFF} DO NOTHING RETURNING id`,
-  claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL WHERE id = $3 AND state = 'waiting' RETURNING *`,
+  claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL, claim_idle_ms = $4, claim_idle_until = $5
+    WHERE id = $3 AND state = 'waiting' RETURNING *`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
-  closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL
+  end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
+  closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE conversation_id = $1 AND ${OPEN_HANDOFF} RETURNING id`,
+  /** The holder acted: its claim's idle deadline moves on (never back). */
+  touchClaim: `UPDATE handoffs SET claim_idle_until = GREATEST(claim_idle_until, $3 + claim_idle_ms) WHERE id = $1 AND agent = $2 AND ${EXPIRING_CLAIM}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES ($1, $2, $3, $4, NULL, $5, $6)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = EXCLUDED.event, fire_at = EXCLUDED.fire_at`,
@@ -60,6 +66,9 @@ export const PGH = {
       SELECT c.id, c.bot_id, c.user_number, NULL, $2, $3, $4, $5, $6, $6, $7, $8, $9 FROM conversations c WHERE c.id = $1
       ON CONFLICT (conversation_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id)
     ${NOTIFY_INSERTED}`,
+  insertLog: `INSERT INTO handoff_log (${LOG_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+  /** Peers waiting for the next due timer look again (a timer armed outside a turn). */
+  notifyWork: `SELECT pg_notify('${WORK_CHANNEL}', '')`,
   insertEvent: `WITH i AS (INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING id)
     ${NOTIFY_INSERTED}`,
 } as const;
@@ -81,6 +90,7 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
     if ((await q.query(PGH.timeout, [c.now, change.timeout.id])).rowCount !== 1) {
       throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
     }
+    await logIn(q, { handoffId: change.timeout.id, conversationId, action: 'timeout', agent: null, at: c.now });
     await event(q, 'handoff.timeout', change.timeout.id, w);
   }
   if (c.status !== 'active') {
@@ -90,7 +100,7 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
   if (change === undefined || !('open' in change)) return;
   const o = change.open;
   const timeoutAt = handoffTimeoutAt(c.now, o);
-  const r = await q.query<{ id: number }>(PGH.insert, [conversationId, c.key.botId, c.key.user, o.reason ?? null, o.queue ?? null, timeoutAt, c.now]);
+  const r = await q.query<{ id: number }>(PGH.insert, [conversationId, c.key.botId, c.key.user, o.reason ?? null, o.queue ?? null, timeoutAt, c.now, o.timeoutMs]);
   const id = r.rows[0]?.id;
   if (id === undefined) return; // one is open already: it goes on as it was
   await q.query(PGH.upsertTimer, [conversationId, c.key.botId, c.key.user, HANDOFF_TIMER_KEY, JSON.stringify(handoffTimeoutEvent(o)), timeoutAt]);
@@ -102,21 +112,37 @@ async function closeOpen(q: Queryable, conversationId: number, w: HandoffWrite):
   const closed = (await q.query<{ id: number }>(PGH.closeOpen, [conversationId, 'system', w.now])).rows[0];
   if (!closed) return;
   await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
+  await logIn(q, { handoffId: closed.id, conversationId, action: 'closed', agent: null, at: w.now });
   await event(q, 'handoff.ended', closed.id, w);
 }
 
+/** Writes one handoff log row (inside the caller's transaction); returns it. */
+export async function logIn(q: Queryable, e: NewLogEntry): Promise<HandoffLogEntry> {
+  return toLogEntry((await q.query(PGH.insertLog, logValues(e))).rows[0]!);
+}
+
 /** Queues a connector event built from the handoff as it is now (in this transaction). */
-async function event(q: Queryable, type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message']): Promise<void> {
+export async function event(q: Queryable, type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message'], reason?: string): Promise<void> {
   if (!w.notify) return;
-  const body = handoffEventBody(type, await byId(q, handoffId), w.now, message);
+  const body = handoffEventBody(type, await byId(q, handoffId), w.now, message, reason);
   await q.query(PGH.insertEvent, [body.id, handoffId, type, JSON.stringify(body), w.now]);
+}
+
+/**
+ * Agent activity on a handoff (a message, a note): when `agent` holds its claim, the claim's idle
+ * deadline moves to `now` plus the idle time it was claimed under. Inside the caller's transaction,
+ * after it locked the handoff.
+ */
+export async function touchClaimIn(q: Queryable, handoffId: number, agent: string, now: number): Promise<void> {
+  await q.query(PGH.touchClaim, [handoffId, agent, now]);
 }
 
 async function byId(q: Queryable, id: number): Promise<HandoffRecord> {
   return toHandoff((await q.query(PGH.byId, [id])).rows[0]!);
 }
 
-async function lockOpen(q: Queryable, conversationId: number): Promise<HandoffRecord | undefined> {
+/** The conversation's open handoff, locked until the transaction ends. */
+export async function lockOpen(q: Queryable, conversationId: number): Promise<HandoffRecord | undefined> {
   const r = (await q.query(PGH.lockOpen, [conversationId])).rows[0];
   return r && toHandoff(r);
 }
@@ -143,8 +169,10 @@ export class PgHandoffs implements HandoffStore {
       const h = await lockOpen(q, conversationId);
       if (!h) return { ok: false, reason: 'none' };
       if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-      const claimed = toHandoff((await q.query(PGH.claim, [agent, w.now, h.id])).rows[0]!);
+      const idle = claimIdle(w);
+      const claimed = toHandoff((await q.query(PGH.claim, [agent, w.now, h.id, idle.idleMs, idle.idleUntil])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
+      await logIn(q, { handoffId: h.id, conversationId, action: 'claim', agent, via: w.via, at: w.now });
       await event(q, 'handoff.claimed', h.id, w);
       return { ok: true, handoff: claimed, fresh: true };
     });
@@ -157,6 +185,7 @@ export class PgHandoffs implements HandoffStore {
       if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
       const ended = toHandoff((await q.query(PGH.end, [h.id, 'ended', agent, note ?? null, w.now])).rows[0]!);
       await q.query(PGH.deleteTimer, [conversationId, HANDOFF_TIMER_KEY]);
+      await logIn(q, { handoffId: h.id, conversationId, action: 'release', agent, via: w.via, text: note, at: w.now });
       const ev = handoffEndedEvent(agent, note);
       await lockLaneIn(q, h); // the bot's work: its lane's counter moves with it (see lanes.ts)
       const r = await q.query<{ id: number }>(PGH.insertInbox, [`handoff:${h.id}:ended`, h.botId, h.user, JSON.stringify(ev), JSON.stringify({ conversationId, handoffId: h.id }), w.now]);
@@ -204,7 +233,12 @@ export class PgHandoffs implements HandoffStore {
         m.idempotencyKey ?? null,
         fingerprint,
       ]);
-      if (r.rows[0]) return { ok: true, outboxId: r.rows[0].id, duplicate: false };
+      const queued = r.rows[0];
+      if (queued) {
+        await logIn(q, { handoffId: h.id, conversationId: m.conversationId, action: 'message', agent: m.agent, via: m.via, outboxId: Number(queued.id), at: m.now });
+        await touchClaimIn(q, h.id, m.agent, m.now);
+        return { ok: true, outboxId: queued.id, duplicate: false };
+      }
       // The same key was queued by a request that committed while this one waited: that row decides.
       return (await known())!;
     });
@@ -216,6 +250,7 @@ export class PgHandoffs implements HandoffStore {
       const closed = (await q.query(PGH.closeOrphans, [w.now])).rows.map(toHandoff).sort((a, b) => a.id - b.id);
       for (const h of closed) {
         await q.query(PGH.deleteTimer, [h.conversationId, HANDOFF_TIMER_KEY]);
+        await logIn(q, { handoffId: h.id, conversationId: h.conversationId, action: 'closed', agent: null, at: w.now });
         await event(q, 'handoff.ended', h.id, w);
       }
       return closed.length;

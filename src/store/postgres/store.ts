@@ -10,9 +10,11 @@ import { isStoreUnavailable } from '../../errors.js';
 import { migratePg, readPgMigrations } from './migrate.js';
 import { openFailure } from './failure.js';
 import { PgDb, type PgPoolOptions } from './db.js';
+import { expireIdleClaims } from './handoff-claims.js';
 import { fireDueTimersIn, followFailureIn, settleFailedIn, transcriptIn } from './outbox.js';
 import { claimLanesIn, listenForWork } from './lanes.js';
 import { claimantOf, claimArgs, counted, leaseMsOf, PGW, run } from './work.js';
+import { PgAgents } from './agents.js';
 import { PgHandoffs } from './handoffs.js';
 import { PG } from './sql.js';
 import { conversationsQuery } from '../sql.js';
@@ -86,6 +88,7 @@ const one = async <T>(p: Promise<{ rows: Row[] }>, map: (r: Row) => T): Promise<
 /** The PostgreSQL implementation of {@link Store}. */
 export class PgStore implements Store {
   private readonly h: PgHandoffs;
+  private readonly a: PgAgents;
   /** The operations of every turn, in batches when calls arrive together (group commit; see batch.ts). */
   private readonly b: PgBatches;
   /** Turns committed through this store (see {@link analyzeUnanalyzed}). */
@@ -100,6 +103,7 @@ export class PgStore implements Store {
     private readonly ingress: PgDb = db,
   ) {
     this.h = new PgHandoffs(db);
+    this.a = new PgAgents(db);
     this.b = new PgBatches(db, ingress);
   }
 
@@ -224,6 +228,18 @@ export class PgStore implements Store {
   addAgentMessage: Store['addAgentMessage'] = (m) => this.changing(() => this.h.addAgentMessage(m));
   closeOrphanHandoffs: Store['closeOrphanHandoffs'] = (w) => this.changing(() => this.h.closeOrphanHandoffs(w));
 
+  // Agents, their sessions and the handoff log: see agents.ts.
+  addAgent: Store['addAgent'] = (name, hash, now) => this.a.addAgent(name, hash, now);
+  setAgentToken: Store['setAgentToken'] = (name, hash) => this.a.setAgentToken(name, hash);
+  agents: Store['agents'] = () => this.a.agents();
+  agentByTokenHash: Store['agentByTokenHash'] = (hash) => this.a.agentByTokenHash(hash);
+  removeAgent: Store['removeAgent'] = (name, w) => this.a.removeAgent(name, w);
+  createAgentSession: Store['createAgentSession'] = (id, agent, csrf, now, exp) => this.a.createAgentSession(id, agent, csrf, now, exp);
+  agentSession: Store['agentSession'] = (id, now) => this.a.agentSession(id, now);
+  endAgentSession: Store['endAgentSession'] = (id) => this.a.endAgentSession(id);
+  addHandoffNote: Store['addHandoffNote'] = (id, actor, text, now) => this.a.addHandoffNote(id, actor, text, now);
+  handoffLog: Store['handoffLog'] = (id) => this.a.handoffLog(id);
+
   /** A handoff write may change conversations: what claims read of them is not used after it. */
   private changing<T>(write: () => Promise<T>): Promise<T> {
     this.b.prefetched.forgetConversations();
@@ -259,6 +275,8 @@ export class PgStore implements Store {
         return (await run(this.db, PGW.claimEvents, claimArgs(who, limit, r.now))).rows.map(toHandoffEvent).sort((a, b) => a.id - b.id);
       case 'timer':
         return this.db.tx((q) => fireDueTimersIn(q, r.now, limit));
+      case 'idle':
+        return expireIdleClaims(this.db, limit, { now: r.now, notify: r.notify === true });
     }
   }
 

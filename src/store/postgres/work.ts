@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { prepared, type PgStatement, type Queryable } from './db.js';
 import { WORK_CHANNEL } from './lanes.js';
-import { claimableRow, EVENT_HEAD, forPostgres, outboxRank as RANK, pgArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
+import { claimableRow, EVENT_HEAD, EXPIRING_CLAIM, forPostgres, outboxRank as RANK, pgArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
 import type { Claimant } from '../types.js';
 
 const UNSENT = `state IN ('pending', 'sending')`;
@@ -108,12 +108,13 @@ export const PGW = {
       COALESCE((SELECT json_agg(e) FROM e), '[]'::json) AS events, ${NOTIFY_IF('given')} AS notified`,
     'renew',
   ),
-  /** The earliest due time of a pending send or event at the head of its line, or of a timer (the heads as above, not `sendHead`). */
+  /** The earliest due time of a pending send or event at the head of its line, of a timer, or of an idle claim (the heads as above, not `sendHead`). */
   nextDue: named(
     `SELECT LEAST(
       (SELECT MIN(h.next_attempt_at) FROM (${HEADS}) h WHERE h.state = 'pending'),
       (SELECT MIN(e.next_attempt_at) FROM handoff_events e WHERE ${EVENT_HEAD} AND e.state = 'pending'),
-      (SELECT MIN(fire_at) FROM timers)) AS t`,
+      (SELECT MIN(fire_at) FROM timers),
+      (SELECT MIN(claim_idle_until) FROM handoffs WHERE ${EXPIRING_CLAIM})) AS t`,
     'next_due',
   ),
   /** A send to try again at `@at`, while `@claim` still holds it; the peers are told. */

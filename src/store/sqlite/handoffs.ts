@@ -6,9 +6,21 @@
 import type Database from 'better-sqlite3';
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
-import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
-import { keyAnswer, toHandoff, toInbox } from '../rows.js';
-import { OPEN_HANDOFF } from '../sql.js';
+import {
+  HANDOFF_TIMER_KEY,
+  handoffTimeoutAt,
+  type AgentMessage,
+  type ClaimExpiryReason,
+  type HandoffEventType,
+  type HandoffRecord,
+  type HandoffRefusal,
+  type HandoffStore,
+  type HandoffWrite,
+} from '../handoff-types.js';
+import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
+import type { HandoffLogEntry } from '../agent-types.js';
+import { claimIdle, keyAnswer, toHandoff, toInbox } from '../rows.js';
+import { EXPIRING_CLAIM, OPEN_HANDOFF } from '../sql.js';
 import type { ChannelName, TurnCommit } from '../types.js';
 
 type Row = Record<string, unknown>;
@@ -23,12 +35,21 @@ const SQL = {
   listOpen: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id
     WHERE h.${OPEN_HANDOFF} AND c.status = 'active' ORDER BY h.started_at, h.id`,
   orphans: `SELECT h.* FROM handoffs h JOIN conversations c ON c.id = h.conversation_id WHERE h.${OPEN_HANDOFF} AND c.status <> 'active'`,
-  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, started_at)
-    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @now)
+  insert: `INSERT INTO handoffs (conversation_id, bot_id, user_number, state, reason, queue, timeout_at, timeout_ms, started_at)
+    VALUES (@conversationId, @botId, @user, 'waiting', @reason, @queue, @timeoutAt, @timeoutMs, @now)
     ON CONFLICT (conversation_id) WHERE state IN ('waiting', 'claimed') DO NOTHING`,
-  claim: `UPDATE handoffs SET state = 'claimed', agent = ?, claimed_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  claim: `UPDATE handoffs SET state = 'claimed', agent = @agent, claimed_at = @now, timeout_at = NULL, claim_idle_ms = @idleMs, claim_idle_until = @idleUntil
+    WHERE id = @id AND state = 'waiting'`,
+  /** The holder acted: its claim's idle deadline moves on (never back). */
+  touchClaim: `UPDATE handoffs SET claim_idle_until = MAX(claim_idle_until, @now + claim_idle_ms) WHERE id = @id AND agent = @agent AND ${EXPIRING_CLAIM}`,
+  idleClaims: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? ORDER BY claim_idle_until, id LIMIT ?`,
+  anyIdleClaim: `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? LIMIT 1`,
+  /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
+  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = @now + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = @id AND state = 'claimed' AND agent = @agent`,
   timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
-  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL WHERE id = @id AND ${OPEN_HANDOFF}`,
+  end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
+    WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
     VALUES (@conversationId, @botId, @user, @key, NULL, @event, @fireAt)
     ON CONFLICT (conversation_id, key) DO UPDATE SET state_node = NULL, event = excluded.event, fire_at = excluded.fire_at`,
@@ -45,6 +66,8 @@ const SQL = {
   outboxByKey: 'SELECT id, agent, idempotency_fingerprint FROM outbox WHERE conversation_id = ? AND idempotency_key = ?',
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
     SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key, @fingerprint FROM conversations c WHERE c.id = @conversationId`,
+  insertLog: `INSERT INTO handoff_log (${LOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  logById: 'SELECT * FROM handoff_log WHERE id = ?',
   insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at)
     VALUES (@eventId, @handoffId, @type, @payload, @now, @now)`,
 } as const;
@@ -71,6 +94,7 @@ export class SqliteHandoffs {
       if (this.q.timeout.run(c.now, change.timeout.id).changes !== 1) {
         throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
       }
+      this.log({ handoffId: change.timeout.id, conversationId, action: 'timeout', agent: null, at: c.now });
       this.event('handoff.timeout', change.timeout.id, w);
     }
     if (c.status !== 'active') {
@@ -80,7 +104,7 @@ export class SqliteHandoffs {
     if (change === undefined || !('open' in change)) return;
     const o = change.open;
     const timeoutAt = handoffTimeoutAt(c.now, o);
-    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, now: c.now });
+    const r = this.q.insert.run({ conversationId, botId: c.key.botId, user: c.key.user, reason: o.reason ?? null, queue: o.queue ?? null, timeoutAt, timeoutMs: o.timeoutMs, now: c.now });
     if (r.changes !== 1) return; // one is open already: it goes on as it was
     const id = Number(r.lastInsertRowid);
     this.q.upsertTimer.run({ conversationId, botId: c.key.botId, user: c.key.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(handoffTimeoutEvent(o)), fireAt: timeoutAt });
@@ -104,8 +128,9 @@ export class SqliteHandoffs {
     const h = this.openRow(conversationId);
     if (!h) return { ok: false, reason: 'none' };
     if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
-    this.q.claim.run(agent, w.now, h.id);
+    this.q.claim.run({ agent, now: w.now, id: h.id, ...claimIdle(w) });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.log({ handoffId: h.id, conversationId, action: 'claim', agent, via: w.via, at: w.now });
     this.event('handoff.claimed', h.id, w);
     return { ok: true, handoff: this.byId(h.id), fresh: true };
   }
@@ -116,6 +141,7 @@ export class SqliteHandoffs {
     if (h.state === 'claimed' && h.agent !== agent) return { ok: false, reason: 'taken', handoff: h };
     this.q.end.run({ id: h.id, state: 'ended', by: agent, note: note ?? null, now: w.now });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.log({ handoffId: h.id, conversationId, action: 'release', agent, via: w.via, text: note, at: w.now });
     const event = handoffEndedEvent(agent, note);
     const r = this.q.insertInbox.run({
       providerId: `handoff:${h.id}:ended`,
@@ -159,7 +185,58 @@ export class SqliteHandoffs {
       key: m.idempotencyKey ?? null,
       fingerprint: m.idempotencyKey === undefined ? null : (m.fingerprint ?? null),
     });
-    return { ok: true, outboxId: Number(r.lastInsertRowid), duplicate: false };
+    const outboxId = Number(r.lastInsertRowid);
+    this.log({ handoffId: h.id, conversationId: m.conversationId, action: 'message', agent: m.agent, via: m.via, outboxId, at: m.now });
+    this.touchClaim(h.id, m.agent, m.now);
+    return { ok: true, outboxId, duplicate: false };
+  }
+
+  /** Writes one handoff log row (inside the caller's transaction); returns it. */
+  log(e: NewLogEntry): HandoffLogEntry {
+    const r = this.q.insertLog.run(...logValues(e));
+    return toLogEntry(this.q.logById.get(r.lastInsertRowid) as Row);
+  }
+
+  /** The conversation's open handoff (waiting or claimed), if any. */
+  openRow(conversationId: number): HandoffRecord | undefined {
+    const r = this.q.open.get(conversationId) as Row | undefined;
+    return r && toHandoff(r);
+  }
+
+  /**
+   * Agent activity on a handoff (a message, a note): when `agent` holds its claim, the claim's idle
+   * deadline moves to `now` plus the idle time it was claimed under. Inside the caller's transaction.
+   */
+  touchClaim(handoffId: number, agent: string, now: number): void {
+    this.q.touchClaim.run({ id: handoffId, agent, now });
+  }
+
+  /**
+   * Returns a claimed handoff to the queue, inside the caller's transaction: waiting again (the
+   * agent column keeps who held it), its `handoff.timeout` timer armed for its own timeout from
+   * now, and `handoff.claim_expired` queued with `reason`. Undefined (nothing changed) when `h` is
+   * no longer claimed by the same agent: a release, a timeout or another claim came first.
+   */
+  returnClaimToQueue(h: HandoffRecord, reason: ClaimExpiryReason, w: HandoffWrite): HandoffRecord | undefined {
+    if (this.q.requeue.run({ id: h.id, agent: h.agent, now: w.now }).changes !== 1) return undefined;
+    const back = this.byId(h.id);
+    const timeoutMs = back.timeoutAt! - w.now;
+    const event = handoffTimeoutEvent({ timeoutMs, reason: back.reason ?? undefined, queue: back.queue ?? undefined });
+    this.q.upsertTimer.run({ conversationId: h.conversationId, botId: h.botId, user: h.user, key: HANDOFF_TIMER_KEY, event: JSON.stringify(event), fireAt: back.timeoutAt });
+    this.log({ handoffId: h.id, conversationId: h.conversationId, action: 'claim_expired', agent: h.agent, text: reason, at: w.now });
+    this.event('handoff.claim_expired', h.id, w, undefined, reason);
+    return back;
+  }
+
+  /** Whether a claim is idle past its deadline at `now` (read without a write). */
+  hasIdleClaims(now: number): boolean {
+    return this.q.anyIdleClaim.get(now) !== undefined;
+  }
+
+  /** Returns up to `limit` claims idle past their deadline at `w.now` to the queue (the worker's `idle` work); those returned. */
+  expireIdleClaims(limit: number, w: HandoffWrite): HandoffRecord[] {
+    const due = (this.q.idleClaims.all(w.now, limit) as Row[]).map(toHandoff);
+    return due.flatMap((h) => this.returnClaimToQueue(h, 'idle', w) ?? []);
   }
 
   /** Whether a handoff is open on an ended conversation: the common answer, no, needs no write. */
@@ -173,11 +250,6 @@ export class SqliteHandoffs {
     return rows.length;
   }
 
-  private openRow(conversationId: number): HandoffRecord | undefined {
-    const r = this.q.open.get(conversationId) as Row | undefined;
-    return r && toHandoff(r);
-  }
-
   private byId(id: number): HandoffRecord {
     return toHandoff(this.q.byId.get(id) as Row);
   }
@@ -188,12 +260,13 @@ export class SqliteHandoffs {
     if (!h) return;
     this.q.end.run({ id: h.id, state: 'closed', by, note: null, now: w.now });
     this.q.deleteTimer.run(conversationId, HANDOFF_TIMER_KEY);
+    this.log({ handoffId: h.id, conversationId, action: 'closed', agent: null, at: w.now });
     this.event('handoff.ended', h.id, w);
   }
 
-  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message']): void {
+  private event(type: HandoffEventType, handoffId: number, w: HandoffWrite, message?: HandoffEventBody['message'], reason?: string): void {
     if (!w.notify) return;
-    const body = handoffEventBody(type, this.byId(handoffId), w.now, message);
+    const body = handoffEventBody(type, this.byId(handoffId), w.now, message, reason);
     this.q.insertEvent.run({ eventId: body.id, handoffId, type, payload: JSON.stringify(body), now: w.now });
   }
 }

@@ -15,6 +15,7 @@ import { migrate, readMigrations } from './migrate.js';
 import { GroupCommit, type GroupCommitOptions, type WriteStats } from './batch.js';
 import { WalCheckpointer, type CheckpointOptions, type CheckpointStats } from './checkpoint.js';
 import { prepareStatements, type Statements } from './statements.js';
+import { SqliteAgents } from './agents.js';
 import { SqliteHandoffs } from './handoffs.js';
 import { SqliteLanes } from './lanes.js';
 import { SqliteWork } from './work.js';
@@ -123,6 +124,10 @@ const READS = [
   'openHandoffs',
   'openHandoff',
   'handoffs',
+  'agents',
+  'agentByTokenHash',
+  'agentSession',
+  'handoffLog',
 ] as const satisfies readonly (keyof Store)[];
 
 /** The SQLite implementation of {@link Store}. */
@@ -130,6 +135,7 @@ export class SqliteStore implements Store {
   private readonly q: Statements;
   private readonly busy: BusyRetry;
   private readonly h: SqliteHandoffs;
+  private readonly a: SqliteAgents;
   private readonly w: SqliteWrites;
   private readonly work: SqliteWork;
   private readonly batch: GroupCommit;
@@ -146,10 +152,11 @@ export class SqliteStore implements Store {
   ) {
     this.q = prepareStatements(db);
     this.h = new SqliteHandoffs(db);
+    this.a = new SqliteAgents(db, this.h);
     const now = o.now ?? Date.now;
     const lanes = new SqliteLanes(db, now);
     this.w = new SqliteWrites(this.q, this.h, lanes);
-    this.work = new SqliteWork(db, lanes, this.w, now);
+    this.work = new SqliteWork(db, lanes, this.w, this.h, now);
     this.busy = new BusyRetry(o);
     db.pragma(`busy_timeout = ${o.busyTimeoutMs ?? 50}`);
     this.batch = new GroupCommit(db, this.busy, o.groupCommit);
@@ -314,7 +321,9 @@ export class SqliteStore implements Store {
     return mergeTranscript(this.q.convInbox.all(conversationId) as Row[], (this.q.convOutbox.all(conversationId) as Row[]).map(toOutbox));
   }
 
-  claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+  async claim<K extends WorkKind>(who: Claimant, request: ClaimRequest<K>): Promise<ClaimedWork[K][]> {
+    // Idle claims are looked for on every wake: the common answer, none due, needs no write.
+    if (request.kind === 'idle' && !(await this.busy.run(() => this.h.hasIdleClaims(request.now)))) return [];
     return this.write(`claim:${request.kind}`, () => this.work.claim(who, request));
   }
 
@@ -362,4 +371,16 @@ export class SqliteStore implements Store {
     if (!(await this.busy.run(() => this.h.hasOrphans()))) return 0; // the common case, without a write (the queue is polled)
     return this.write('closeOrphanHandoffs', () => this.h.closeOrphanHandoffs(w));
   };
+
+  // Agents, their sessions and the handoff log: see agents.ts.
+  addAgent: Store['addAgent'] = (name, hash, now) => this.write('addAgent', () => this.a.addAgent(name, hash, now));
+  setAgentToken: Store['setAgentToken'] = (name, hash) => this.write('setAgentToken', () => this.a.setAgentToken(name, hash));
+  agents: Store['agents'] = () => this.a.agents();
+  agentByTokenHash: Store['agentByTokenHash'] = (hash) => this.a.agentByTokenHash(hash);
+  removeAgent: Store['removeAgent'] = (name, w) => this.write('removeAgent', () => this.a.removeAgent(name, w));
+  createAgentSession: Store['createAgentSession'] = (id, agent, csrf, now, exp) => this.write('createAgentSession', () => this.a.createAgentSession(id, agent, csrf, now, exp));
+  agentSession: Store['agentSession'] = (id, now) => this.a.agentSession(id, now);
+  endAgentSession: Store['endAgentSession'] = (id) => this.write('endAgentSession', () => this.a.endAgentSession(id));
+  addHandoffNote: Store['addHandoffNote'] = (id, actor, text, now) => this.write('addHandoffNote', () => this.a.addHandoffNote(id, actor, text, now));
+  handoffLog: Store['handoffLog'] = (id) => this.a.handoffLog(id);
 }

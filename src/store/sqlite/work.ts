@@ -1,6 +1,6 @@
 /**
  * The SQLite store's work contract (`Store.claim`, `renew`, `nextDue`, `settleSend`,
- * `settleEvent`) for sends, helpdesk events and timers; lanes are in lanes.ts. Every write runs
+ * `settleEvent`) for sends, helpdesk events, timers and idle claims; lanes are in lanes.ts. Every write runs
  * inside the group commit (one transaction holds SQLite's write lock), so two claimants never take
  * the same item. Leases (`lease_until`) are on the store's clock; due times (`next_attempt_at`,
  * `fire_at`) are the caller's `now`, the bots' time.
@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import { toHandoffEvent, toKey, toOutbox, toTimerInbound } from '../rows.js';
 import { claimableRow, EVENT_HEAD, sendHead, sqliteArgs, TAKE_ROW, WORK_SQL } from '../sql.js';
+import type { SqliteHandoffs } from './handoffs.js';
 import type { SqliteLanes } from './lanes.js';
 import type { SqliteWrites } from './writes.js';
 import type { Claimant, ClaimRequest, ClaimedWork, ConversationKey, HandoffEventOutcome, HandoffEventRecord, HeldLane, HeldWork, LaneNext, OutboxRecord, SendOutcome, WorkKind } from '../types.js';
@@ -45,6 +46,7 @@ export class SqliteWork {
     db: Database.Database,
     private readonly lanes: SqliteLanes,
     private readonly w: SqliteWrites,
+    private readonly handoffs: SqliteHandoffs,
     private readonly now: () => number,
   ) {
     this.q = Object.fromEntries(Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)])) as Statements;
@@ -65,6 +67,8 @@ export class SqliteWork {
         return this.claimEvents(who, limit, r.now) as ClaimedWork[K][];
       case 'timer':
         return this.fireTimers(limit, r.now) as ClaimedWork[K][];
+      case 'idle':
+        return this.handoffs.expireIdleClaims(limit, { now: r.now, notify: r.notify === true }) as ClaimedWork[K][];
     }
   }
 
