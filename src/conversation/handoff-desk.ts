@@ -8,7 +8,7 @@ import { bareTextProblem, idProblem } from '../storable.js';
 import type { Logger } from '../log.js';
 import type { Message } from '../messages/message.js';
 import type { Metrics } from '../metrics.js';
-import type { ConversationKey, ConversationRecord, HandoffRecord, HandoffRefusal, Store, TranscriptEntry } from '../store/types.js';
+import type { ConversationKey, ConversationRecord, HandoffLogEntry, HandoffRecord, HandoffRefusal, Store, TranscriptEntry } from '../store/types.js';
 import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { requestFingerprint } from './fingerprint.js';
@@ -66,6 +66,8 @@ export interface AgentConversation {
   readonly transcript: readonly TranscriptLine[];
   /** The last list or buttons the user was sent and the choice they tapped after it (null: none). */
   readonly offered: Offered | null;
+  /** The handoff log, oldest first: claims, agents' messages, internal notes (never sent to the user), releases, timeouts. */
+  readonly log: readonly HandoffLogEntry[];
   /** The server's clock when this was read: countdowns to `handoff.timeoutAt` count from it. */
   readonly now: number;
 }
@@ -190,7 +192,7 @@ export class HandoffDesk {
   /** A conversation's transcript for an agent, agents' messages marked. */
   async conversation(conversationId: number): Promise<AgentConversation> {
     const conv = await this.conversationOrThrow(conversationId);
-    const [handoff, transcript] = await Promise.all([this.d.store.openHandoff(conversationId), this.d.store.transcript(conversationId)]);
+    const [handoff, transcript, log] = await Promise.all([this.d.store.openHandoff(conversationId), this.d.store.transcript(conversationId), this.d.store.handoffLog(conversationId)]);
     return {
       conversationId,
       bot: conv.botId,
@@ -201,6 +203,7 @@ export class HandoffDesk {
       handoff: handoff ?? null,
       transcript: transcript.map((e: TranscriptEntry) => summarize(e)),
       offered: lastOffered(transcript),
+      log,
       now: this.d.clock.now(),
     };
   }

@@ -78,7 +78,7 @@ describe('the live queue (GET /agent/stream)', () => {
     expect(stream.status).toBe(401);
   });
 
-  it.each(['sqlite', 'postgres'] as const)('sees changes another process makes on the same database (%s)', { timeout: 30_000 }, async (engine) => {
+  it.each(['sqlite', 'postgres'] as const)('sees changes another process makes on the same database (%s)', { timeout: 60_000 }, async (engine) => {
     let db: string;
     if (engine === 'postgres') db = await freshDatabaseUrl();
     else {
@@ -103,6 +103,15 @@ describe('the live queue (GET /agent/stream)', () => {
     await other.runtime.receive({ botId: 'support', user: USER, source: 'whatsapp', event: { type: 'text', text: 'Still there?' } });
     await other.runtime.idle();
     await eventually(() => expect(stream.events.at(-1)?.data.handoffs[0].lastMessages.at(-1)).toMatchObject({ from: 'user', text: 'Still there?' }), { timeoutMs: 15_000 });
+    // The agent answers there, at the same instant of the other process's clock.
+    expect((await api(other, 'POST', `/agent/handoffs/${id}/messages`, { agent: 'bob', text: 'Yes, one moment.' })).status).toBe(202);
+    await eventually(() => expect(stream.events.at(-1)?.data.handoffs[0].lastMessages.at(-1)).toMatchObject({ from: 'agent', agent: 'bob', text: 'Yes, one moment.' }), {
+      timeoutMs: 15_000,
+    });
+    // An internal note changes nothing the queue shows, but a page reading the conversation must hear of it.
+    const seen = stream.events.length;
+    await other.store.addHandoffNote(id, { name: 'bob', via: 'token' }, 'Customer is a VIP.', clock.now());
+    await eventually(() => expect(stream.events.length).toBeGreaterThan(seen), { timeoutMs: 15_000 });
   });
 });
 
@@ -142,6 +151,10 @@ describe('GET /agent/conversations/:id', () => {
       .expect(202);
     const after = await request(s.url).get(`/agent/conversations/${id}`).set(bearer).expect(200);
     expect(after.body.offered).toMatchObject({ from: 'agent', agent: 'ana', body: 'Refund or credit?', tapped: null });
+    expect(after.body.log.map((e: { action: string; agent: string | null }) => [e.action, e.agent])).toEqual([
+      ['claim', 'ana'],
+      ['message', 'ana'],
+    ]);
   });
 });
 
