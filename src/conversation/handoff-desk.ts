@@ -261,9 +261,15 @@ function checkText(text: string, field: string): void {
   if (unstorable !== undefined) throw new HandoffError('invalid', `${field}: ${unstorable}`, field);
 }
 
+/** Why `name` cannot be an agent's name (1–64 characters, not blank, no control characters), or undefined when it can. */
+export function agentNameProblem(name: string): string | undefined {
+  if (name.trim() === '') return 'must not be empty';
+  return idProblem(name, 64);
+}
+
 /** An agent's name: 1–64 characters, no control characters. */
 function checkAgent(agent: string): string {
-  if (typeof agent !== 'string' || agent.trim() === '' || idProblem(agent, 64) !== undefined) {
+  if (typeof agent !== 'string' || agentNameProblem(agent) !== undefined) {
     throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters, without control characters or unpaired surrogates', 'agent');
   }
   return agent;
