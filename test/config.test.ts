@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       pollMs: undefined,
       cloudApi: { url: 'https://graph.facebook.com/v23.0', token: undefined, phoneNumberId: undefined },
       flows: { key: undefined, numberKeys: new Map(), secrets: [], budgetMs: 3000 },
+      agentSessionHours: 12,
     });
   });
 

@@ -11,7 +11,14 @@ describe('handoff configuration', () => {
     expect(loadConfig({})).not.toHaveProperty('handoffWebhook');
   });
 
+  it('reads how long an inbox sign-in lasts (12 hours unless set)', () => {
+    expect(loadConfig({}).agentSessionHours).toBe(12);
+    expect(loadConfig({ COLLOQUY_AGENT_SESSION_HOURS: '24' }).agentSessionHours).toBe(24);
+  });
+
   it.each([
+    [{ COLLOQUY_AGENT_SESSION_HOURS: '0' }, /COLLOQUY_AGENT_SESSION_HOURS: must be a whole number from 1 to 720, got "0"/],
+    [{ COLLOQUY_AGENT_SESSION_HOURS: '12h' }, /COLLOQUY_AGENT_SESSION_HOURS: must be a whole number from 1 to 720, got "12h"/],
     [{ COLLOQUY_AGENT_TOKEN: 'short' }, /COLLOQUY_AGENT_TOKEN: must be at least 16 characters/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'ftp://desk', COLLOQUY_HANDOFF_WEBHOOK_SECRET: 's'.repeat(16) }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an http or https URL/],
     [{ COLLOQUY_HANDOFF_WEBHOOK_URL: 'not a url' }, /COLLOQUY_HANDOFF_WEBHOOK_URL: must be an absolute http\(s\) URL/],
