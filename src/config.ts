@@ -75,6 +75,8 @@ export interface Config {
   readonly sqliteSynchronous?: 'full' | 'normal' | undefined;
   /** The agents' API bearer token (undefined: the API answers 401, except on loopback with the sandbox). */
   readonly agentToken?: string | undefined;
+  /** How long an inbox sign-in lasts, in hours (undefined: 12). */
+  readonly agentSessionHours?: number | undefined;
   /** Where handoff events are POSTed, signed with `secret` (undefined: no connector). */
   readonly handoffWebhook?: { readonly url: string; readonly secret: string } | undefined;
   /** How long a claim lasts without its agent's activity before it goes back to the queue (ms; 0: never; undefined: 30 minutes). */
@@ -211,7 +213,7 @@ function cloudNumberId(get: (n: EnvName) => string | undefined): string | undefi
 }
 
 /** The agents' token and the helpdesk connector. */
-function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'agentToken' | 'handoffWebhook' | 'handoffClaimIdleMs'> {
+function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'agentToken' | 'agentSessionHours' | 'handoffWebhook' | 'handoffClaimIdleMs'> {
   const agentToken = get('COLLOQUY_AGENT_TOKEN');
   if (agentToken !== undefined && agentToken.length < 16) throw new ConfigError('COLLOQUY_AGENT_TOKEN', 'must be at least 16 characters (a bearer token agents send)');
   const hookUrl = url(get, 'COLLOQUY_HANDOFF_WEBHOOK_URL');
@@ -221,6 +223,7 @@ function handoffConfig(get: (n: EnvName) => string | undefined): Pick<Config, 'a
   if (secret !== undefined && secret.length < 16) throw new ConfigError('COLLOQUY_HANDOFF_WEBHOOK_SECRET', 'must be at least 16 characters');
   return {
     ...(agentToken !== undefined && { agentToken }),
+    agentSessionHours: int(get, 'COLLOQUY_AGENT_SESSION_HOURS') ?? defaultOf('COLLOQUY_AGENT_SESSION_HOURS', 0),
     ...(hookUrl !== undefined && secret !== undefined && { handoffWebhook: { url: hookUrl, secret } }),
     handoffClaimIdleMs: int(get, 'COLLOQUY_HANDOFF_CLAIM_IDLE_MS') ?? defaultOf('COLLOQUY_HANDOFF_CLAIM_IDLE_MS', 0),
   };

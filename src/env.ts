@@ -237,10 +237,18 @@ const VARS = [
     name: 'COLLOQUY_AGENT_TOKEN',
     type: { kind: 'text', rule: 'at least 16 characters' },
     default: undefined,
-    unset: "the agents' API answers 401 (open on loopback with the sandbox)",
+    unset: "only agents' own tokens (`colloquy agents add`) and inbox sessions are accepted (the sandbox also opens the API to loopback)",
     group: 'handoff',
     secret: true,
-    meaning: "The bearer token of the agents' API (`/agent/*`).",
+    meaning:
+      "The service account's bearer token for the agents' API (`/agent/*`): it acts for the agent each request names (`agent` in the body or `X-Agent`), recorded as `service`. Each agent has its own token besides (`colloquy agents add`).",
+  },
+  {
+    name: 'COLLOQUY_AGENT_SESSION_HOURS',
+    type: int(1, 720, 'h'),
+    default: 12,
+    group: 'handoff',
+    meaning: "How long a sign-in to the agents' inbox (`/agent`) lasts before the agent signs in again with its token.",
   },
   {
     name: 'COLLOQUY_AGENT_REPLIES_FILE',

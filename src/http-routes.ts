@@ -107,7 +107,8 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
     path: '/agent/handoffs',
     mounted: 'always',
     owner: 'agent',
-    meaning: 'The agents\u2019 queue of open handoffs (`?status=waiting|claimed`, `?queue=`, `?bot=`); every `/agent` route takes `Authorization: Bearer` COLLOQUY_AGENT_TOKEN.',
+    meaning:
+      'The agents\u2019 queue of open handoffs (`?status=waiting|claimed`, `?queue=`, `?bot=`); every `/agent` route takes `Authorization: Bearer` with an agent\u2019s own token (`colloquy agents add`; naming another agent is 403) or COLLOQUY_AGENT_TOKEN (the service account, acting for the agent the request names), or an inbox session.',
   },
   { method: 'POST', path: '/agent/handoffs/:id/claim', mounted: 'always', owner: 'agent', meaning: 'An agent claims a handoff (`{ agent? }`).' },
   {
@@ -119,11 +120,19 @@ export const HTTP_ROUTES: readonly HttpRoute[] = [
   },
   { method: 'POST', path: '/agent/handoffs/:id/release', mounted: 'always', owner: 'agent', meaning: 'An agent hands the conversation back to the bot (`{ agent?, note? }`).' },
   {
+    method: 'POST',
+    path: '/agent/handoffs/:id/notes',
+    mounted: 'always',
+    owner: 'agent',
+    meaning: 'An agent adds an internal note to the open handoff, which the user never sees (`{ agent?, text }`, 1 to 2000 characters); 201 `{ note }`, a line of the handoff log.',
+  },
+  {
     method: 'GET',
     path: '/agent/conversations/:id',
     mounted: 'always',
     owner: 'agent',
-    meaning: 'A conversation\u2019s state, transcript, open handoff, what the user was last offered and tapped (`offered`), and the server\u2019s clock (`now`), for the agent holding it.',
+    meaning:
+      'A conversation\u2019s state, transcript, open handoff, what the user was last offered and tapped (`offered`), its handoff log (`log`: claims, messages, internal notes, releases), and the server\u2019s clock (`now`), for the agent holding it.',
   },
   {
     method: 'GET',

@@ -163,7 +163,19 @@ async function start(o: ServerOptions, store: Store, logger: Logger, metrics: Me
       const pem = flows.publicKey;
       http.mount('/sandbox/flows/public-key', (req, res, next) => (req.method === 'GET' && req.path === '/' ? res.type('text/plain').send(pem()) : next()));
     }
-    http.mount('/', createAgentRouter({ desk: runtime.handoffs, token: o.config.agentToken, openOnLoopback: sandbox !== undefined, logger, replies: o.config.agentReplies }));
+    const clock = runtime.clock;
+    http.mount(
+      '/',
+      createAgentRouter({
+        desk: runtime.handoffs,
+        serviceToken: o.config.agentToken,
+        openOnLoopback: sandbox !== undefined,
+        now: () => clock.now(),
+        logger,
+        replies: o.config.agentReplies,
+        sessionHours: o.config.agentSessionHours,
+      }),
+    );
     sandbox?.setWebhook({ url: `${http.url}/webhook`, smsUrl: `${http.url}/webhook/sms`, secret: o.config.webhookSecret });
     await runtime.start();
     const rt = runtime;

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       handoffClaimIdleMs: 1_800_000,
       cloudApi: { url: 'https://graph.facebook.com/v23.0', token: undefined, phoneNumberId: undefined },
       flows: { key: undefined, numberKeys: new Map(), secrets: [], budgetMs: 3000 },
+      agentSessionHours: 12,
     });
   });
 

@@ -44,6 +44,12 @@ export const ReleaseBody = z.strictObject({
   note: z.string().max(2000, 'must be at most 2000 characters').superRefine(storable(bareTextProblem)).optional(),
 });
 
+/** `POST …/notes`: an internal note the user never sees. */
+export const NoteBody = z.strictObject({
+  agent: agentName.optional(),
+  text: z.string().min(1, 'must not be empty').max(2000, 'must be at most 2000 characters').superRefine(storable(bareTextProblem)),
+});
+
 /** `POST …/messages`: `{ text }` or `{ message }` (a list or buttons in the builders' shape, or text / sms). */
 export const MessageBody = z.strictObject({
   agent: agentName.optional(),

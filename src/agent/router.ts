@@ -4,27 +4,34 @@
  * (`/agent`, sign-in and sign-out; see inbox/pages.ts). Mount it at the server's root; its routes
  * are under `/agent`.
  *
- * The calling agent's name travels as `agent` in the JSON body or as the `X-Agent` header.
+ * Who calls is decided by auth.ts: an agent's own token or session is that agent (a body or
+ * `X-Agent` naming another is 403); the service token and the open sandbox act for the agent named
+ * by `agent` in the JSON body or the `X-Agent` header.
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { HandoffError, type HandoffDesk } from '../conversation/handoff-desk.js';
 import { isUnstorable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
-import { agentAuth, type AgentAuth } from './auth.js';
-import { agentMessage, ClaimBody, MessageBody, parseBody, QueueQuery, ReleaseBody, RepliesQuery } from './input.js';
+import type { AgentActor, AgentStore, AgentVia } from '../store/agent-types.js';
+import { agentAuth, requestActor, type AgentAuth } from './auth.js';
+import { agentMessage, ClaimBody, MessageBody, NoteBody, parseBody, QueueQuery, ReleaseBody, RepliesQuery } from './input.js';
 import { HandoffFeed } from './feed.js';
-import { addInboxPages, type InboxSessions } from './inbox/pages.js';
+import { addInboxPages, inboxSessions, type InboxSessions } from './inbox/pages.js';
 import { repliesFor, type CannedReplies } from './replies.js';
 
 /** What {@link createAgentRouter} takes. */
-export interface AgentRouterOptions extends AgentAuth {
+export interface AgentRouterOptions extends Omit<AgentAuth, 'store'> {
   readonly desk: HandoffDesk;
+  /** Where agents and sessions are looked up (default: the desk's store). */
+  readonly store?: AgentStore | undefined;
   readonly logger?: Logger | undefined;
   /** The largest request body, in bytes (default 64 kB). */
   readonly maxBodyBytes?: number | undefined;
   /** The inbox's canned replies by queue (COLLOQUY_AGENT_REPLIES_FILE). */
   readonly replies?: CannedReplies | undefined;
-  /** How the inbox signs agents in (undefined: nobody can sign in). */
+  /** How long an inbox sign-in lasts, in hours (COLLOQUY_AGENT_SESSION_HOURS; default 12). */
+  readonly sessionHours?: number | undefined;
+  /** How the inbox signs agents in (default: sessions in the agents' store, on `now`'s clock). */
   readonly sessions?: InboxSessions | undefined;
   /** How often `/agent/stream` checks the store for other processes' changes (default 2 s). */
   readonly streamCheckMs?: number | undefined;
@@ -32,23 +39,23 @@ export interface AgentRouterOptions extends AgentAuth {
   readonly streamHeartbeatMs?: number | undefined;
 }
 
-/** No sign-in at all (a router made without sessions). */
-const NO_SESSIONS: InboxSessions = { start: async () => undefined, of: async () => undefined, end: async () => undefined, now: () => Date.now() };
-
-const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422 } as const;
+const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422, forbidden: 403 } as const;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Creates the agents' router (routes under `/agent`). */
 export function createAgentRouter(o: AgentRouterOptions): Router {
   const router = express.Router();
   const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
+  const store = o.store ?? o.desk.agents;
   const feed = new HandoffFeed({ desk: o.desk, logger: o.logger, checkMs: o.streamCheckMs, heartbeatMs: o.streamHeartbeatMs });
-  addInboxPages(router, o.sessions ?? NO_SESSIONS);
-  router.use('/agent', agentAuth(o));
-  router.get(
-    '/agent/me',
-    wrap(async (req, res) => void res.json({ agent: actorOf(req, res)?.name ?? null, via: actorOf(req, res)?.via ?? null })),
-  );
+  // The pages before the API's authentication: they answer a request without a session themselves.
+  addInboxPages(router, o.sessions ?? inboxSessions(store, o.now ?? Date.now, o.sessionHours));
+  router.use('/agent', agentAuth({ ...o, store }));
+  router.get('/agent/me', (_req, res) => {
+    const actor = res.locals['actor'] as AgentActor | undefined;
+    const identity = res.locals['agentIdentity'] as { via: AgentVia } | undefined;
+    res.json({ agent: actor?.name ?? null, via: actor?.via ?? identity?.via ?? null });
+  });
   router.get(
     '/agent/replies',
     wrap(async (req, res) => void res.json({ replies: repliesFor(o.replies, parseBody(RepliesQuery, { ...req.query }).queue) })),
@@ -63,7 +70,7 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
     json,
     wrap(async (req, res) => {
       const b = parseBody(ClaimBody, req.body);
-      res.json({ handoff: await o.desk.claim(idOf(req), agentOf(req, b.agent)) });
+      res.json({ handoff: await o.desk.claim(idOf(req), requestActor(req, res, b.agent)) });
     }),
   );
   router.post(
@@ -74,7 +81,7 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
       const key = req.get('idempotency-key');
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HandoffError('invalid', 'Idempotency-Key: must be 1 to 255 printable ASCII characters', 'Idempotency-Key');
       const id = idOf(req);
-      const agent = agentOf(req, b.agent);
+      const agent = requestActor(req, res, b.agent);
       // The request as sent, minus who sent it (the agent is fingerprinted on its own, from body or header).
       const { agent: _who, ...request } = b;
       const r = await o.desk.send(id, agent, agentMessage(b), key, request);
@@ -86,7 +93,15 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
     json,
     wrap(async (req, res) => {
       const b = parseBody(ReleaseBody, req.body);
-      res.json({ handoff: await o.desk.release(idOf(req), agentOf(req, b.agent), b.note) });
+      res.json({ handoff: await o.desk.release(idOf(req), requestActor(req, res, b.agent), b.note) });
+    }),
+  );
+  router.post(
+    '/agent/handoffs/:id/notes',
+    json,
+    wrap(async (req, res) => {
+      const b = parseBody(NoteBody, req.body);
+      res.status(201).json({ note: await o.desk.note(idOf(req), requestActor(req, res, b.agent), b.text) });
     }),
   );
   router.get(
@@ -124,19 +139,4 @@ function idOf(req: Request): number {
   const raw = String(req.params['id']);
   if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new HandoffError('not_found', `no conversation ${JSON.stringify(raw)}`);
   return Number(raw);
-}
-
-/** Who the request is, as far as it says (before identities: the name it gives, if any). */
-function actorOf(req: Request, res: Response): { name: string; via: string } | undefined {
-  const known = res.locals['actor'] as { name: string; via: string } | undefined;
-  if (known) return known;
-  const name = req.get('x-agent')?.trim();
-  return name ? { name, via: 'open' } : undefined;
-}
-
-/** The calling agent: `agent` in the body, else the `X-Agent` header. */
-function agentOf(req: Request, fromBody: string | undefined): string {
-  const name = fromBody ?? req.get('x-agent')?.trim();
-  if (name === undefined || name === '') throw new HandoffError('invalid', 'agent: say who you are: "agent" in the body or the X-Agent header', 'agent');
-  return name;
 }

@@ -19,6 +19,10 @@ Commands:
   conversations [--bot B] [--state S] [--status S] [--user N] [--list] [--db <file or url>]
                                   conversations counted by bot, version, status and state
                                   (or listed one a line with --list)
+  agents add NAME | list | remove NAME | rotate NAME [--db <file or url>]
+                                  the agents of the agents' API and inbox: add and rotate print
+                                  a new token once; remove ends its sessions and puts its claims
+                                  back in the queue
   transcript <conversation id> [--db <file or url>]
                                   a conversation in order, both directions, with delivery results
   graph <bot file>                the conversation as a Mermaid state diagram
@@ -36,9 +40,9 @@ Options:
   --port <n>    port for serve, simulate and sandbox (default PORT or 3000)
   --db <file or url>
                 the database check, conversations and transcript read, without changing
-                it: a SQLite file or a postgres:// URL (default COLLOQUY_DATABASE_URL, else
-                COLLOQUY_DB, else ./data/colloquy.db)
-  --json        machine-readable output (send, sms, check, conversations, transcript, flows keygen)
+                it, and agents changes: a SQLite file or a postgres:// URL (default
+                COLLOQUY_DATABASE_URL, else COLLOQUY_DB, else ./data/colloquy.db)
+  --json        machine-readable output (send, sms, check, conversations, transcript, agents, flows keygen)
   --debug       on a failure, the stack trace after the message
   -h, --help    this help
 

@@ -88,6 +88,8 @@ async function run(command: string, args: string[], o: Options, io: Io): Promise
       return (await import('./chat.js')).chatCommand(args, withEnv);
     case 'check':
       return (await import('./check.js')).checkCommand(args.length ? args : ['bots'], withEnv, o.db);
+    case 'agents':
+      return (await import('./agents.js')).agentsCommand(args, o.db, withEnv);
     case 'conversations':
       return (await import('./conversations.js')).conversationsCommand(o, withEnv);
     case 'transcript':

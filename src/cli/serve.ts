@@ -93,7 +93,7 @@ function banner(s: RunningServer, bots: string[]): string {
   } else lines.push(`  provider    ${s.config.provider.kind === 'real' ? s.config.provider.baseUrl : s.config.provider.kind === 'cloud-api' ? `Cloud API ${s.config.provider.url}` : ''}`);
   lines.push(`  flows       ${s.url}/flows   (${flowKeyNote(s)})`);
   lines.push(
-    `  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? 'bearer token required' : s.sandbox ? 'open on loopback: no COLLOQUY_AGENT_TOKEN' : 'disabled: set COLLOQUY_AGENT_TOKEN'})`,
+    `  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? "agents' tokens, or COLLOQUY_AGENT_TOKEN for the agent it names" : s.sandbox ? "open on loopback: no COLLOQUY_AGENT_TOKEN; agents' tokens from elsewhere" : "agents' tokens: colloquy agents add NAME"})`,
   );
   lines.push(`  database    ${describeStoreLocation(s.config.db)}`, '');
   return lines.join('\n');

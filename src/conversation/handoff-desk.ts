@@ -8,7 +8,7 @@ import { bareTextProblem, idProblem } from '../storable.js';
 import type { Logger } from '../log.js';
 import type { Message } from '../messages/message.js';
 import type { Metrics } from '../metrics.js';
-import type { ConversationKey, ConversationRecord, HandoffLogEntry, HandoffRecord, HandoffRefusal, Store, TranscriptEntry } from '../store/types.js';
+import type { AgentActor, AgentStore, AgentVia, ConversationKey, ConversationRecord, HandoffLogEntry, HandoffRecord, HandoffRefusal, Store, TranscriptEntry } from '../store/types.js';
 import type { Bot } from './bot.js';
 import type { RuntimeClock } from './clock.js';
 import { requestFingerprint } from './fingerprint.js';
@@ -19,14 +19,15 @@ import { lastOffered, type Offered } from './handoff-offered.js';
 import { handoffFingerprint } from './handoff-watch.js';
 
 /**
- * Why an agent's request was refused: `not_found` (404), `conflict` (409), `invalid` (400), or
+ * Why an agent's request was refused: `not_found` (404), `conflict` (409), `invalid` (400),
  * `idempotency_key_reused` (422: the key came before with another body from the same agent; the
- * same key from another agent is a 409 `conflict`).
+ * same key from another agent is a 409 `conflict`), or `forbidden` (403: an agent's credentials
+ * naming another agent).
  */
 export class HandoffError extends ColloquyError {
   override name = 'HandoffError';
   constructor(
-    code: 'not_found' | 'conflict' | 'invalid' | 'idempotency_key_reused',
+    code: 'not_found' | 'conflict' | 'invalid' | 'idempotency_key_reused' | 'forbidden',
     message: string,
     readonly field?: string,
   ) {
@@ -99,6 +100,11 @@ export class HandoffDesk {
 
   constructor(private readonly d: Deps) {}
 
+  /** The store's agents and sessions (who an agents' API request is). */
+  get agents(): AgentStore {
+    return this.d.store;
+  }
+
   /** Open handoffs, oldest first, each with the conversation's last lines; optionally of one queue, bot or status. */
   async queue(filter: { readonly queue?: string | undefined; readonly bot?: string | undefined; readonly status?: 'waiting' | 'claimed' | undefined } = {}): Promise<QueuedHandoff[]> {
     await this.d.store.closeOrphanHandoffs(this.write()).then((n) => {
@@ -126,10 +132,14 @@ export class HandoffDesk {
     return out;
   }
 
-  /** Claims the conversation's handoff for `agent` (again by the same agent: no change). */
-  async claim(conversationId: number, agent: string): Promise<HandoffRecord> {
+  /**
+   * Claims the conversation's handoff for `agent` (again by the same agent: no change). An agent
+   * given by name only is recorded in the handoff log without how it was known.
+   */
+  async claim(conversationId: number, agent: string | AgentActor): Promise<HandoffRecord> {
     const conv = await this.conversationOrThrow(conversationId);
-    const r = await this.d.store.claimHandoff(conversationId, checkAgent(agent), this.write());
+    const who = actorOf(agent);
+    const r = await this.d.store.claimHandoff(conversationId, who.name, this.write(who.via));
     if (!r.ok) throw refusal(r, conv, 'claim');
     if (r.fresh) {
       this.waited(r.handoff, r.handoff.claimedAt ?? this.d.clock.now());
@@ -145,8 +155,9 @@ export class HandoffDesk {
    * (same agent, same `request`: the body as the agent sent it, by default the message) queues
    * nothing new and answers the first message's id; another request under the same key is refused.
    */
-  async send(conversationId: number, agent: string, message: Message, idempotencyKey?: string, request: unknown = message): Promise<{ outboxId: number; duplicate: boolean }> {
+  async send(conversationId: number, actor: string | AgentActor, message: Message, idempotencyKey?: string, request: unknown = message): Promise<{ outboxId: number; duplicate: boolean }> {
     const conv = await this.conversationOrThrow(conversationId);
+    const { name: agent, via } = actorOf(actor);
     const bot = this.d.bot(conv.botId);
     if (!bot) throw new HandoffError('not_found', `conversation ${conversationId} belongs to bot "${conv.botId}", which this server does not serve`);
     const ended = new HandoffError('conflict', `conversation ${conversationId} has ended (${conv.status}); nothing is sent`);
@@ -164,7 +175,7 @@ export class HandoffDesk {
       throw err;
     }
     const fingerprint = idempotencyKey === undefined ? undefined : requestFingerprint(conversationId, agent, request);
-    const r = await this.d.store.addAgentMessage({ conversationId, agent: checkAgent(agent), outbound, idempotencyKey, fingerprint, now: this.d.clock.now() });
+    const r = await this.d.store.addAgentMessage({ conversationId, agent, outbound, idempotencyKey, fingerprint, via, now: this.d.clock.now() });
     if (!r.ok) throw conv.status !== 'active' && r.reason === 'none' ? ended : refusal(r, conv, 'message', idempotencyKey);
     if (!r.duplicate) {
       this.d.metrics.inc('colloquy_handoff_messages_total', { bot: conv.botId, from: 'agent' });
@@ -175,18 +186,34 @@ export class HandoffDesk {
   }
 
   /** Releases the handoff: the machine receives `handoff.ended` `{ by, note }`. */
-  async release(conversationId: number, agent: string, note?: string): Promise<HandoffRecord> {
+  async release(conversationId: number, agent: string | AgentActor, note?: string): Promise<HandoffRecord> {
     const conv = await this.conversationOrThrow(conversationId);
-    if (note !== undefined && note.length > 2000) throw new HandoffError('invalid', 'note must be at most 2000 characters', 'note');
-    const unstorable = note === undefined ? undefined : bareTextProblem(note);
-    if (unstorable !== undefined) throw new HandoffError('invalid', `note: ${unstorable}`, 'note');
-    const r = await this.d.store.releaseHandoff(conversationId, checkAgent(agent), note, this.write());
+    if (note !== undefined) checkText(note, 'note');
+    const who = actorOf(agent);
+    const r = await this.d.store.releaseHandoff(conversationId, who.name, note, this.write(who.via));
     if (!r.ok) throw refusal(r, conv, 'release');
     if (r.handoff.claimedAt === null) this.waited(r.handoff, this.d.clock.now());
     this.d.metrics.inc('colloquy_handoffs_ended_total', { bot: conv.botId });
     this.d.kick(conv);
     this.changed();
     return r.handoff;
+  }
+
+  /** Adds an internal note (the user never sees it) to the conversation's open handoff, by any agent. */
+  async note(conversationId: number, actor: AgentActor, text: string): Promise<HandoffLogEntry> {
+    const conv = await this.conversationOrThrow(conversationId);
+    checkText(text, 'text');
+    if (text.trim() === '') throw new HandoffError('invalid', 'text: must not be empty', 'text');
+    const r = await this.d.store.addHandoffNote(conversationId, { name: checkAgent(actor.name), via: actor.via }, text, this.d.clock.now());
+    if (!r.ok) throw refusal(r, conv, 'note');
+    this.changed();
+    return r.entry;
+  }
+
+  /** The conversation's handoff log, oldest first: who claimed, wrote, noted and released, and what the system did. */
+  async log(conversationId: number): Promise<HandoffLogEntry[]> {
+    await this.conversationOrThrow(conversationId);
+    return this.d.store.handoffLog(conversationId);
   }
 
   /** A conversation's transcript for an agent, agents' messages marked. */
@@ -243,8 +270,8 @@ export class HandoffDesk {
     this.d.metrics.observe('colloquy_handoff_wait_seconds', { bot: h.botId }, Math.max(0, until - h.startedAt) / 1000);
   }
 
-  private write() {
-    return { now: this.d.clock.now(), notify: this.d.notify, claimIdleMs: this.d.claimIdleMs };
+  private write(via?: AgentVia) {
+    return { now: this.d.clock.now(), notify: this.d.notify, claimIdleMs: this.d.claimIdleMs, ...(via !== undefined && { via }) };
   }
 
   private async conversationOrThrow(id: number): Promise<ConversationRecord> {
@@ -254,15 +281,33 @@ export class HandoffDesk {
   }
 }
 
+/** The acting agent, its name checked; a bare name says nothing of how it was known. */
+function actorOf(agent: string | AgentActor): { readonly name: string; readonly via: AgentVia | undefined } {
+  return typeof agent === 'string' ? { name: checkAgent(agent), via: undefined } : { name: checkAgent(agent.name), via: agent.via };
+}
+
+/** A note's or a release note's text: at most 2000 characters a store can keep. */
+function checkText(text: string, field: string): void {
+  if (text.length > 2000) throw new HandoffError('invalid', `${field} must be at most 2000 characters`, field);
+  const unstorable = bareTextProblem(text);
+  if (unstorable !== undefined) throw new HandoffError('invalid', `${field}: ${unstorable}`, field);
+}
+
+/** Why `name` cannot be an agent's name (1–64 characters, not blank, no control characters), or undefined when it can. */
+export function agentNameProblem(name: string): string | undefined {
+  if (name.trim() === '') return 'must not be empty';
+  return idProblem(name, 64);
+}
+
 /** An agent's name: 1–64 characters, no control characters. */
 function checkAgent(agent: string): string {
-  if (typeof agent !== 'string' || agent.trim() === '' || idProblem(agent, 64) !== undefined) {
+  if (typeof agent !== 'string' || agentNameProblem(agent) !== undefined) {
     throw new HandoffError('invalid', 'agent must be a name of 1 to 64 characters, without control characters or unpaired surrogates', 'agent');
   }
   return agent;
 }
 
-function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release', key?: string): HandoffError {
+function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release' | 'note', key?: string): HandoffError {
   // The key was looked up first: a refusal past it means no message was queued under this key.
   const keyed = key === undefined ? '' : ` (Idempotency-Key ${JSON.stringify(key)}: no message is queued under it)`;
   if (r.reason === 'key_reused') {

@@ -47,5 +47,10 @@ export function logValues(e: NewLogEntry): unknown[] {
   return [e.handoffId, e.conversationId, e.action, e.agent, e.via ?? null, e.text ?? null, e.outboxId ?? null, e.at];
 }
 
+/** The log row `e` became once inserted as `id`. */
+export function logEntryOf(id: number, e: NewLogEntry): HandoffLogEntry {
+  return { id, handoffId: e.handoffId, conversationId: e.conversationId, action: e.action, agent: e.agent, via: e.via ?? null, text: e.text ?? null, outboxId: e.outboxId ?? null, at: e.at };
+}
+
 /** The columns {@link logValues} fills. */
 export const LOG_COLUMNS = 'handoff_id, conversation_id, action, agent, via, text, outbox_id, at';

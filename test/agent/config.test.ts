@@ -17,7 +17,14 @@ describe('handoff configuration', () => {
     expect(loadConfig({ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: '0' }).handoffClaimIdleMs).toBe(0);
   });
 
+  it('reads how long an inbox sign-in lasts (12 hours unless set)', () => {
+    expect(loadConfig({}).agentSessionHours).toBe(12);
+    expect(loadConfig({ COLLOQUY_AGENT_SESSION_HOURS: '24' }).agentSessionHours).toBe(24);
+  });
+
   it.each([
+    [{ COLLOQUY_AGENT_SESSION_HOURS: '0' }, /COLLOQUY_AGENT_SESSION_HOURS: must be a whole number from 1 to 720, got "0"/],
+    [{ COLLOQUY_AGENT_SESSION_HOURS: '12h' }, /COLLOQUY_AGENT_SESSION_HOURS: must be a whole number from 1 to 720, got "12h"/],
     [{ COLLOQUY_AGENT_TOKEN: 'short' }, /COLLOQUY_AGENT_TOKEN: must be at least 16 characters/],
     [{ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: 'soon' }, /COLLOQUY_HANDOFF_CLAIM_IDLE_MS: must be a whole number from 0 to 2592000000/],
     [{ COLLOQUY_HANDOFF_CLAIM_IDLE_MS: '-5' }, /COLLOQUY_HANDOFF_CLAIM_IDLE_MS: must be a whole number/],

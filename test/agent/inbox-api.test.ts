@@ -62,7 +62,7 @@ describe('the live queue (GET /agent/stream)', () => {
 
   it('sends a comment line while idle, so proxies keep it open', async () => {
     const s = await start();
-    const app = express().use(createAgentRouter({ desk: s.runtime.handoffs, token: TOKEN, streamHeartbeatMs: 250 }));
+    const app = express().use(createAgentRouter({ desk: s.runtime.handoffs, serviceToken: TOKEN, streamHeartbeatMs: 250 }));
     const http = createServer(app);
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
     cleanup.push(() => new Promise<void>((r) => http.close(() => r())));

@@ -111,7 +111,7 @@ describe('colloquy db copy', () => {
     expect(copied.stderr).toBe('');
     expect(copied.code).toBe(0);
     expect(copied.stdout).toMatch(
-      /^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: conversations 1, flow_submits 0, handoffs 0, handoff_events 0, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/,
+      /^Copied \d+ rows from .*to-copy\.db to postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+: agents 0, agent_sessions 0, conversations 1, flow_submits 0, handoffs 0, handoff_events 0, handoff_log 0, inbox 2, lanes 1, outbox \d+, statuses \d+, timers \d+\n/,
     );
     expect(copied.stdout).not.toContain(PASSWORD);
     expect(await contents(await opened(url))).toEqual(await contents(await opened(file)));

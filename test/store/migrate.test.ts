@@ -368,3 +368,33 @@ describe('0016_agents and 0017_handoff_claims', () => {
     }
   });
 });
+
+describe('0016_agents on a database in use', () => {
+  it("handoffs opened before it keep their timeout: a waiting one its timer's, a claimed one the default, given again when its claim goes back to the queue", async () => {
+    const path = join(tempDir(), 'colloquy.db');
+    const d = db(path);
+    migrate(
+      d,
+      readMigrations().filter((f) => f.name < '0016'),
+    );
+    d.exec(`INSERT INTO conversations (bot_id, user_number, status, snapshot, state, version, flow_token, created_at, updated_at, last_activity_at)
+      VALUES ('pizza', '+4915100000001', 'active', NULL, 'menu', 1, 'ft1', 0, 0, 0), ('pizza', '+4915100000002', 'active', NULL, 'menu', 1, 'ft2', 0, 0, 0)`);
+    d.exec(`INSERT INTO handoffs (conversation_id, bot_id, user_number, state, timeout_at, started_at) VALUES (1, 'pizza', '+4915100000001', 'waiting', 90000, 1000)`);
+    d.exec(`INSERT INTO handoffs (conversation_id, bot_id, user_number, state, agent, claimed_at, started_at) VALUES (2, 'pizza', '+4915100000002', 'claimed', 'ana', 5, 0)`);
+    d.close();
+
+    const after = openSqliteStore({ path, checkpoint: false });
+    try {
+      expect(after.db.prepare('SELECT id, timeout_ms FROM handoffs ORDER BY id').all()).toEqual([
+        { id: 1, timeout_ms: 89_000 },
+        { id: 2, timeout_ms: 600_000 },
+      ]);
+      await after.addAgent('ana', 'h', 0);
+      expect(await after.removeAgent('ana', { now: 10_000, notify: false })).toEqual({ removed: true, sessions: 0, claims: 1 });
+      expect(await after.openHandoff(2)).toMatchObject({ state: 'waiting', agent: 'ana', timeoutAt: 610_000 });
+      expect((await after.timers(2))[0]).toMatchObject({ event: { type: 'handoff.timeout', waitedMs: 600_000 }, fireAt: 610_000 });
+    } finally {
+      await after.close();
+    }
+  });
+});

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import express, { type Request, type Response, type Router } from 'express';
-import { sameSecret } from '../auth.js';
+import type { AgentStore } from '../../store/agent-types.js';
+import { AGENT_CSRF_HEADER, AGENT_SESSION_COOKIE, DEFAULT_AGENT_SESSION_HOURS, endAgentSession, sameSecret, sessionFromRequest, startAgentSession } from '../auth.js';
 import { inboxHtml, signInHtml } from './html.js';
 
 /** An inbox session as the pages need it. */
@@ -31,8 +32,15 @@ export interface InboxSessions {
   now(): number;
 }
 
-/** The cookie that carries the session id. */
-export const INBOX_COOKIE = 'colloquy_agent';
+/** Sessions kept in the agents' store, on the clock `now` (the one the API's authentication reads). */
+export function inboxSessions(store: AgentStore, now: () => number, hours = DEFAULT_AGENT_SESSION_HOURS): InboxSessions {
+  return {
+    start: (token) => startAgentSession(store, token, now(), hours * 3_600_000),
+    of: (req) => sessionFromRequest(req, store, now()),
+    end: (id) => endAgentSession(store, id),
+    now,
+  };
+}
 
 /** The inbox's folder in the package's sources (the same from `src/` and from `dist/`). */
 const DIR = fileURLToPath(new URL('../../../src/agent/inbox/', import.meta.url));
@@ -76,7 +84,7 @@ async function signIn(sessions: InboxSessions, req: Request, res: Response): Pro
   if (typeof token !== 'string' || token.trim() === '') return refuse(400, 'invalid', 'Type your agent token.');
   const s = await sessions.start(token.trim());
   if (!s) return refuse(401, 'unauthorized', 'That token is not an agent\u2019s (it may have been replaced or its agent removed).');
-  res.cookie(INBOX_COOKIE, s.id, {
+  res.cookie(AGENT_SESSION_COOKIE, s.id, {
     httpOnly: true,
     sameSite: 'strict',
     secure: req.secure,
@@ -94,13 +102,13 @@ async function signOut(sessions: InboxSessions, req: Request, res: Response): Pr
   const base = `${req.baseUrl}/agent`;
   const s = await sessions.of(req);
   if (s) {
-    const given = req.get('x-csrf-token') ?? (req.body as { csrf?: unknown } | undefined)?.csrf;
+    const given = req.get(AGENT_CSRF_HEADER) ?? (req.body as { csrf?: unknown } | undefined)?.csrf;
     if (typeof given !== 'string' || !sameSecret(given, s.csrf)) {
       return void res.status(403).json({ error: { code: 'csrf', message: 'sign-out needs the page\u2019s CSRF value (the X-CSRF-Token header): reload the inbox and try again' } });
     }
     await sessions.end(s.id);
   }
-  res.clearCookie(INBOX_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: base });
+  res.clearCookie(AGENT_SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: base });
   res.set('Cache-Control', 'no-store');
   if (form) return void res.redirect(303, base);
   res.status(204).end();

@@ -17,7 +17,7 @@ import {
   type HandoffStore,
   type HandoffWrite,
 } from '../handoff-types.js';
-import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
+import { LOG_COLUMNS, logEntryOf, logValues, type NewLogEntry } from '../agent-rows.js';
 import type { HandoffLogEntry } from '../agent-types.js';
 import { claimIdle, keyAnswer, toHandoff, toInbox } from '../rows.js';
 import { EXPIRING_CLAIM, OPEN_HANDOFF } from '../sql.js';
@@ -67,7 +67,6 @@ const SQL = {
   insertOutbox: `INSERT INTO outbox (conversation_id, bot_id, user_number, inbox_id, kind, message, channel, request, next_attempt_at, created_at, agent, idempotency_key, idempotency_fingerprint)
     SELECT c.id, c.bot_id, c.user_number, NULL, @kind, @message, @channel, @request, @now, @now, @agent, @key, @fingerprint FROM conversations c WHERE c.id = @conversationId`,
   insertLog: `INSERT INTO handoff_log (${LOG_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  logById: 'SELECT * FROM handoff_log WHERE id = ?',
   insertEvent: `INSERT INTO handoff_events (event_id, handoff_id, type, payload, next_attempt_at, created_at)
     VALUES (@eventId, @handoffId, @type, @payload, @now, @now)`,
 } as const;
@@ -193,8 +192,7 @@ export class SqliteHandoffs {
 
   /** Writes one handoff log row (inside the caller's transaction); returns it. */
   log(e: NewLogEntry): HandoffLogEntry {
-    const r = this.q.insertLog.run(...logValues(e));
-    return toLogEntry(this.q.logById.get(r.lastInsertRowid) as Row);
+    return logEntryOf(Number(this.q.insertLog.run(...logValues(e)).lastInsertRowid), e);
   }
 
   /** The conversation's open handoff (waiting or claimed), if any. */
