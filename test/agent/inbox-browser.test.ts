@@ -5,12 +5,14 @@
  * internal note the user never gets, releases with a note, and signs out. The user is the support
  * bot's, on the sandbox provider.
  */
+import { writeFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAgentToken, secretHash } from '../../src/agent/auth.js';
 import { loadConfig } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { launchChromium, onlyLoopback, requireChromium, shot } from '../simulator/browser.js';
+import { tempDir } from '../support/temp.js';
 import support from '../../bots/support.js';
 
 const LAPTOP = { width: 1280, height: 800 };
@@ -19,11 +21,19 @@ const PHONE = { width: 390, height: 844 };
 let server: RunningServer;
 let browser: Browser | undefined;
 let token: string;
+let cleanup: (() => void) | undefined;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
+  const replies = tempDir('colloquy-inbox-replies-');
+  cleanup = () => replies.remove();
+  writeFileSync(
+    replies.path('replies.json'),
+    JSON.stringify({ queues: { billing: [{ title: 'Refund on its way', text: 'Your refund is on its way: 3 to 5 working days.' }], '*': [{ title: 'Greeting', text: 'Hello! How can I help?' }] } }),
+  );
   // A service token is set: nothing is open on loopback, the page works through its session alone.
-  const config = { ...loadConfig({ COLLOQUY_AGENT_TOKEN: 'service-token-0123456789' }), port: 0, db: ':memory:', logLevel: 'silent' as const };
+  const env = { COLLOQUY_AGENT_TOKEN: 'service-token-0123456789', COLLOQUY_AGENT_REPLIES_FILE: replies.path('replies.json') };
+  const config = { ...loadConfig(env), port: 0, db: ':memory:', logLevel: 'silent' as const };
   server = await startServer({ bots: [support], config });
   token = newAgentToken();
   await server.store.addAgent('ana', secretHash(token), Date.now());
@@ -33,6 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  cleanup?.();
 });
 
 async function say(user: string, event: { type: string; [k: string]: unknown }): Promise<void> {
@@ -170,6 +181,10 @@ describe('the inbox in Chromium', () => {
     await expect.poll(() => page.locator('#timeout-left').textContent()).toMatch(/^times out in \d+:\d\d$/);
     await page.click('#claim');
     await page.locator('#reply-send:not([disabled])').waitFor();
+    // A canned reply of the billing queue goes into the box, to edit before sending.
+    expect(await page.locator('#canned option').allTextContents()).toEqual(['Canned replies…', 'Refund on its way', 'Greeting']);
+    await page.selectOption('#canned', { label: 'Refund on its way' });
+    expect(await page.inputValue('#reply-text')).toBe('Your refund is on its way: 3 to 5 working days.');
     await page.fill('#reply-text', 'Hello from the phone.');
     await page.click('#reply-send');
     await page.locator('#transcript .line.agent.me', { hasText: 'Hello from the phone.' }).waitFor();
@@ -177,6 +192,20 @@ describe('the inbox in Chromium', () => {
     await shot(page, 'inbox-phone-conversation');
     await server.runtime.idle();
     expect(delivered(user, 'Hello from the phone.')).toBe(1);
+
+    // Reply buttons: the user gets them, taps one, and the inbox shows the choice.
+    await page.click('[data-tab=choices]');
+    await page.fill('#choice-body', 'Refund or credit?');
+    await page.fill('#choice-options', 'Refund\nCredit on my bill');
+    await page.click('#choice-send');
+    await page.locator('#offered', { hasText: 'by ana · buttons: Refund or credit?' }).waitFor();
+    expect(await page.locator('#offered .choice').allTextContents()).toEqual(['Refund', 'Credit on my bill']);
+    await server.runtime.idle();
+    const sent = server.sandbox!.messages.filter((m) => m.to === user && JSON.stringify(m.request).includes('Refund or credit?'));
+    expect(sent).toHaveLength(1);
+    await say(user, { type: 'reply.agent_credit_on_my_bill', id: 'agent_credit_on_my_bill', title: 'Credit on my bill', via: 'button' });
+    await page.locator('#offered .choice.tapped', { hasText: 'Credit on my bill' }).waitFor();
+    await page.locator('#transcript .line.user', { hasText: 'Credit on my bill' }).waitFor();
 
     await page.click('#back');
     await page.locator('#queue .item .badge', { hasText: 'yours' }).waitFor();
