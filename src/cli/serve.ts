@@ -95,6 +95,7 @@ function banner(s: RunningServer, bots: string[]): string {
   lines.push(
     `  agents      ${s.url}/agent/handoffs   (${s.config.agentToken ? "agents' tokens, or COLLOQUY_AGENT_TOKEN for the agent it names" : s.sandbox ? "open on loopback: no COLLOQUY_AGENT_TOKEN; agents' tokens from elsewhere" : "agents' tokens: colloquy agents add NAME"})`,
   );
+  lines.push(`  inbox       ${s.url}/agent   (agents sign in with their own token: colloquy agents add NAME)`);
   lines.push(`  database    ${describeStoreLocation(s.config.db)}`, '');
   return lines.join('\n');
 }
