@@ -76,7 +76,7 @@ export function addInboxPages(router: Router, sessions: InboxSessions): void {
 
 /** `POST /agent/session`: a form (`token=`, answered 303 to the inbox) or JSON (`{ token }`, answered 200). */
 async function signIn(sessions: InboxSessions, req: Request, res: Response): Promise<void> {
-  const form = req.is('application/x-www-form-urlencoded') !== false;
+  const form = isForm(req);
   const base = `${req.baseUrl}/agent`;
   const refuse = (status: number, code: string, message: string) => (form ? page(res.status(status), signInHtml(base, message)) : void res.status(status).json({ error: { code, message } }));
   if (!sameOrigin(req)) return refuse(403, 'forbidden', 'Sign-in from another site is refused: open the inbox itself and sign in there.');
@@ -98,7 +98,7 @@ async function signIn(sessions: InboxSessions, req: Request, res: Response): Pro
 
 /** `POST /agent/session/end`: with the session's CSRF value (header, or the form's `csrf` field). */
 async function signOut(sessions: InboxSessions, req: Request, res: Response): Promise<void> {
-  const form = req.is('application/x-www-form-urlencoded') !== false;
+  const form = isForm(req);
   const base = `${req.baseUrl}/agent`;
   const s = await sessions.of(req);
   if (s) {
@@ -139,4 +139,9 @@ function page(res: Response, html: string): void {
     )
     .type('html')
     .send(html);
+}
+
+/** A browser's form post (answered with pages and redirects), rather than a script's JSON. */
+function isForm(req: Request): boolean {
+  return typeof req.is('application/x-www-form-urlencoded') === 'string';
 }
