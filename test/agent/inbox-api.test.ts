@@ -203,6 +203,7 @@ describe('the inbox page without a session', () => {
     expect((await request(s.url).get('/agent/assets/inbox.css').expect(200)).type).toBe('text/css');
     await request(s.url).get('/agent/assets/..%2Fpages.ts').expect(404);
     await request(s.url).get('/agent/assets/html.ts').expect(404);
+    expect((await request(s.url).get('/agent/assets/inbox-view.js').expect(200)).type).toBe('text/javascript');
   });
 
   it('refuses a sign-in another site made the browser send', async () => {

@@ -47,6 +47,8 @@ const DIR = fileURLToPath(new URL('../../../src/agent/inbox/', import.meta.url))
 
 const ASSETS: Readonly<Record<string, string>> = {
   'inbox.js': 'text/javascript; charset=utf-8',
+  'inbox-core.js': 'text/javascript; charset=utf-8',
+  'inbox-view.js': 'text/javascript; charset=utf-8',
   'inbox.css': 'text/css; charset=utf-8',
 };
 
