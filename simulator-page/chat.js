@@ -64,10 +64,11 @@ function userTicks(item) {
   if (item.state === 'sending') return h('span', { class: 'ticks sending', title: 'sending' }, icon('clock'));
   if (item.state === 'failed') return h('span', { class: 'ticks failed', title: item.error || 'failed' }, '!');
   // The Cloud API's read receipts: one grey tick until the bot marks the message read, then two blue ones.
-  if (item.read === true) return h('span', { class: 'ticks read', title: 'read by the bot' }, '\u2713\u2713');
-  if (item.read === false) return h('span', { class: 'ticks sent', title: 'sent (not read yet)' }, '\u2713');
-  if (item.state === 'pending') return h('span', { class: 'ticks', title: 'received by the webhook' }, '\u2713');
-  return h('span', { class: 'ticks read', title: 'processed by the bot' }, '\u2713\u2713');
+  if (item.read === false) return h('span', { class: 'ticks sent', title: item.toPerson ? item.toPerson + ' (not read yet)' : 'sent (not read yet)' }, '\u2713');
+  if (item.read !== true && item.state === 'pending') return h('span', { class: 'ticks', title: 'received by the webhook' }, '\u2713');
+  // During a handoff the message went to a person (or the queue), not through the bot.
+  if (item.toPerson) return h('span', { class: 'ticks read person', title: item.toPerson }, '\u2713\u2713');
+  return h('span', { class: 'ticks read', title: item.read === true ? 'read by the bot' : 'processed by the bot' }, '\u2713\u2713');
 }
 
 function userBubble(item, tail, before) {

@@ -5,7 +5,7 @@
  */
 import type { HandoffRecord } from '../store/handoff-types.js';
 import type { TestConversation } from './harness.js';
-import { agentByline, BOT_BACK, handoffNow, timeLeft } from './handoff-words.js';
+import { agentByline, BOT_BACK, handoffNow, heldText, requeuedText, timeLeft } from './handoff-words.js';
 import { BOT_PREFIX, SMS_PREFIX } from './render.js';
 
 /** The agent the chat plays. */
@@ -21,7 +21,8 @@ export function handoffLine(shown: HandoffRecord | undefined, now: HandoffRecord
   // The same handoff waiting again after a claim: its agent did nothing for the claim's idle time.
   if (now.state === 'waiting' && shown?.id === now.id && shown.state === 'claimed') {
     const left = now.timeoutAt === null ? '' : `; it times out in ${timeLeft(now.timeoutAt - at)}`;
-    return `(${now.agent ?? 'the agent'} did not answer in time: the chat is back in the queue, waiting for an agent${left})`;
+    // The terminal chat's agents are never removed: a claim it sees go back was idle.
+    return `(${requeuedText(now.agent, 'idle')}, waiting for an agent${left})`;
   }
   const how = now.state === 'waiting' ? '; /agent claim plays the agent' : now.state === 'claimed' ? ': what you write goes to them' : '';
   return `(${handoffNow(now, at)}${how})`;
@@ -37,6 +38,11 @@ export function byWhom(rendered: string, agent: string | undefined): string {
     if (rendered.startsWith(prefix)) return `${agentByline(agent, bySms)} › ${rendered.slice(prefix.length)}`;
   }
   return `${agentByline(agent, false)}:\n${rendered}`;
+}
+
+/** What the chat says when the user's message went to the person of `h` (open) instead of the bot. */
+export function heldLine(h: HandoffRecord): string {
+  return `(your message ${heldText(h.state === 'claimed' ? h.agent : null)})`;
 }
 
 /** Runs `/agent …` on the conversation; throws a usage error for anything else. */

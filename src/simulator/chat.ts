@@ -13,7 +13,7 @@ import { DEFAULT_TEST_USER, type TestBotOptions } from './harness-world.js';
 import { renderSent } from './render.js';
 import { CloudMarks } from './cloud-sandbox.js';
 import { ChatLiveFlows } from './chat-live.js';
-import { agentCommand, byWhom, handoffLine } from './chat-agent.js';
+import { agentCommand, byWhom, handoffLine, heldLine } from './chat-agent.js';
 import type { HandoffRecord } from '../store/handoff-types.js';
 import type { FlowBody } from '../messages/schema.js';
 
@@ -222,11 +222,11 @@ export class ChatSession {
     const handoff = handoffLine(this.#handoff, this.conv.handoff, this.conv.clock.now());
     this.#handoff = this.conv.handoff;
     if (handoff !== undefined) this.o.out(`${handoff}\n`);
-    const withPerson = this.#handoff?.state === 'waiting' || this.#handoff?.state === 'claimed';
+    const withPerson = this.#handoff?.state === 'waiting' || this.#handoff?.state === 'claimed' ? this.#handoff : undefined;
     if (this.conv.invoking) {
       this.o.out(`(in ${this.conv.state ?? 'its state'}, the bot is working on it: the answer shows up here when it arrives)\n`);
       this.watch();
-    } else if (!printed && sayNothing) this.o.out(withPerson ? '(your message went to the person who has this chat)\n' : '(no answer)\n');
+    } else if (!printed && sayNothing) this.o.out(withPerson ? `${heldLine(withPerson)}\n` : '(no answer)\n');
   }
 
   private printNew(): boolean {

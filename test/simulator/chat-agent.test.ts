@@ -25,9 +25,11 @@ it('shows the handoff and plays the agent: claim, reply under the agent’s name
     const handedOver = since();
     expect(handedOver).toContain('(a person takes over this chat (queue wifi): waiting for an agent; it times out in 10m; /agent claim plays the agent)\n');
     await s.handle('hello?');
-    expect(since().trim()).toBe('(your message went to the person who has this chat)');
+    expect(since().trim()).toBe('(your message went to the person who takes over this chat)');
     await s.handle('/agent claim');
     expect(since().trim()).toBe('(agent has this chat: what you write goes to them)');
+    await s.handle('are you there?');
+    expect(since().trim()).toBe('(your message went to agent, who has this chat)');
     await s.handle('/agent reply Let me check your line.');
     expect(since().trim()).toBe('agent (agent, by SMS) › Let me check your line.'); // the user answered the list by number, as by SMS
     await s.handle('/agent release fixed the line');

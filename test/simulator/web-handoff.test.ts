@@ -2,7 +2,8 @@
  * A handoff on the customer's page, in Chromium: the user walks the support bot to a person; an
  * agent claims, writes and releases through the agents' API (the sandbox's, open on loopback);
  * the page shows the banner (waiting for an agent and when it times out, then who has the chat),
- * the chat's system lines, the agent's messages under the agent's name, and the bot back after.
+ * the chat's system lines, the agent's messages under the agent's name, the user's messages going
+ * to the agent (their ticks say so), and the bot back after; an internal note never shows.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +79,11 @@ describe('a handoff on the customer’s page in Chromium', () => {
     await agent(`${conv.id}/claim`, { agent: 'ana' });
     await page.locator('#handoff-state[data-state=claimed]', { hasText: 'ana has this chat' }).waitFor();
     await page.locator('.note.handoff[data-handoff=claimed]', { hasText: 'ana has this chat' }).waitFor();
+    // An internal note: the agents' own, never on the customer's page.
+    expect((await server!.store.addHandoffNote(conv.id, { name: 'ana', via: 'open' }, 'NOTE-5521 wants a refund', Date.now())).ok).toBe(true);
+    await type(page, 'Are you there?');
+    // The user's message went to ana, not through the bot: its ticks say so.
+    await page.locator('.bubble.out', { hasText: 'Are you there?' }).locator('.ticks.person[title="went to ana, who has this chat"]').waitFor();
 
     await agent(`${conv.id}/messages`, { agent: 'ana', text: 'Hi, Ana here. Let me check your line.' });
     await agent(`${conv.id}/messages`, { agent: 'ana', message: { kind: 'buttons', body: 'Is the light green now?', buttons: [{ id: 'green', title: 'Yes, green' }] } });
@@ -95,6 +101,10 @@ describe('a handoff on the customer’s page in Chromium', () => {
     await banner.waitFor({ state: 'hidden' });
     const notes = await page.locator('.note.handoff').allTextContents();
     expect(notes).toEqual(['a person takes over this chat (queue wifi)', 'ana has this chat', 'ana handed the chat back to the bot']);
+    expect(await page.locator('.bubble.out', { hasText: 'The router blinks red.' }).locator('.ticks').getAttribute('title')).toBe('processed by the bot');
+    const html = await page.content();
+    expect(html).not.toContain('NOTE-5521');
+    expect(html).not.toContain('line reset'); // a release's note is the agents' too
     await shot(page, 'handoff-back');
     await page.close();
   });

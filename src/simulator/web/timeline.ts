@@ -7,7 +7,7 @@ import { choicesOf, type Choice, type Message } from '../../messages/message.js'
 import type { ConversationRecord, OutboxRecord, Store, TranscriptEntry } from '../../store/types.js';
 import type { RenderedTemplate } from '../cloud-sandbox.js';
 import { deliveredMessage, isCloudBody, templateParameters } from '../harness-cloud.js';
-import { agentByline, type HandoffMoment } from '../handoff-words.js';
+import { agentByline, heldText, type HandoffMoment } from '../handoff-words.js';
 import { withHandoffs } from './handoff-view.js';
 
 /** Something the user sent. */
@@ -30,6 +30,11 @@ export interface UserItem {
    * on the seed provider, which has no read receipts (the ticks then say whether the bot processed it).
    */
   readonly read?: boolean | undefined;
+  /**
+   * Written while a person had the chat or was about to (a handoff): where it went instead of to
+   * the bot, for people (`went to ana, who has this chat`).
+   */
+  readonly toPerson?: string | undefined;
 }
 
 /** A template as its card shows it. */
@@ -77,7 +82,7 @@ export interface BotItem {
   readonly byline?: string | undefined;
 }
 
-/** A line between bubbles: a timer fired, a conversation ended, a handoff moved. */
+/** A line between bubbles: a timer fired, a conversation ended, a handoff moved (never an agents' internal note). */
 export interface NoteItem {
   readonly kind: 'note';
   readonly at: number;
@@ -101,10 +106,16 @@ export async function timelineOf(store: Store, conversations: readonly Conversat
   for (const conv of conversations.slice(-MAX_CONVERSATIONS)) {
     const entries = await store.transcript(conv.id);
     const own = entries.map((entry) => itemOf(entry, read, render));
-    items.push(...withHandoffs(entries, own, await store.handoffs(conv.id)));
+    const log = await store.handoffLog(conv.id);
+    items.push(...withHandoffs(entries, own, await store.handoffs(conv.id), log, heldBy));
     if (conv.status !== 'active') items.push({ kind: 'note', at: conv.endedAt ?? conv.updatedAt, text: `conversation ${conv.status}` });
   }
   return items;
+}
+
+/** A user's message written during a handoff says who it went to. */
+function heldBy(item: ChatItem, holder: string | null): ChatItem {
+  return item.kind === 'user' ? { ...item, toPerson: heldText(holder) } : item;
 }
 
 function itemOf(entry: TranscriptEntry, read: ReadonlySet<string> | undefined, render: RowRenderer | undefined): ChatItem | undefined {
