@@ -71,6 +71,15 @@ describe('inbox sign-in', () => {
     expect(form.text).toContain('That token is not an agent');
   });
 
+  it('sets Secure on the cookie behind a proxy that ended TLS, and takes the proxied page\u2019s own Origin', async () => {
+    const { s, token } = await start();
+    const host = new URL(s.url).host;
+    const res = await request(s.url).post('/agent/session').set('x-forwarded-proto', 'https').set('origin', `https://${host}`).type('form').send({ token }).expect(303);
+    expect((res.headers['set-cookie'] as unknown as string[])[0]).toContain('Secure');
+    await request(s.url).post('/agent/session').set('origin', 'https://inbox.example').type('form').send({ token }).expect(403);
+    await request(s.url).post('/agent/session').set('origin', 'null').type('form').send({ token }).expect(403);
+  });
+
   it('sets Secure on the cookie when the request came over HTTPS', async () => {
     const { s, token } = await start();
     const app = express();

@@ -89,7 +89,7 @@ async function signIn(sessions: InboxSessions, req: Request, res: Response): Pro
   res.cookie(AGENT_SESSION_COOKIE, s.id, {
     httpOnly: true,
     sameSite: 'strict',
-    secure: req.secure,
+    secure: overHttps(req),
     path: base,
     maxAge: Math.max(0, s.expiresAt - sessions.now()),
   });
@@ -110,7 +110,7 @@ async function signOut(sessions: InboxSessions, req: Request, res: Response): Pr
     }
     await sessions.end(s.id);
   }
-  res.clearCookie(AGENT_SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: base });
+  res.clearCookie(AGENT_SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: base });
   res.set('Cache-Control', 'no-store');
   if (form) return void res.redirect(303, base);
   res.status(204).end();
@@ -126,7 +126,18 @@ export function sameOrigin(req: Request): boolean {
   if (site !== undefined) return site === 'same-origin' || site === 'none';
   const origin = req.get('origin');
   if (origin === undefined) return true;
-  return origin === `${req.protocol}://${req.get('host') ?? ''}`;
+  // The host alone: behind a proxy that ends TLS the page is https while this request is http.
+  const host = URL.canParse(origin) ? new URL(origin).host : undefined;
+  return host !== undefined && (host === req.get('host') || host === req.get('x-forwarded-host'));
+}
+
+/**
+ * Whether the browser reached us over HTTPS: directly, or through a proxy that ended TLS and says
+ * so. Trusting the proxy's header here is safe: a request that lies gets a Secure cookie its own
+ * plain-HTTP page cannot send back, and so only breaks its own sign-in.
+ */
+function overHttps(req: Request): boolean {
+  return req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
 }
 
 function page(res: Response, html: string): void {
