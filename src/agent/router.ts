@@ -37,6 +37,8 @@ export interface AgentRouterOptions extends Omit<AgentAuth, 'store'> {
   readonly streamCheckMs?: number | undefined;
   /** How often an idle `/agent/stream` gets a comment line, for proxies (default 15 s). */
   readonly streamHeartbeatMs?: number | undefined;
+  /** @deprecated The name of `serviceToken` before agents had tokens of their own; still honoured. */
+  readonly token?: string | undefined;
 }
 
 const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422, forbidden: 403 } as const;
@@ -50,7 +52,7 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
   const feed = new HandoffFeed({ desk: o.desk, logger: o.logger, checkMs: o.streamCheckMs, heartbeatMs: o.streamHeartbeatMs });
   // The pages before the API's authentication: they answer a request without a session themselves.
   addInboxPages(router, o.sessions ?? inboxSessions(store, o.now ?? Date.now, o.sessionHours));
-  router.use('/agent', agentAuth({ ...o, store }));
+  router.use('/agent', agentAuth({ ...o, serviceToken: o.serviceToken ?? o.token, store }));
   router.get('/agent/me', (_req, res) => {
     const actor = res.locals['actor'] as AgentActor | undefined;
     const identity = res.locals['agentIdentity'] as { via: AgentVia } | undefined;

@@ -149,3 +149,14 @@ describe('a signed-in session', () => {
     await request(s.url).get('/agent/me').set('cookie', cookie).expect(401);
   });
 });
+
+describe('createAgentRouter options', () => {
+  it('still honours `token`, the service token option of before agents had tokens of their own', async () => {
+    const { s } = await start();
+    const service = 'service-token-of-the-helpdesk-0123456789';
+    const app = express().use(createAgentRouter({ desk: s.runtime.handoffs, token: service }));
+    const me = await request(app).get('/agent/me').set('authorization', `Bearer ${service}`).set('x-agent', 'bob').expect(200);
+    expect(me.body).toEqual({ agent: 'bob', via: 'service' });
+    await request(app).get('/agent/me').set('authorization', 'Bearer not-the-service-token-0123456789').set('x-agent', 'bob').expect(401);
+  });
+});
