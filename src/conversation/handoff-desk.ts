@@ -310,6 +310,7 @@ function checkAgent(agent: string): string {
 function refusal(r: HandoffRefusal, conv: ConversationRecord, what: 'claim' | 'message' | 'release' | 'note', key?: string): HandoffError {
   // The key was looked up first: a refusal past it means no message was queued under this key.
   const keyed = key === undefined ? '' : ` (Idempotency-Key ${JSON.stringify(key)}: no message is queued under it)`;
+  if (r.reason === 'agent_gone') return new HandoffError('forbidden', `conversation ${conv.id}: cannot ${what}: the agent was removed while the request ran`);
   if (r.reason === 'key_reused') {
     return new HandoffError(
       'idempotency_key_reused',

@@ -140,7 +140,7 @@ export class Turns {
     throwIfFailed(bot, live.handle);
     if (!handled && d.userActivity && !fresh) extra = unhandledReply(bot, conv, live.handle, event);
     if (restarted) this.d.logger.warn({ bot: bot.id, user: key.user, conversation: conv?.id }, 'conversation restarted from the initial state');
-    const handoff: HandoffChange | undefined = d.handoffTimeout && { timeout: { id: d.handoffTimeout.id } };
+    const handoff: HandoffChange | undefined = d.handoffTimeout && { timeout: { id: d.handoffTimeout.id, timeoutAt: d.handoffTimeout.timeoutAt } };
     const result = await commit(this.d.turn, { key, bot, conv, live, inboxId: row.id, userActivity: d.userActivity, expire, extra, channel, handoff });
     this.afterCommit(bot, key, live, result);
     if (d.handoffTimeout) this.d.handoffs.waited(d.handoffTimeout, this.d.clock.now());

@@ -48,8 +48,12 @@ export function handoffTimeoutAt(now: number, open: NewHandoff): number {
 /** How a turn changes its conversation's handoff. */
 export type HandoffChange =
   | { readonly open: NewHandoff }
-  /** The turn handled `handoff.timeout`: the handoff must still be waiting, else the commit conflicts. */
-  | { readonly timeout: { readonly id: number } };
+  /**
+   * The turn handled `handoff.timeout`: the handoff must still be waiting with the timeout the turn
+   * read, else the commit conflicts (a claim that went back to the queue meanwhile waits anew, with
+   * a timeout of its own, though the conversation's version did not move).
+   */
+  | { readonly timeout: { readonly id: number; readonly timeoutAt: number | null } };
 
 /** The events the helpdesk connector receives. */
 export type HandoffEventType = 'handoff.started' | 'handoff.claimed' | 'handoff.message' | 'handoff.ended' | 'handoff.timeout' | 'handoff.claim_expired';
@@ -78,7 +82,15 @@ export type HandoffEventOutcome = { readonly sent: true } | { readonly sent: fal
  * Why an agent's action was refused: no open handoff, another agent holds it, or (a message) its
  * Idempotency-Key was used before for another request.
  */
-export type HandoffRefusal = { readonly ok: false; readonly reason: 'none' | 'taken' | 'key_reused' | 'key_taken'; readonly handoff?: HandoffRecord | undefined };
+export type HandoffRefusal = {
+  readonly ok: false;
+  /** `agent_gone`: a claim made with an agent's own token or session, by an agent removed meanwhile. */
+  readonly reason: 'none' | 'taken' | 'key_reused' | 'key_taken' | 'agent_gone';
+  readonly handoff?: HandoffRecord | undefined;
+};
+
+/** Whether a write's agent was known by its own credentials, so it must still exist when the write lands. */
+export const knownAgent = (w: HandoffWrite): boolean => w.via === 'token' || w.via === 'session';
 
 /** An agent's message, to queue in the outbox. */
 export interface AgentMessage {

@@ -110,6 +110,7 @@ describe.each(DIALECTS)('$name', ({ open }) => {
 
     it('the log records who claimed, wrote and released, and how they were known', async () => {
       const { s, id } = await handedOff();
+      expect(await s.addAgent('ana', 'c'.repeat(64), T0)).toBe(true); // a session's agent must exist when it claims
       await s.claimHandoff(id, 'ana', { ...W(T0 + 1), via: 'session' });
       await s.claimHandoff(id, 'ana', { ...W(T0 + 2), via: 'session' }); // not fresh: no line
       const msg = (key?: string) => s.addAgentMessage({ conversationId: id, agent: 'ana', outbound: text('hi'), idempotencyKey: key, via: 'service', now: T0 + 3 });
@@ -150,7 +151,7 @@ describe.each(DIALECTS)('$name', ({ open }) => {
     it('the system: a timeout, a conversation that ended and an orphan each leave a line without an agent', async () => {
       const { s, id } = await handedOff();
       const h = (await s.openHandoff(id))!;
-      await s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: { timeout: { id: h.id } }, now: T0 + 7 }));
+      await s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: { timeout: { id: h.id, timeoutAt: h.timeoutAt } }, now: T0 + 7 }));
       expect(lines(await s.handoffLog(id))).toEqual([['timeout', null, null, null]]);
       const ended = await handedOff(s, turn({ key: BOB, handoff: OPEN }));
       await s.commitTurn(turn({ key: BOB, conversationId: ended.id, expectedVersion: 1, status: 'done' }));

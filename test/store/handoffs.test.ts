@@ -161,11 +161,11 @@ describe.each(DIALECTS)('$name', ({ open, fresh }) => {
       const { s, id } = await handedOff();
       const h = (await s.openHandoff(id))!;
       await s.claimHandoff(id, 'ana', W());
-      await expect(s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: { timeout: { id: h.id } } }))).rejects.toThrow(/version/i);
+      await expect(s.commitTurn(turn({ conversationId: id, expectedVersion: 1, handoff: { timeout: { id: h.id, timeoutAt: h.timeoutAt } } }))).rejects.toThrow(/version/i);
       expect(await s.handoffs(id)).toMatchObject([{ state: 'claimed', agent: 'ana' }]); // the failed turn changed nothing
       const { s: s2, id: id2 } = await handedOff();
       const h2 = (await s2.openHandoff(id2))!;
-      await s2.commitTurn(turn({ conversationId: id2, expectedVersion: 1, handoff: { timeout: { id: h2.id } }, notifyHandoffs: true }));
+      await s2.commitTurn(turn({ conversationId: id2, expectedVersion: 1, handoff: { timeout: { id: h2.id, timeoutAt: h2.timeoutAt } }, notifyHandoffs: true }));
       expect(await s2.handoffs(id2)).toMatchObject([{ state: 'timeout', endedBy: 'timeout' }]);
       expect(await types(s2)).toEqual(['handoff.started', 'handoff.timeout']);
     });

@@ -24,8 +24,8 @@ const SQL = {
    * moved meanwhile is not taken.
    */
   idle: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= $1 ORDER BY claim_idle_until, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-  /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
-  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = $3 + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
+  /** Back to the queue with its own timeout from now (10 minutes for a row a version before 0016 wrote without one); the agent column keeps who held it. */
+  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = $3 + COALESCE(timeout_ms, 600000), claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE id = $1 AND state = 'claimed' AND agent = $2 RETURNING *`,
 } as const;
 

@@ -5,7 +5,17 @@
  */
 import { VersionConflictError } from '../../errors.js';
 import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffEventBody } from '../handoff-payload.js';
-import { HANDOFF_TIMER_KEY, handoffTimeoutAt, type AgentMessage, type HandoffEventType, type HandoffRecord, type HandoffRefusal, type HandoffStore, type HandoffWrite } from '../handoff-types.js';
+import {
+  HANDOFF_TIMER_KEY,
+  handoffTimeoutAt,
+  knownAgent,
+  type AgentMessage,
+  type HandoffEventType,
+  type HandoffRecord,
+  type HandoffRefusal,
+  type HandoffStore,
+  type HandoffWrite,
+} from '../handoff-types.js';
 import { prepared, type PgDb, type Queryable } from './db.js';
 import { bumpLaneIn, lockLaneIn, WORK_CHANNEL } from './lanes.js';
 import { LOG_COLUMNS, logValues, toLogEntry, type NewLogEntry } from '../agent-rows.js';
@@ -42,7 +52,8 @@ export const PGH = {
     ON CONFLICT (conversation_id) WHERE ${OPEN_HANDOFF} DO NOTHING RETURNING id`,
   claim: `UPDATE handoffs SET state = 'claimed', agent = $1, claimed_at = $2, timeout_at = NULL, claim_idle_ms = $4, claim_idle_until = $5
     WHERE id = $3 AND state = 'waiting' RETURNING *`,
-  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting'`,
+  agentExists: 'SELECT 1 FROM agents WHERE name = $1 FOR KEY SHARE',
+  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = $1, timeout_at = NULL WHERE id = $2 AND state = 'waiting' AND timeout_at = $3`,
   end: `UPDATE handoffs SET state = $2, ended_by = $3, note = $4, ended_at = $5, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE id = $1 AND ${OPEN_HANDOFF} RETURNING *`,
   closeOpen: `UPDATE handoffs SET state = 'closed', ended_by = $2, note = NULL, ended_at = $3, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
@@ -87,7 +98,7 @@ export async function applyHandoffTurnIn(q: Queryable, conversationId: number, c
   if (c.expire !== undefined) await closeOpen(q, c.expire, w);
   const change = c.handoff;
   if (change !== undefined && 'timeout' in change) {
-    if ((await q.query(PGH.timeout, [c.now, change.timeout.id])).rowCount !== 1) {
+    if ((await q.query(PGH.timeout, [c.now, change.timeout.id, change.timeout.timeoutAt])).rowCount !== 1) {
       throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
     }
     await logIn(q, { handoffId: change.timeout.id, conversationId, action: 'timeout', agent: null, at: c.now });
@@ -166,6 +177,9 @@ export class PgHandoffs implements HandoffStore {
 
   async claimHandoff(conversationId: number, agent: string, w: HandoffWrite): Promise<Claimed> {
     return this.db.tx(async (q): Promise<Claimed> => {
+      // An agent known by its own token must outlive the claim: its row is locked first, the order
+      // removeAgent takes them in, so a removal either comes before (refused here) or after (and returns it).
+      if (knownAgent(w) && (await q.query(PGH.agentExists, [agent])).rows.length === 0) return { ok: false, reason: 'agent_gone' };
       const h = await lockOpen(q, conversationId);
       if (!h) return { ok: false, reason: 'none' };
       if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };

@@ -9,6 +9,7 @@ import { handoffEndedEvent, handoffEventBody, handoffTimeoutEvent, type HandoffE
 import {
   HANDOFF_TIMER_KEY,
   handoffTimeoutAt,
+  knownAgent,
   type AgentMessage,
   type ClaimExpiryReason,
   type HandoffEventType,
@@ -44,10 +45,11 @@ const SQL = {
   touchClaim: `UPDATE handoffs SET claim_idle_until = MAX(claim_idle_until, @now + claim_idle_ms) WHERE id = @id AND agent = @agent AND ${EXPIRING_CLAIM}`,
   idleClaims: `SELECT * FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? ORDER BY claim_idle_until, id LIMIT ?`,
   anyIdleClaim: `SELECT 1 FROM handoffs WHERE ${EXPIRING_CLAIM} AND claim_idle_until <= ? LIMIT 1`,
-  /** Back to the queue with its own timeout from now; the agent column keeps who held it. */
-  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = @now + timeout_ms, claim_idle_ms = NULL, claim_idle_until = NULL
+  /** Back to the queue with its own timeout from now (10 minutes for a row a version before 0016 wrote without one); the agent column keeps who held it. */
+  agentExists: 'SELECT 1 FROM agents WHERE name = ?',
+  requeue: `UPDATE handoffs SET state = 'waiting', timeout_at = @now + COALESCE(timeout_ms, 600000), claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE id = @id AND state = 'claimed' AND agent = @agent`,
-  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting'`,
+  timeout: `UPDATE handoffs SET state = 'timeout', ended_by = 'timeout', ended_at = ?, timeout_at = NULL WHERE id = ? AND state = 'waiting' AND timeout_at = ?`,
   end: `UPDATE handoffs SET state = @state, ended_by = @by, note = @note, ended_at = @now, timeout_at = NULL, claim_idle_ms = NULL, claim_idle_until = NULL
     WHERE id = @id AND ${OPEN_HANDOFF}`,
   upsertTimer: `INSERT INTO timers (conversation_id, bot_id, user_number, key, state_node, event, fire_at)
@@ -90,7 +92,7 @@ export class SqliteHandoffs {
     if (c.expire !== undefined) this.closeOpen(c.expire, 'system', w);
     const change = c.handoff;
     if (change !== undefined && 'timeout' in change) {
-      if (this.q.timeout.run(c.now, change.timeout.id).changes !== 1) {
+      if (this.q.timeout.run(c.now, change.timeout.id, change.timeout.timeoutAt).changes !== 1) {
         throw new VersionConflictError(conversationId, c.expectedVersion); // claimed meanwhile: the turn runs again and skips
       }
       this.log({ handoffId: change.timeout.id, conversationId, action: 'timeout', agent: null, at: c.now });
@@ -124,6 +126,8 @@ export class SqliteHandoffs {
   }
 
   claimHandoff(conversationId: number, agent: string, w: HandoffWrite): { ok: true; handoff: HandoffRecord; fresh: boolean } | HandoffRefusal {
+    // An agent known by its own token must still exist (removed since its token was checked: refused).
+    if (knownAgent(w) && this.q.agentExists.get(agent) === undefined) return { ok: false, reason: 'agent_gone' };
     const h = this.openRow(conversationId);
     if (!h) return { ok: false, reason: 'none' };
     if (h.state === 'claimed') return h.agent === agent ? { ok: true, handoff: h, fresh: false } : { ok: false, reason: 'taken', handoff: h };
