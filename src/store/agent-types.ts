@@ -63,8 +63,11 @@ export interface AgentStore {
    * the queue (as an idle claim does, `handoff.claim_expired` with `reason: 'agent_removed'`).
    */
   removeAgent(name: string, w: HandoffWrite): Promise<{ readonly removed: boolean; readonly sessions: number; readonly claims: number }>;
-  /** Opens a session; false when the agent is gone. */
-  createAgentSession(idHash: string, agent: string, csrf: string, now: number, expiresAt: number): Promise<boolean>;
+  /**
+   * Opens a session; false when the agent is gone or, with `tokenHash`, no longer has that token
+   * (rotated since the sign-in checked it).
+   */
+  createAgentSession(idHash: string, agent: string, csrf: string, now: number, expiresAt: number, tokenHash?: string): Promise<boolean>;
   /** A live session (undefined once expired, ended, or its agent removed or given a new token). */
   agentSession(idHash: string, now: number): Promise<AgentSessionRecord | undefined>;
   /** Ends a session (signing out); no error when it is already gone. */

@@ -3,7 +3,8 @@
  * checks the token, then claims; removeAgent runs between the two (another process, the CLI) and
  * the claim lands for an agent that no longer exists: nobody can write or release it (the token is
  * refused), and with handoffClaimIdleMs 0 it never ends. On PostgreSQL the interleaving is made
- * certain by holding the handoff's row while removeAgent runs.
+ * certain by holding the handoff's row while removeAgent runs. A sign-in racing a removal is
+ * refused, never a foreign-key error.
  */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -48,5 +49,29 @@ describe.each(DIALECTS)('$name', ({ name, open, fresh }) => {
     expect(await s.agents()).toEqual([]);
     // Removed: nothing may stay claimed by ana.
     expect(await s.openHandoff(id)).not.toMatchObject({ state: 'claimed', agent: 'ana' });
+  });
+});
+
+describe.each(DIALECTS.filter((d) => d.name === 'postgres'))('$name: sign-in racing a removal', ({ open, fresh }) => {
+  it('a session opened while its agent is being removed is refused, not an error', async () => {
+    const where = await fresh();
+    const s = await open(where);
+    await s.addAgent('ana', 'a'.repeat(64), T0);
+    const c = new pg.Client({ connectionString: where });
+    await c.connect();
+    try {
+      // What removeAgent does, held open at its start: the agent's row locked, then deleted.
+      await c.query('BEGIN');
+      await c.query('SELECT name FROM agents WHERE name = $1 FOR UPDATE', ['ana']);
+      const signIn = s.createAgentSession('b'.repeat(64), 'ana', 'csrf', T0, T0 + 3_600_000);
+      await blockedOnLock(where);
+      await c.query('DELETE FROM agent_sessions WHERE agent = $1', ['ana']);
+      await c.query('DELETE FROM agents WHERE name = $1', ['ana']);
+      await c.query('COMMIT');
+      expect(await signIn).toBe(false);
+    } finally {
+      await c.end();
+    }
+    expect(await s.agentSession('b'.repeat(64), T0)).toBeUndefined();
   });
 });

@@ -60,6 +60,15 @@ describe.each(DIALECTS)('$name', ({ open }) => {
       expect(await s.setAgentToken('nobody', 'x')).toBe(false);
     });
 
+    it('a session made from a token opens only while the agent still has that token (a rotation since the sign-in refuses it)', async () => {
+      const s = await open();
+      await s.addAgent('ana', 'old', T0);
+      expect(await s.setAgentToken('ana', 'new')).toBe(true); // rotated between the sign-in's lookup and its insert
+      expect(await s.createAgentSession('late', 'ana', 'csrf', T0, T0 + HOUR, 'old')).toBe(false);
+      expect(await s.agentSession('late', T0)).toBeUndefined();
+      expect(await s.createAgentSession('fresh', 'ana', 'csrf', T0, T0 + HOUR, 'new')).toBe(true);
+    });
+
     it('sessions: live until they expire or end; none for an agent that does not exist', async () => {
       const s = await open();
       await s.addAgent('ana', 'h', T0);

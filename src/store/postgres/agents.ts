@@ -21,9 +21,10 @@ const PGA = {
   remove: 'DELETE FROM agents WHERE name = $1',
   claimsOf: `SELECT * FROM handoffs WHERE state = 'claimed' AND agent = $1 ORDER BY id FOR UPDATE`,
   endSessionsOf: 'DELETE FROM agent_sessions WHERE agent = $1',
+  hasEvents: 'SELECT 1 FROM handoff_events WHERE handoff_id = $1 LIMIT 1',
   dropExpired: 'DELETE FROM agent_sessions WHERE expires_at <= $1',
   createSession: `INSERT INTO agent_sessions (id_hash, agent, csrf, created_at, expires_at)
-    SELECT $1, name, $2, $3, $4 FROM agents WHERE name = $5`,
+    SELECT $1, name, $2, $3, $4 FROM agents WHERE name = $5 AND ($6::text IS NULL OR token_hash = $6) FOR KEY SHARE`,
   session: 'SELECT * FROM agent_sessions WHERE id_hash = $1 AND expires_at > $2',
   endSession: 'DELETE FROM agent_sessions WHERE id_hash = $1',
   log: 'SELECT * FROM handoff_log WHERE conversation_id = $1 ORDER BY id',
@@ -62,16 +63,22 @@ export class PgAgents implements AgentStore {
       if ((await q.query(PGA.lock, [name])).rows.length === 0) return { removed: false, sessions: 0, claims: 0 };
       const sessions = (await q.query(PGA.endSessionsOf, [name])).rowCount ?? 0;
       let claims = 0;
-      for (const h of (await q.query(PGA.claimsOf, [name])).rows.map(toHandoff)) if (await returnClaimToQueueIn(q, h, 'agent_removed', w)) claims++;
+      for (const h of (await q.query(PGA.claimsOf, [name])).rows.map(toHandoff)) {
+        // A helpdesk that heard of this handoff hears it went back, whatever the remover's environment says.
+        const told = w.notify || (await q.query(PGA.hasEvents, [h.id])).rows.length > 0;
+        if (await returnClaimToQueueIn(q, h, 'agent_removed', { ...w, notify: told })) claims++;
+      }
       await q.query(PGA.remove, [name]);
       return { removed: true, sessions, claims };
     });
   }
 
-  async createAgentSession(idHash: string, agent: string, csrf: string, now: number, expiresAt: number): Promise<boolean> {
+  async createAgentSession(idHash: string, agent: string, csrf: string, now: number, expiresAt: number, tokenHash?: string): Promise<boolean> {
     return this.db.tx(async (q) => {
       await q.query(PGA.dropExpired, [now]); // expired sessions are only ever refused: they go when the next one opens
-      return (await q.query(PGA.createSession, [idHash, csrf, now, expiresAt, agent])).rowCount === 1;
+      // The agent's row is share-locked: a removal or rotation running now commits first (and the
+      // insert finds no row) or after (and ends this session with the others).
+      return (await q.query(PGA.createSession, [idHash, csrf, now, expiresAt, agent, tokenHash ?? null])).rowCount === 1;
     });
   }
 

@@ -234,7 +234,7 @@ export class PgStore implements Store {
   agents: Store['agents'] = () => this.a.agents();
   agentByTokenHash: Store['agentByTokenHash'] = (hash) => this.a.agentByTokenHash(hash);
   removeAgent: Store['removeAgent'] = (name, w) => this.a.removeAgent(name, w);
-  createAgentSession: Store['createAgentSession'] = (id, agent, csrf, now, exp) => this.a.createAgentSession(id, agent, csrf, now, exp);
+  createAgentSession: Store['createAgentSession'] = (id, agent, csrf, now, exp, hash) => this.a.createAgentSession(id, agent, csrf, now, exp, hash);
   agentSession: Store['agentSession'] = (id, now) => this.a.agentSession(id, now);
   endAgentSession: Store['endAgentSession'] = (id) => this.a.endAgentSession(id);
   addHandoffNote: Store['addHandoffNote'] = (id, actor, text, now) => this.a.addHandoffNote(id, actor, text, now);

@@ -21,9 +21,10 @@ const SQL = {
   remove: 'DELETE FROM agents WHERE name = ?',
   claimsOf: `SELECT * FROM handoffs WHERE state = 'claimed' AND agent = ? ORDER BY id`,
   endSessionsOf: 'DELETE FROM agent_sessions WHERE agent = ?',
+  hasEvents: 'SELECT 1 FROM handoff_events WHERE handoff_id = ? LIMIT 1',
   dropExpired: 'DELETE FROM agent_sessions WHERE expires_at <= ?',
   createSession: `INSERT INTO agent_sessions (id_hash, agent, csrf, created_at, expires_at)
-    SELECT ?, name, ?, ?, ? FROM agents WHERE name = ?`,
+    SELECT @idHash, name, @csrf, @now, @expiresAt FROM agents WHERE name = @agent AND (@tokenHash IS NULL OR token_hash = @tokenHash)`,
   session: 'SELECT * FROM agent_sessions WHERE id_hash = ? AND expires_at > ?',
   endSession: 'DELETE FROM agent_sessions WHERE id_hash = ?',
   log: 'SELECT * FROM handoff_log WHERE conversation_id = ? ORDER BY id',
@@ -68,14 +69,18 @@ export class SqliteAgents {
     if (this.q.byName.get(name) === undefined) return { removed: false, sessions: 0, claims: 0 };
     const sessions = this.q.endSessionsOf.run(name).changes;
     let claims = 0;
-    for (const h of (this.q.claimsOf.all(name) as Row[]).map(toHandoff)) if (this.h.returnClaimToQueue(h, 'agent_removed', w)) claims++;
+    for (const h of (this.q.claimsOf.all(name) as Row[]).map(toHandoff)) {
+      // A helpdesk that heard of this handoff hears it went back, whatever the remover's environment says.
+      const told = w.notify || this.q.hasEvents.get(h.id) !== undefined;
+      if (this.h.returnClaimToQueue(h, 'agent_removed', { ...w, notify: told })) claims++;
+    }
     this.q.remove.run(name);
     return { removed: true, sessions, claims };
   }
 
-  createAgentSession(idHash: string, agent: string, csrf: string, now: number, expiresAt: number): boolean {
+  createAgentSession(idHash: string, agent: string, csrf: string, now: number, expiresAt: number, tokenHash?: string): boolean {
     this.q.dropExpired.run(now); // expired sessions are only ever refused: they go when the next one opens
-    return this.q.createSession.run(idHash, csrf, now, expiresAt, agent).changes === 1;
+    return this.q.createSession.run({ idHash, csrf, now, expiresAt, agent, tokenHash: tokenHash ?? null }).changes === 1;
   }
 
   async agentSession(idHash: string, now: number): Promise<AgentSessionRecord | undefined> {

@@ -378,7 +378,7 @@ export class SqliteStore implements Store {
   agents: Store['agents'] = () => this.a.agents();
   agentByTokenHash: Store['agentByTokenHash'] = (hash) => this.a.agentByTokenHash(hash);
   removeAgent: Store['removeAgent'] = (name, w) => this.write('removeAgent', () => this.a.removeAgent(name, w));
-  createAgentSession: Store['createAgentSession'] = (id, agent, csrf, now, exp) => this.write('createAgentSession', () => this.a.createAgentSession(id, agent, csrf, now, exp));
+  createAgentSession: Store['createAgentSession'] = (id, agent, csrf, now, exp, hash) => this.write('createAgentSession', () => this.a.createAgentSession(id, agent, csrf, now, exp, hash));
   agentSession: Store['agentSession'] = (id, now) => this.a.agentSession(id, now);
   endAgentSession: Store['endAgentSession'] = (id) => this.write('endAgentSession', () => this.a.endAgentSession(id));
   addHandoffNote: Store['addHandoffNote'] = (id, actor, text, now) => this.write('addHandoffNote', () => this.a.addHandoffNote(id, actor, text, now));
