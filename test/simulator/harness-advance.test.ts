@@ -107,6 +107,20 @@ describe('advance() through chained after delays', () => {
   });
 });
 
+describe('advance() through sends put back for later', () => {
+  it('retries a send as often as its waits fit within one advance', async () => {
+    const echo: Bot = defineBot({ id: 'echo', machine: m.createMachine({ context: { n: 0 }, on: { text: { actions: say(text('Heard you.')) } } }) });
+    const chat = await open(echo, { provider: 'cloud-api', sends: { baseDelayMs: 1_000 } });
+    // Each 131056 puts the message back for at least 6 s (the pair rate), on the harness's clock.
+    chat.sandbox.faults.cloudError(131056, { times: 3 });
+    await chat.type('hi');
+    chat.expectNothingSent();
+    await chat.advance('1m');
+    chat.expectText('Heard you.');
+    expect(chat.sandbox.requestsTo('cloud-api').filter((r) => r.status === 400).length).toBe(3); // 131056 comes as HTTP 400
+  });
+});
+
 const desk: Bot = defineBot({
   id: 'desk',
   machine: m.createMachine({
