@@ -25,9 +25,11 @@ export interface Timed {
 /**
  * Moves `clock` forward by `ms`: to each due time within it in turn (one due exactly at the end
  * included), letting the runtime take what fell due and settle before looking for the next; then to
- * the end. Throws an {@link ExpectationError} naming what keeps re-arming when it never ends.
+ * the end. Throws an {@link ExpectationError} naming what keeps re-arming when it takes more than
+ * `limits.steps` due times, or more than `limits.atOnce` at one instant.
  */
-export async function advanceInSteps(t: Timed, ms: number): Promise<void> {
+export async function advanceInSteps(t: Timed, ms: number, limits: { readonly steps?: number; readonly atOnce?: number } = {}): Promise<void> {
+  const { steps: maxSteps = MAX_ADVANCE_STEPS, atOnce: maxAtOnce = MAX_STEPS_AT_ONE_TIME } = limits;
   const { clock, runtime, store } = t;
   const end = clock.now() + ms;
   let steps = 0;
@@ -38,8 +40,8 @@ export async function advanceInSteps(t: Timed, ms: number): Promise<void> {
     if (next === undefined || next > end) break;
     const at = Math.max(next, clock.now());
     atOnce = at === clock.now() && steps > 0 ? atOnce + 1 : 0;
-    if (atOnce >= MAX_STEPS_AT_ONE_TIME) throw await endless(t, `what fell due then was still due after ${atOnce} runs at that instant`);
-    if (++steps > MAX_ADVANCE_STEPS) throw await endless(t, `it took more than ${MAX_ADVANCE_STEPS} due times (it reached ${iso(at)}, ${formatDuration(end - at)} before its end)`);
+    if (atOnce >= maxAtOnce) throw await endless(t, at, `what fell due then was still due after ${atOnce} runs at that instant`);
+    if (++steps > maxSteps) throw await endless(t, at, `it took more than ${maxSteps} due times (it reached ${iso(at)}, ${formatDuration(end - at)} before its end)`);
     clock.advance(at - clock.now());
     await runtime.poke();
   }
@@ -47,20 +49,19 @@ export async function advanceInSteps(t: Timed, ms: number): Promise<void> {
   await runtime.poke();
 }
 
-/** The error of an advance that never ends, naming the timers due next (the usual culprit). */
-async function endless(t: Timed, why: string): Promise<ExpectationError> {
-  const now = t.clock.now();
+/** The error of an advance that never ends, naming the timers due by `at`, where it stopped (the usual culprits). */
+async function endless(t: Timed, at: number, why: string): Promise<ExpectationError> {
   const due: string[] = [];
   for (const c of await t.store.conversations({ botId: t.botId, status: 'active' })) {
     for (const timer of await t.store.timers(c.id)) {
-      if (timer.fireAt > now) continue;
+      if (timer.fireAt > at) continue;
       const where = timer.stateNode ?? c.state ?? '(unknown state)';
       const event = timer.event.type === timer.key ? '' : ` (${timer.event.type})`;
       due.push(`timer ${JSON.stringify(timer.key)}${event} armed in state ${JSON.stringify(where)} of the conversation with ${c.user}`);
     }
   }
-  const what = due.length ? `Due now and re-armed as it fires: ${due.join('; ')}.` : 'No timer is due now: a send, a helpdesk event or an idle claim stays due without being taken.';
-  return new ExpectationError(`advance() stopped at ${iso(now)}: ${why}. Something keeps re-arming itself (a delay that re-enters its own state with no time passing?). ${what}`);
+  const what = due.length ? `Due then and re-armed as it fires: ${due.join('; ')}.` : 'No timer is due then: a send, a helpdesk event or an idle claim stays due without being taken.';
+  return new ExpectationError(`advance() stopped at ${iso(at)}: ${why}. Something keeps re-arming itself (a delay that re-enters its own state). ${what}`);
 }
 
 function iso(ms: number): string {

@@ -6,6 +6,7 @@
 import { assign, setup } from 'xstate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineBot, handoff, say, text, type Bot, type ColloquyEvent } from '../../src/index.js';
+import { advanceInSteps } from '../../src/simulator/harness-clock.js';
 import { createTestBot, ExpectationError, type TestConversation } from '../../src/simulator/testing.js';
 import { freshDatabaseUrl } from '../support/postgres.js';
 
@@ -41,6 +42,19 @@ const chain: Bot = defineBot({
   }),
 });
 
+/** Counts minutes: a delay that re-enters its own state. */
+const ticking: Bot = defineBot({
+  id: 'ticking',
+  machine: m.createMachine({
+    context: { n: 0 },
+    initial: 's',
+    states: {
+      s: { on: { text: 'tick' } },
+      tick: { after: { [MIN]: { target: 'tick', reenter: true, actions: assign({ n: ({ context }) => context.n + 1 }) } } },
+    },
+  }),
+});
+
 describe('advance() through chained after delays', () => {
   it('fires a delay armed by an earlier one within the same advance, each at its own time', async () => {
     const chat = await open(chain);
@@ -66,21 +80,21 @@ describe('advance() through chained after delays', () => {
   });
 
   it('fires a delay that re-arms itself once per period', async () => {
-    const ticking: Bot = defineBot({
-      id: 'ticking',
-      machine: m.createMachine({
-        context: { n: 0 },
-        initial: 's',
-        states: {
-          s: { on: { text: 'tick' } },
-          tick: { after: { [MIN]: { target: 'tick', reenter: true, actions: assign({ n: ({ context }) => context.n + 1 }) } } },
-        },
-      }),
-    });
     const chat = await open(ticking);
     await chat.type('go');
     await chat.advance('1h');
     expect(chat.context).toEqual({ n: 60 });
+  });
+
+  it('stops an advance that takes more due times than its bound, naming the delay that keeps re-arming', async () => {
+    const chat = await open(ticking);
+    await chat.type('go');
+    const { clock, runtime, store } = chat;
+    const start = clock.now();
+    await expect(advanceInSteps({ clock, runtime, store, botId: ticking.id }, 3_600_000, { steps: 10 })).rejects.toThrow(
+      /it took more than 10 due times .*timer "[^"]*tick[^"]*" armed in state "[^"]*tick"/,
+    );
+    expect(clock.now()).toBe(start + 10 * MIN); // it stopped where the bound was reached
   });
 
   it('refuses a delay of 0 that re-arms forever, naming the state and the timer', async () => {
