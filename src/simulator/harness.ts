@@ -10,6 +10,7 @@ import type { Runtime } from '../conversation/runtime.js';
 import type { Sandbox } from '../sandbox/api.js';
 import type { ConversationRecord, HandoffRecord, InboundSource, Store, TranscriptEntry } from '../store/types.js';
 import { text as textMessage, type Message } from '../messages/index.js';
+import { advanceInSteps } from './harness-clock.js';
 import { parseDuration, type Duration } from './harness-duration.js';
 import * as checks from './harness-expect.js';
 import { renderedTemplate } from './cloud-sandbox.js';
@@ -156,12 +157,17 @@ export class TestConversation implements WorldView {
     await this.act(source === 'whatsapp' ? { send: event } : { send: event, source }, () => this.receive(source, event));
   }
 
-  /** Moves the clock (`10m`, `2h`, or milliseconds), fires what fell due, and waits. */
+  /**
+   * Lets time pass (`10m`, `2h`, or milliseconds) as if it did: the clock stops at each due time
+   * within it (a delay, a send's retry, an idle claim's deadline, one exactly at the end too), where
+   * what fell due runs and settles, so what it arms in turn fires as well when it falls within.
+   * Throws when something keeps re-arming itself without end.
+   */
   async advance(duration: Duration): Promise<void> {
     const ms = parseDuration(duration);
+    const { clock, runtime, store, bot } = this.world;
     await this.act({ advance: duration }, async () => {
-      this.world.clock.advance(ms);
-      await this.world.runtime.poke();
+      await advanceInSteps({ clock, runtime, store, botId: bot.id }, ms);
       return undefined;
     });
   }

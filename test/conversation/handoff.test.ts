@@ -62,7 +62,8 @@ describe.each(ENGINES)('handoff() in the runtime, on %s', (engine) => {
   });
 
   it('an idle conversation expires during a handoff and closes it; the next message starts over', async () => {
-    chat = await on(desk({}, 60 * 60_000));
+    // The handoff outlasts the conversation (the idle claim goes back to the queue at 30 minutes, and waits on).
+    chat = await on(desk({ timeoutMs: 10 * 3_600_000 }, 60 * 60_000));
     await chat.type('a person please');
     const first = chat.conversation!.id;
     await chat.agent('ana').claim();
