@@ -53,12 +53,17 @@ export function openRefusal(req: Request): OpenRefusal | undefined {
     return { status: 403, code: 'forbidden', message: `${WHY}: a request from ${origin} is refused` };
   }
   const write = req.method !== 'GET' && req.method !== 'HEAD';
-  // `req.is` is null for a request without a body: nothing to decode, and the agent then comes from
-  // the X-Agent header, which a browser sends to another origin only after a preflight.
-  if (write && req.is('application/json') === false) {
+  // A write without a body has nothing to decode, and its agent then comes from the X-Agent
+  // header, which a browser sends to another origin only after a preflight.
+  if (write && hasBody(req) && !req.is('application/json')) {
     return { status: 415, code: 'unsupported', message: `${WHY}: send the body as application/json (this one was ${req.get('content-type') ?? 'untyped'})` };
   }
   return undefined;
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.get('content-length');
+  return req.get('transfer-encoding') !== undefined || (length !== undefined && length.trim() !== '0');
 }
 
 function originHost(origin: string): string | undefined {
