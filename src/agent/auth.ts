@@ -2,8 +2,10 @@
  * Who an agents' API request is. In order: a bearer token (the service account's
  * `COLLOQUY_AGENT_TOKEN`, acting for the agent the request names; else an agent's own token, which
  * may act only as that agent), an inbox session cookie (writes carry its CSRF value), and, in the
- * sandbox without a service token, anyone on loopback naming themselves. Else 401. Tokens and
- * sessions are looked up on every request: a removed agent or a replaced token stops at once.
+ * sandbox without a service token, anyone on loopback naming themselves (from this machine's own
+ * pages and scripts only: see loopback.ts). Else 401. Tokens and sessions are looked up on every
+ * request, and again for each queue a live stream sends: a removed agent or a replaced token stops
+ * at once.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
@@ -68,8 +70,9 @@ export function sameSecret(given: string, expected: string): boolean {
 }
 
 /**
- * The middleware: refuses (401, or 403 for a session's write without its CSRF value or a header
- * naming another agent) or passes with `res.locals.actor` set when the caller's name is known.
+ * The middleware: refuses (401; 403 for a session's write without its CSRF value, a header naming
+ * another agent, or another site's request on the open path; 415 for an open-path write whose body
+ * is not JSON) or passes with `res.locals.actor` set when the caller's name is known.
  */
 export function agentAuth(o: AgentAuth): RequestHandler {
   const now = o.now ?? Date.now;
