@@ -34,7 +34,8 @@ it('a stream whose client stopped reading does not buffer every queue sent meanw
       if (req.path === '/agent/stream') streams.push(res);
       next();
     })
-    .use(createAgentRouter({ desk: s.runtime.handoffs, serviceToken: TOKEN }));
+    // The stalled stream must outlast the test however slow the machine (another test covers closing it).
+    .use(createAgentRouter({ desk: s.runtime.handoffs, serviceToken: TOKEN, streamStallMs: 600_000 }));
   const http = createServer(app);
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   cleanup.push(
@@ -67,4 +68,13 @@ it('a stream whose client stopped reading does not buffer every queue sent meanw
   }
   // About 40 MB were sent to a client that read none of it; the kernel holds a few MB at most.
   expect(res.destroyed ? 0 : res.writableLength).toBeLessThan(8 * 1024 * 1024);
+  // Once it reads again, the client still gets the latest queue, with what changed while it did not read.
+  expect(res.destroyed).toBe(false);
+  const id = await walkToHandoff(s, '5215512349876');
+  let got = '';
+  stalled.on('data', (chunk: Buffer) => {
+    got += chunk.toString('utf8');
+  });
+  stalled.resume();
+  await eventually(() => expect(got).toContain(`"conversationId":${id}`), { timeoutMs: 30_000 });
 });
