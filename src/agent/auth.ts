@@ -2,15 +2,19 @@
  * Who an agents' API request is. In order: a bearer token (the service account's
  * `COLLOQUY_AGENT_TOKEN`, acting for the agent the request names; else an agent's own token, which
  * may act only as that agent), an inbox session cookie (writes carry its CSRF value), and, in the
- * sandbox without a service token, anyone on loopback naming themselves. Else 401. Tokens and
- * sessions are looked up on every request: a removed agent or a replaced token stops at once.
+ * sandbox without a service token, anyone on loopback naming themselves (from this machine's own
+ * pages and scripts only: see loopback.ts). Else 401. Tokens and sessions are looked up on every
+ * request, and again for each queue a live stream sends: a removed agent or a replaced token stops
+ * at once.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { HandoffError } from '../conversation/handoff-desk.js';
 import type { AgentActor, AgentStore, AgentVia } from '../store/agent-types.js';
-import { AGENT_CSRF_HEADER, secretHash, sessionFromRequest } from './sessions.js';
+import { fromLoopback, openRefusal } from './loopback.js';
+import { AGENT_CSRF_HEADER, secretHash, sessionCookie } from './sessions.js';
 
+export { fromLoopback } from './loopback.js';
 export {
   AGENT_CSRF_HEADER,
   AGENT_SESSION_COOKIE,
@@ -36,15 +40,23 @@ export interface AgentAuth {
   readonly now?: (() => number) | undefined;
 }
 
+/**
+ * What a request was let in with, kept to ask again later (a stream stays open for hours): an
+ * agent's token or session by its hash, or the service token or the open sandbox (which hold for
+ * the process's life).
+ */
+export type AgentCredential = { readonly via: 'service' | 'open' } | { readonly via: 'token' | 'session'; readonly hash: string; readonly agent: string };
+
 /** Who the credentials say the caller is: an agent (`name`), or whoever the request names (service, open). */
 interface Identity {
   readonly via: AgentVia;
   readonly name?: string | undefined;
+  readonly credential: AgentCredential;
 }
 
 interface Refusal {
-  readonly status: 401 | 403;
-  readonly code: 'unauthorized' | 'forbidden' | 'csrf';
+  readonly status: 401 | 403 | 415;
+  readonly code: 'unauthorized' | 'forbidden' | 'csrf' | 'unsupported';
   readonly message: string;
 }
 
@@ -57,15 +69,10 @@ export function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-/** True for a request from this machine. */
-export function fromLoopback(req: Request): boolean {
-  const a = req.socket.remoteAddress ?? '';
-  return a === '::1' || a.startsWith('127.') || a.startsWith('::ffff:127.');
-}
-
 /**
- * The middleware: refuses (401, or 403 for a session's write without its CSRF value or a header
- * naming another agent) or passes with `res.locals.actor` set when the caller's name is known.
+ * The middleware: refuses (401; 403 for a session's write without its CSRF value, a header naming
+ * another agent, or another site's request on the open path; 415 for an open-path write whose body
+ * is not JSON) or passes with `res.locals.actor` set when the caller's name is known.
  */
 export function agentAuth(o: AgentAuth): RequestHandler {
   const now = o.now ?? Date.now;
@@ -80,6 +87,23 @@ export function agentAuth(o: AgentAuth): RequestHandler {
       next();
     }, next);
   };
+}
+
+/** The credential `agentAuth` let this request in with. */
+export function requestCredential(res: Response): AgentCredential {
+  const who = res.locals[IDENTITY] as Identity | undefined;
+  if (who === undefined) throw new Error("requestCredential: the agents' auth middleware did not run");
+  return who.credential;
+}
+
+/**
+ * Whether a credential still holds, asked as `agentAuth` asks: the token's hash still the agent's,
+ * the session still live (not ended, expired, nor ended by its agent's removal or new token).
+ */
+export async function credentialHolds(store: AgentStore, c: AgentCredential, now: number): Promise<boolean> {
+  if (!('hash' in c)) return true;
+  if (c.via === 'token') return (await store.agentByTokenHash(c.hash))?.name === c.agent;
+  return (await store.agentSession(c.hash, now))?.agent === c.agent;
 }
 
 /**
@@ -108,20 +132,23 @@ async function identify(o: AgentAuth, req: Request, now: number): Promise<Identi
     const m = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!m) return unauthorized('send a token as "Authorization: Bearer <token>"');
     const token = m[1]!;
-    if (o.serviceToken !== undefined && sameSecret(token, o.serviceToken)) return { via: 'service' };
-    const agent = await o.store.agentByTokenHash(secretHash(token));
-    if (agent) return { via: 'token', name: agent.name };
+    if (o.serviceToken !== undefined && sameSecret(token, o.serviceToken)) return { via: 'service', credential: { via: 'service' } };
+    const hash = secretHash(token);
+    const agent = await o.store.agentByTokenHash(hash);
+    if (agent) return { via: 'token', name: agent.name, credential: { via: 'token', hash, agent: agent.name } };
     return unauthorized('this "Authorization: Bearer" token is no agent\'s (removed, or replaced by `colloquy agents rotate`?)');
   }
-  const session = await sessionFromRequest(req, o.store, now);
+  const id = sessionCookie(req);
+  const hash = id === undefined ? undefined : secretHash(id);
+  const session = hash === undefined ? undefined : await o.store.agentSession(hash, now);
   if (session) {
     const write = req.method !== 'GET' && req.method !== 'HEAD';
     if (write && !sameSecret(req.get(AGENT_CSRF_HEADER) ?? '', session.csrf)) {
       return { status: 403, code: 'csrf', message: `a signed-in write must carry the session's ${AGENT_CSRF_HEADER} header; reload the inbox` };
     }
-    return { via: 'session', name: session.agent };
+    return { via: 'session', name: session.agent, credential: { via: 'session', hash: hash!, agent: session.agent } };
   }
-  if (o.serviceToken === undefined && o.openOnLoopback && fromLoopback(req)) return { via: 'open' };
+  if (o.serviceToken === undefined && o.openOnLoopback && fromLoopback(req)) return openRefusal(req) ?? { via: 'open', credential: { via: 'open' } };
   return unauthorized(
     o.openOnLoopback && o.serviceToken === undefined
       ? 'send an agent\'s token (colloquy agents add NAME) as "Authorization: Bearer <token>": the sandbox opens the agents\' API without one only to loopback'

@@ -5,33 +5,55 @@
  * - changes made by this process arrive at once through {@link HandoffDesk.onChange};
  * - changes made by another process on the same database (PostgreSQL deployments run several) are
  *   found by comparing the store's handoff fingerprint every `checkMs` while any stream is open.
- * A comment line every `heartbeatMs` keeps proxies from closing an idle stream.
+ * A new stream gets the last queue built (while no change has come since), not a rebuild sent to
+ * everyone. Each stream's credential is checked again before each queue it gets and every
+ * `checkMs` (see feed-stream.ts). One timer beats for all the streams: a comment line every
+ * `heartbeatMs` keeps proxies from closing an idle stream.
  */
 import type { Request, Response } from 'express';
 import type { HandoffDesk } from '../conversation/handoff-desk.js';
 import { errorInfo, type Logger } from '../log.js';
+import { FeedStream, type Checks } from './feed-stream.js';
 
 /** What a {@link HandoffFeed} takes. */
 export interface HandoffFeedOptions {
   readonly desk: HandoffDesk;
   readonly logger?: Logger | undefined;
-  /** How often the store is checked for other processes' changes while streams are open (default 2 s). */
+  /** How often the store is checked for other processes' changes, and each stream's credential, while streams are open (default 2 s). */
   readonly checkMs?: number | undefined;
   /** How often an idle stream gets a comment line (default 15 s). */
   readonly heartbeatMs?: number | undefined;
+  /** How long a stream whose client stopped reading stays open (default 30 s). */
+  readonly stallMs?: number | undefined;
+  /** The most streams one agent (or the service account, or the open sandbox) may have open (default 8). */
+  readonly maxStreamsPerAgent?: number | undefined;
+  /** The most streams open at once (default 1000). */
+  readonly maxStreams?: number | undefined;
 }
 
-type Send = (event: string, data: string) => void;
+/** Who a stream is for, and how to ask whether its credential still holds. */
+export interface StreamCaller {
+  /** Who it counts against in the caps. */
+  readonly owner: string;
+  /** Its credential's key (streams of one session end together at sign-out). */
+  readonly credential: string;
+  readonly holds: () => Promise<boolean>;
+}
+
+const TICK_MS = 250;
 
 /** The streams of one router, fed together: one queue read per change, whatever the number of streams. */
 export class HandoffFeed {
-  readonly #subs = new Set<Send>();
+  readonly #streams = new Set<FeedStream>();
   readonly #o: HandoffFeedOptions;
   #stop: (() => void) | undefined;
   #fingerprint: string | undefined;
+  /** The last queue built (its `handoffs` JSON), while no change has come since. */
+  #cached: string | undefined;
   #building = false;
   #again = false;
   #checking = false;
+  #warnedAt = 0;
 
   constructor(o: HandoffFeedOptions) {
     this.#o = o;
@@ -39,71 +61,95 @@ export class HandoffFeed {
 
   /** How many streams are open. */
   get size(): number {
-    return this.#subs.size;
+    return this.#streams.size;
   }
 
-  /** Serves one stream until the client goes (or the server stops listening). */
-  stream(req: Request, res: Response): void {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
-    res.write('retry: 2000\n\n');
-    const send: Send = (event, data) => void res.write(`event: ${event}\ndata: ${data}\n\n`);
-    const stop = this.#subscribe(send);
-    // The HTTP server waits for open streams when it closes: end ours as soon as it stops listening.
-    const server = (req.socket as { server?: { listening?: boolean } }).server;
-    const beatEvery = Math.max(1, Math.round((this.#o.heartbeatMs ?? 15_000) / 250));
-    let ticks = 0;
-    const tick = setInterval(() => {
-      if (server?.listening === false) end();
-      else if (++ticks % beatEvery === 0) res.write(': keep-alive\n\n');
-    }, 250);
-    tick.unref();
-    function end(): void {
-      clearInterval(tick);
-      stop();
-      if (!res.writableEnded) res.end();
-    }
-    res.on('close', end);
-  }
-
-  #subscribe(send: Send): () => void {
-    this.#subs.add(send);
+  /** Serves one stream until the client goes, its credential stops holding, or the server stops listening. */
+  stream(req: Request, res: Response, caller: StreamCaller): void {
+    // The client left while it was being authenticated: its 'close' has come and gone.
+    if (res.destroyed || req.socket.destroyed) return;
+    const refusal = this.#refusal(caller.owner);
+    if (refusal !== undefined) return void res.status(refusal.status).json({ error: { code: refusal.code, message: refusal.message } });
+    const s = new FeedStream({
+      res,
+      ...caller,
+      server: (req.socket as { server?: { listening?: boolean } }).server,
+      onEnd: (ended) => this.#remove(ended),
+      onCheckFailed: (err) => this.#warn(err, "the agents' inbox could not check a stream's credentials"),
+    });
+    this.#streams.add(s);
     if (this.#stop === undefined) this.#start();
-    this.#refresh();
-    return () => {
-      if (!this.#subs.delete(send)) return;
-      if (this.#subs.size === 0) {
-        this.#stop?.();
-        this.#stop = undefined;
-      }
-    };
+    // A queue being read goes to every stream open when it is read, this one too.
+    if (this.#building) return;
+    if (this.#cached !== undefined) s.offer(this.#data(this.#cached));
+    else this.#refresh();
+  }
+
+  /** Ends the streams opened with `credential` (a session signed out). */
+  endCredential(credential: string): void {
+    for (const s of this.#streams) if (s.credential === credential) s.end();
+  }
+
+  #refusal(owner: string): { status: number; code: string; message: string } | undefined {
+    const most = this.#o.maxStreams ?? 1000;
+    if (this.#streams.size >= most) return { status: 503, code: 'busy', message: `this server already serves ${most} live queues; try again later` };
+    const perAgent = this.#o.maxStreamsPerAgent ?? 8;
+    let mine = 0;
+    for (const s of this.#streams) if (s.owner === owner) mine++;
+    if (mine >= perAgent) return { status: 429, code: 'too_many_streams', message: `${perAgent} live queues are already open for this agent: close a tab or window of the inbox` };
+    return undefined;
+  }
+
+  #remove(s: FeedStream): void {
+    if (!this.#streams.delete(s) || this.#streams.size > 0) return;
+    this.#stop?.();
+    this.#stop = undefined;
   }
 
   #start(): void {
-    const off = this.#o.desk.onChange(() => this.#refresh());
+    const off = this.#o.desk.onChange(() => {
+      this.#cached = undefined;
+      this.#refresh();
+    });
     const check = setInterval(() => void this.#check(), this.#o.checkMs ?? 2_000);
+    const heartbeatMs = this.#o.heartbeatMs ?? 15_000;
+    const stallMs = this.#o.stallMs ?? 30_000;
+    const tick = setInterval(() => {
+      const now = Date.now();
+      for (const s of this.#streams) s.tick(now, heartbeatMs, stallMs);
+    }, TICK_MS);
     check.unref();
+    tick.unref();
     this.#stop = () => {
       off();
       clearInterval(check);
+      clearInterval(tick);
       this.#fingerprint = undefined;
+      this.#cached = undefined;
     };
   }
 
-  /** Another process's change: the store's fingerprint moved since the queue was last sent. */
+  /** Every `checkMs`: each stream's credential (a removal or sign-out in another process), and another process's change. */
   async #check(): Promise<void> {
+    const checks: Checks = new Map();
+    for (const s of this.#streams) void s.recheck(checks);
     if (this.#checking || this.#building) return;
     this.#checking = true;
     try {
       const now = await this.#o.desk.fingerprint();
-      if (this.#fingerprint !== undefined && now !== this.#fingerprint) this.#refresh();
+      // No queue to give (the last read failed), or one that another process's change made stale.
+      if (this.#cached === undefined || now !== this.#fingerprint) {
+        this.#cached = undefined;
+        this.#refresh();
+      }
     } catch (err) {
-      this.#o.logger?.warn({ err: errorInfo(err) }, "the agents' inbox could not check the store for handoff changes");
+      this.#warn(err, "the agents' inbox could not check the store for handoff changes");
     } finally {
       this.#checking = false;
     }
   }
 
-  /** Reads the queue once and sends it to every stream (a change meanwhile reads it once more after). */
+  /** Reads the queue once and offers it to every stream (a change meanwhile reads it once more after). */
   #refresh(): void {
     if (this.#building) {
       this.#again = true;
@@ -111,22 +157,38 @@ export class HandoffFeed {
     }
     this.#building = true;
     void this.#build()
-      .catch((err: unknown) => this.#o.logger?.warn({ err: errorInfo(err) }, "the agents' inbox could not read the queue"))
+      .catch((err: unknown) => this.#warn(err, "the agents' inbox could not read the queue"))
       .finally(() => {
         this.#building = false;
         const again = this.#again;
         this.#again = false;
-        if (again && this.#subs.size > 0) this.#refresh();
+        if (again && this.#streams.size > 0) this.#refresh();
       });
   }
 
   async #build(): Promise<void> {
-    if (this.#subs.size === 0) return;
+    if (this.#streams.size === 0) return;
     // Read before the queue: a change between the two is then seen by the next check.
     const fingerprint = await this.#o.desk.fingerprint();
-    const handoffs = await this.#o.desk.queue();
-    const data = JSON.stringify({ now: this.#o.desk.now(), handoffs });
-    if (this.#stop !== undefined) this.#fingerprint = fingerprint;
-    for (const send of this.#subs) send('queue', data);
+    const handoffs = JSON.stringify(await this.#o.desk.queue());
+    if (this.#stop === undefined) return;
+    this.#fingerprint = fingerprint;
+    this.#cached = handoffs;
+    const data = this.#data(handoffs);
+    const checks: Checks = new Map();
+    for (const s of this.#streams) s.offer(data, checks);
+  }
+
+  /** A `queue` event's JSON, stamped with the server's clock now (the page counts down by it). */
+  #data(handoffs: string): string {
+    return `{"now":${this.#o.desk.now()},"handoffs":${handoffs}}`;
+  }
+
+  /** Logs a store problem, at most every half minute (each stream and each check would repeat it). */
+  #warn(err: unknown, message: string): void {
+    const now = Date.now();
+    if (now - this.#warnedAt < 30_000) return;
+    this.#warnedAt = now;
+    this.#o.logger?.warn({ err: errorInfo(err) }, message);
   }
 }

@@ -57,6 +57,17 @@ export const MessageBody = z.strictObject({
   message: z.looseObject({ kind: z.enum(['text', 'sms', 'list', 'buttons'], 'must be "text", "sms", "list" or "buttons"') }).optional(),
 });
 
+/** The shapes the list and buttons builders walk (their values are checked by the builders themselves). */
+const objects = (what: string) => z.array(z.looseObject({}, `must be an object (${what})`), `must be a list of ${what}s`);
+const ListShape = z.looseObject({
+  sections: z.array(z.looseObject({ rows: objects('row: { id, title }') }, 'must be an object (section: { title?, rows })'), 'must be a list of sections').optional(),
+  rows: objects('row: { id, title }').optional(),
+});
+const ButtonsShape = z.looseObject({
+  buttons: objects('button: { id, title }'),
+  document: z.looseObject({}, 'must be an object ({ link, fileName })').optional(),
+});
+
 /** The first issue as a 400 naming its field. */
 export function invalid(issues: readonly Issue[], prefix = ''): HandoffError {
   const first = issues[0];
@@ -83,11 +94,13 @@ export function agentMessage(b: z.infer<typeof MessageBody>): Message {
       if (typeof t !== 'string') throw new HandoffError('invalid', 'message.text: must be a string', 'message.text');
       return kind === 'text' ? text(t) : sms(t);
     }
+    const shape = (kind === 'list' ? ListShape : ButtonsShape).safeParse(init);
+    if (!shape.success) throw invalid(toIssues(shape.error), 'message.');
     return kind === 'list' ? list(init as unknown as ListInit) : buttons(init as unknown as ButtonsInit);
   } catch (err) {
     if (err instanceof MessageValidationError) throw invalid(err.issues, b.text !== undefined ? '' : 'message.');
     if (err instanceof HandoffError) throw err;
-    // A builder tripped over a value of the wrong type (rows that are not a list…).
-    throw new HandoffError('invalid', `message: not a valid ${b.message?.kind ?? ''} message (${err instanceof Error ? err.message : String(err)})`, 'message');
+    // A builder tripped over a value of a type the shapes above do not cover: say which message, not the runtime's words.
+    throw new HandoffError('invalid', `message: not a valid ${b.message?.kind ?? ''} message: check the type of each field`, 'message');
   }
 }

@@ -13,9 +13,9 @@ import { HandoffError, type HandoffDesk } from '../conversation/handoff-desk.js'
 import { isUnstorable } from '../errors.js';
 import { errorInfo, type Logger } from '../log.js';
 import type { AgentActor, AgentStore, AgentVia } from '../store/agent-types.js';
-import { agentAuth, requestActor, type AgentAuth } from './auth.js';
+import { agentAuth, credentialHolds, requestActor, requestCredential, secretHash, type AgentAuth, type AgentCredential } from './auth.js';
 import { agentMessage, ClaimBody, MessageBody, NoteBody, parseBody, QueueQuery, ReleaseBody, RepliesQuery } from './input.js';
-import { HandoffFeed } from './feed.js';
+import { HandoffFeed, type StreamCaller } from './feed.js';
 import { addInboxPages, inboxSessions, type InboxSessions } from './inbox/pages.js';
 import { repliesFor, type CannedReplies } from './replies.js';
 
@@ -37,11 +37,19 @@ export interface AgentRouterOptions extends Omit<AgentAuth, 'store'> {
   readonly streamCheckMs?: number | undefined;
   /** How often an idle `/agent/stream` gets a comment line, for proxies (default 15 s). */
   readonly streamHeartbeatMs?: number | undefined;
+  /** How long a `/agent/stream` whose client stopped reading stays open (default 30 s). */
+  readonly streamStallMs?: number | undefined;
+  /** The most `/agent/stream`s one agent may have open; another is refused 429 (default 8). */
+  readonly maxStreamsPerAgent?: number | undefined;
+  /** The most `/agent/stream`s open at once; another is refused 503 (default 1000). */
+  readonly maxStreams?: number | undefined;
   /** @deprecated The name of `serviceToken` before agents had tokens of their own; still honoured. */
   readonly token?: string | undefined;
 }
 
 const STATUS = { not_found: 404, conflict: 409, invalid: 400, idempotency_key_reused: 422, forbidden: 403 } as const;
+/** The body parser's errors whose message it wrote itself (others carry a library's text, e.g. zlib's). */
+const OWN_WORDS = new Set(['charset.unsupported', 'encoding.unsupported', 'request.aborted', 'request.size.invalid']);
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Creates the agents' router (routes under `/agent`). */
@@ -49,9 +57,18 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
   const router = express.Router();
   const json = express.json({ limit: o.maxBodyBytes ?? 64 * 1024, type: () => true });
   const store = o.store ?? o.desk.agents;
-  const feed = new HandoffFeed({ desk: o.desk, logger: o.logger, checkMs: o.streamCheckMs, heartbeatMs: o.streamHeartbeatMs });
+  const now = o.now ?? Date.now;
+  const feed = new HandoffFeed({
+    desk: o.desk,
+    logger: o.logger,
+    checkMs: o.streamCheckMs,
+    heartbeatMs: o.streamHeartbeatMs,
+    stallMs: o.streamStallMs,
+    maxStreamsPerAgent: o.maxStreamsPerAgent,
+    maxStreams: o.maxStreams,
+  });
   // The pages before the API's authentication: they answer a request without a session themselves.
-  addInboxPages(router, o.sessions ?? inboxSessions(store, o.now ?? Date.now, o.sessionHours));
+  addInboxPages(router, endingStreams(o.sessions ?? inboxSessions(store, now, o.sessionHours), feed));
   router.use('/agent', agentAuth({ ...o, serviceToken: o.serviceToken ?? o.token, store }));
   router.get('/agent/me', (_req, res) => {
     const actor = res.locals['actor'] as AgentActor | undefined;
@@ -62,7 +79,7 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
     '/agent/replies',
     wrap(async (req, res) => void res.json({ replies: repliesFor(o.replies, parseBody(RepliesQuery, { ...req.query }).queue) })),
   );
-  router.get('/agent/stream', (req, res) => feed.stream(req, res));
+  router.get('/agent/stream', (req, res) => feed.stream(req, res, streamCaller(requestCredential(res), store, now)));
   router.get(
     '/agent/handoffs',
     wrap(async (req, res) => void res.json({ handoffs: await o.desk.queue(parseBody(QueueQuery, { ...req.query })) })),
@@ -113,9 +130,16 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
   router.use('/agent', (_req, res) => void res.status(404).json({ error: { code: 'not_found', message: "no such agents' API route" } }));
   router.use('/agent', (err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(err);
-    const e = err as { type?: string; status?: number };
+    const e = err as { type?: string; status?: number; expose?: boolean; message?: string };
     if (e.type === 'entity.parse.failed') return void res.status(400).json({ error: { code: 'invalid', message: 'body: not valid JSON', field: 'body' } });
     if (e.type === 'entity.too.large') return void res.status(413).json({ error: { code: 'too_large', message: 'body: too large' } });
+    if (e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      // The body parser's other refusals (a charset or Content-Encoding it cannot read, a body that
+      // does not inflate, a request cut short): the client's to fix, written for the client.
+      o.logger?.debug({ err: errorInfo(err) }, "agents' API request refused: its body could not be read");
+      const said = e.type !== undefined && OWN_WORDS.has(e.type) ? e.message : 'could not be read (check its Content-Encoding and Content-Length)';
+      return void res.status(e.status).json({ error: { code: e.status === 415 ? 'unsupported' : 'invalid', message: `body: ${said}`, field: 'body' } });
+    }
     if (isUnstorable(err)) {
       // A value the database cannot hold fails the same way every time: the caller's to change.
       o.logger?.error({ err: errorInfo(err) }, "agents' API request refused: a value the database cannot store");
@@ -125,6 +149,28 @@ export function createAgentRouter(o: AgentRouterOptions): Router {
     res.status(500).json({ error: { code: 'internal', message: 'the request failed; see the server log' } });
   });
   return router;
+}
+
+/** Who a stream is for, and how it asks again whether its credential holds. */
+function streamCaller(c: AgentCredential, store: AgentStore, now: () => number): StreamCaller {
+  return {
+    owner: 'agent' in c ? `agent:${c.agent}` : c.via,
+    credential: 'hash' in c ? `${c.via}:${c.hash}` : c.via,
+    holds: () => credentialHolds(store, c, now()),
+  };
+}
+
+/** The inbox's sessions, except that signing out also ends the session's streams in this process at once. */
+function endingStreams(sessions: InboxSessions, feed: HandoffFeed): InboxSessions {
+  return {
+    start: (token) => sessions.start(token),
+    of: (req) => sessions.of(req),
+    end: async (id) => {
+      await sessions.end(id);
+      feed.endCredential(`session:${secretHash(id)}`);
+    },
+    now: () => sessions.now(),
+  };
 }
 
 function wrap(fn: (req: Request, res: Response) => Promise<void>) {

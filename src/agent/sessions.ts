@@ -42,13 +42,15 @@ export interface AgentSession {
  * undefined when the token is nobody's.
  */
 export async function startAgentSession(store: AgentStore, token: string, now: number, lifetimeMs = DEFAULT_AGENT_SESSION_HOURS * 3_600_000): Promise<AgentSession | undefined> {
-  const agent = await store.agentByTokenHash(secretHash(token));
+  const tokenHash = secretHash(token);
+  const agent = await store.agentByTokenHash(tokenHash);
   if (!agent) return undefined;
   const id = randomBytes(32).toString('base64url');
   const csrf = randomBytes(24).toString('base64url');
   const expiresAt = now + lifetimeMs;
-  // False only when the agent was removed in between: the sign-in fails like a wrong token.
-  if (!(await store.createAgentSession(secretHash(id), agent.name, csrf, now, expiresAt))) return undefined;
+  // False when the agent was removed or given a new token in between (a leaked token being
+  // rotated away while its holder signs in): the sign-in fails like a wrong token.
+  if (!(await store.createAgentSession(secretHash(id), agent.name, csrf, now, expiresAt, tokenHash))) return undefined;
   return { id, csrf, agent: agent.name, expiresAt };
 }
 

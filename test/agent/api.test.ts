@@ -130,6 +130,7 @@ describe("agents' API", () => {
       expect(r.status, JSON.stringify(r.json)).toBe(400);
       expect(r.json.error.field).toBe(field);
       expect(r.json.error.message).toContain(field);
+      expect(r.json.error.message).not.toMatch(/is not a function|Cannot read|undefined/);
     };
     await bad({ text: '' }, 'text');
     await bad({ text: 'x'.repeat(5000) }, 'text');
@@ -137,7 +138,11 @@ describe("agents' API", () => {
     await bad({ text: 'a', message: { kind: 'text', text: 'b' } }, 'message');
     await bad({ message: { kind: 'video' } }, 'message.kind');
     await bad({ message: { kind: 'buttons', body: 'Pick one', buttons: [{ id: 'a', title: 'x'.repeat(30) }] } }, 'message.replyButtons.buttons[0].title');
-    await bad({ message: { kind: 'list', body: 'Pick', button: 'Open', rows: 'nope' } }, 'message');
+    // A value of the wrong type is named by its field, in our words (never the runtime's "… is not a function").
+    await bad({ message: { kind: 'list', body: 'Pick', button: 'Open', rows: 'nope' } }, 'message.rows');
+    await bad({ message: { kind: 'list', body: 'Pick', button: 'Open', sections: [{ rows: [null] }] } }, 'message.sections[0].rows[0]');
+    await bad({ message: { kind: 'buttons', body: 'Pick one', buttons: { id: 'a' } } }, 'message.buttons');
+    await bad({ message: { kind: 'buttons', body: 'Pick one', buttons: [{ id: 'a', title: 'A' }], document: 'x' } }, 'message.document');
     await bad({ text: 'hi', colour: 'red' }, 'colour');
     await bad({ text: 'hi' }, 'Idempotency-Key', { 'idempotency-key': 'has space' });
     await bad('{"text": ', 'body');

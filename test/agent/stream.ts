@@ -12,6 +12,8 @@ export interface OpenStream {
   readonly comments: string[];
   readonly headers: Headers;
   readonly status: number;
+  /** True once the server ended the stream (or the test closed it). */
+  ended(): boolean;
   close(): void;
 }
 
@@ -21,9 +23,15 @@ export async function openStream(server: { readonly url: string }, headers: Reco
   const res = await fetch(`${server.url}/agent/stream`, { headers, signal: stop.signal });
   const events: StreamEvent[] = [];
   const comments: string[] = [];
-  if (res.ok && res.body) void pump(res.body, events, comments).catch(() => undefined);
-  else await res.body?.cancel();
-  return { events, comments, headers: res.headers, status: res.status, close: () => stop.abort() };
+  let ended = false;
+  if (res.ok && res.body) {
+    void pump(res.body, events, comments)
+      .catch(() => undefined)
+      .finally(() => {
+        ended = true;
+      });
+  } else await res.body?.cancel();
+  return { events, comments, headers: res.headers, status: res.status, ended: () => ended, close: () => stop.abort() };
 }
 
 async function pump(body: ReadableStream<Uint8Array>, events: StreamEvent[], comments: string[]): Promise<void> {
