@@ -11,7 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { HandoffError } from '../conversation/handoff-desk.js';
 import type { AgentActor, AgentStore, AgentVia } from '../store/agent-types.js';
-import { fromLoopback, openRefusal } from './loopback.js';
+import { fromLoopback, isWrite, openRefusal } from './loopback.js';
 import { AGENT_CSRF_HEADER, secretHash, sessionCookie } from './sessions.js';
 
 export { fromLoopback } from './loopback.js';
@@ -142,8 +142,7 @@ async function identify(o: AgentAuth, req: Request, now: number): Promise<Identi
   const hash = id === undefined ? undefined : secretHash(id);
   const session = hash === undefined ? undefined : await o.store.agentSession(hash, now);
   if (session) {
-    const write = req.method !== 'GET' && req.method !== 'HEAD';
-    if (write && !sameSecret(req.get(AGENT_CSRF_HEADER) ?? '', session.csrf)) {
+    if (isWrite(req) && !sameSecret(req.get(AGENT_CSRF_HEADER) ?? '', session.csrf)) {
       return { status: 403, code: 'csrf', message: `a signed-in write must carry the session's ${AGENT_CSRF_HEADER} header; reload the inbox` };
     }
     return { via: 'session', name: session.agent, credential: { via: 'session', hash: hash!, agent: session.agent } };

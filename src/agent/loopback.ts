@@ -52,13 +52,17 @@ export function openRefusal(req: Request): OpenRefusal | undefined {
   if (origin !== undefined && origin !== 'null' && originHost(origin) !== host!.toLowerCase()) {
     return { status: 403, code: 'forbidden', message: `${WHY}: a request from ${origin} is refused` };
   }
-  const write = req.method !== 'GET' && req.method !== 'HEAD';
   // A write without a body has nothing to decode, and its agent then comes from the X-Agent
   // header, which a browser sends to another origin only after a preflight.
-  if (write && hasBody(req) && !req.is('application/json')) {
+  if (isWrite(req) && hasBody(req) && !req.is('application/json')) {
     return { status: 415, code: 'unsupported', message: `${WHY}: send the body as application/json (this one was ${req.get('content-type') ?? 'untyped'})` };
   }
   return undefined;
+}
+
+/** A request that may change something: any method but GET and HEAD. */
+export function isWrite(req: Request): boolean {
+  return req.method !== 'GET' && req.method !== 'HEAD';
 }
 
 function hasBody(req: Request): boolean {

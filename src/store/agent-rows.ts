@@ -1,9 +1,8 @@
 /** Rows of the agents' tables as records, the same for every store. */
 import type { AgentRecord, AgentSessionRecord, AgentVia, HandoffLogAction, HandoffLogEntry } from './agent-types.js';
+import { num, str } from './rows.js';
 
 type Row = Record<string, unknown>;
-
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
 /** An `agents` row (without its token hash). */
 export function toAgent(r: Row): AgentRecord {
@@ -25,7 +24,7 @@ export function toLogEntry(r: Row): HandoffLogEntry {
     agent: str(r['agent']),
     via: str(r['via']) as AgentVia | null,
     text: str(r['text']),
-    outboxId: r['outbox_id'] === null || r['outbox_id'] === undefined ? null : Number(r['outbox_id']),
+    outboxId: num(r['outbox_id']),
     at: Number(r['at']),
   };
 }

@@ -26,8 +26,10 @@ function json(v: unknown): unknown {
 /** JSON text, or null for undefined: how both stores write an optional JSON column. */
 export const j = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+/** A nullable text column. */
+export const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+/** A nullable number column. */
+export const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 export function toConversation(r: Row): ConversationRecord {
   return {
