@@ -70,6 +70,7 @@ function hasBody(req: Request): boolean {
   return req.get('transfer-encoding') !== undefined || (length !== undefined && length.trim() !== '0');
 }
 
-function originHost(origin: string): string | undefined {
+/** The `host` (name and port) of an `Origin` header's value; undefined for `null` or garbage. */
+export function originHost(origin: string): string | undefined {
   return URL.canParse(origin) ? new URL(origin).host : undefined;
 }

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import express, { type Request, type Response, type Router } from 'express';
 import type { AgentStore } from '../../store/agent-types.js';
 import { AGENT_CSRF_HEADER, AGENT_SESSION_COOKIE, DEFAULT_AGENT_SESSION_HOURS, endAgentSession, sameSecret, sessionFromRequest, startAgentSession } from '../auth.js';
+import { originHost } from '../loopback.js';
 import { inboxHtml, signInHtml } from './html.js';
 
 /** An inbox session as the pages need it. */
@@ -127,7 +128,7 @@ export function sameOrigin(req: Request): boolean {
   const origin = req.get('origin');
   if (origin === undefined) return true;
   // The host alone: behind a proxy that ends TLS the page is https while this request is http.
-  const host = URL.canParse(origin) ? new URL(origin).host : undefined;
+  const host = originHost(origin);
   return host !== undefined && (host === req.get('host') || host === req.get('x-forwarded-host'));
 }
 
